@@ -1,0 +1,43 @@
+//! The command tree. Each subcommand is a thin file: parse, call the library, print.
+
+use std::process::ExitCode;
+
+use arena_report::{Exit, ExitKind};
+use clap::{Parser, Subcommand};
+
+/// Measure what a click in a browser-streamed app costs, in the median and in the tail,
+/// and whether a change is real or noise.
+#[derive(Debug, Parser)]
+#[command(name = "arena-perf", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    // Subcommands are added here, one thin file each (src/cli/<name>.rs).
+}
+
+/// Runs the CLI and maps errors to the documented exit codes (0 ok, 1 regression,
+/// 2 bad input, 3 target failed mid-run, 130 interrupted).
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(err) => {
+            let code = err
+                .chain()
+                .find_map(|e| e.downcast_ref::<Exit>())
+                .map(|e| e.kind)
+                .unwrap_or(ExitKind::BadInput)
+                .code();
+            eprintln!("arena-perf: {err:#}");
+            ExitCode::from(code)
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {}
+}

@@ -1,0 +1,3 @@
+fn main() -> std::process::ExitCode {
+    arena_perf::cli::main()
+}
