@@ -1,0 +1,19 @@
+//! The run model and the run folder: the one file format every command after the pilot
+//! reads (`compare`, `gate`, `plot`, `report`), so an old run can be re-reported without
+//! a browser. The format is documented in `docs/run-format.md`.
+//!
+//! A run folder holds `run.json` ([`RunMeta`]: arm, knobs, pilot hash, versions, host,
+//! status, summary, warnings), `loops.csv` (one [`Loop`] a row) and `events.jsonl` (one
+//! raw recorder [`Event`] a line). [`Run::load`] validates and every error names the file
+//! and exits 2 (via [`arena_report::Exit`]).
+
+mod folder;
+mod model;
+mod time;
+
+pub use folder::{EVENTS_JSONL, LOOPS_CSV, LOOP_COLUMNS, RUN_JSON};
+pub use model::{
+    Event, Host, Loop, Metric, Run, RunMeta, RunStatus, RunSummary, SocketSource, Warning,
+    SCHEMA_VERSION,
+};
+pub use time::rfc3339_utc;

@@ -1,0 +1,276 @@
+//! The run model: what one pilot run of one arm measured, and the context needed to
+//! trust it later (versions, host, knobs, warnings).
+
+use std::collections::BTreeMap;
+
+use arena_stats::Summary;
+use serde::{Deserialize, Serialize};
+
+/// The schema version this crate writes and the only one it reads. Bump it when a field
+/// changes meaning or a required field is added; `Run::load` refuses other versions so a
+/// comparison never silently mixes two meanings of one column.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One run: `run.json` (meta), `loops.csv` (loops) and `events.jsonl` (events).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Run {
+    pub meta: RunMeta,
+    pub loops: Vec<Loop>,
+    pub events: Vec<Event>,
+}
+
+/// How the run ended. A partial run is still a run: its folder is written and readable,
+/// and tables say it was cut short.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Every planned click was made and waited for.
+    Complete,
+    /// Interrupted (Ctrl-C / SIGINT / SIGTERM); loops up to the interruption are kept.
+    Interrupted,
+    /// The target or the browser died mid-run; loops up to the failure are kept.
+    TargetFailed,
+}
+
+/// Where the WebSocket records came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SocketSource {
+    /// The injected recorder's wrapper around the page's `WebSocket`.
+    PageHook,
+    /// CDP `Network.webSocketFrameSent/Received`, aligned to the page clock.
+    Cdp,
+    /// The application's own recorder, named in the pilot file.
+    AppRecorder,
+}
+
+/// The machine the run was measured on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Host {
+    pub cores: u32,
+    pub kernel: String,
+}
+
+impl Host {
+    /// The current machine: available parallelism and `/proc/sys/kernel/osrelease`.
+    pub fn current() -> Host {
+        let cores = std::thread::available_parallelism()
+            .map(|n| n.get() as u32)
+            .unwrap_or(0);
+        let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+            .map(|s| s.trim().to_string())
+            .unwrap_or_else(|_| "unknown".into());
+        Host { cores, kernel }
+    }
+}
+
+/// A warning about the measurement itself, shown next to the figures it concerns.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Warning {
+    /// Stable machine-readable code, e.g. `dropped_records`, `stale_records`,
+    /// `unanswered`, `counts_climb`, `invariant`, `partial_run`.
+    pub code: String,
+    pub message: String,
+}
+
+impl Warning {
+    pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
+        Warning {
+            code: code.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// `run.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunMeta {
+    pub schema_version: u32,
+    /// Arm name from the pilot file (e.g. `stock`, `lazy-png`).
+    pub arm: String,
+    /// The arm's knobs as name -> value text (fixture knobs, URL parameters, ...).
+    #[serde(default)]
+    pub knobs: BTreeMap<String, String>,
+    /// Pilot file path as given, or `None` for the built-in pilot.
+    pub pilot_file: Option<String>,
+    /// Hex SHA-256 of the pilot file's bytes; runs of different pilots are not comparable.
+    pub pilot_hash: String,
+    pub url: String,
+    pub chromium_version: String,
+    pub arena_perf_version: String,
+    pub host: Host,
+    /// UTC, RFC 3339, millisecond precision.
+    pub started_at: String,
+    pub ended_at: String,
+    pub status: RunStatus,
+    /// Why the run ended early, when it did.
+    #[serde(default)]
+    pub status_message: Option<String>,
+    pub socket_source: SocketSource,
+    /// Seed of the click generator (same seed, same click positions).
+    pub seed: u64,
+    pub summary: RunSummary,
+    #[serde(default)]
+    pub warnings: Vec<Warning>,
+}
+
+/// Headline figures of a run, computed once when it is written. Latency summaries are of
+/// **warm, answered, discrete** loops (clicks and keys): cold loops and coalesced input
+/// are reported on their own.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct RunSummary {
+    pub clicks_planned: u64,
+    /// Discrete inputs the tool dispatched (a click is two: mousedown and mouseup).
+    pub inputs_dispatched: u64,
+    pub loops: u64,
+    pub answered: u64,
+    pub unanswered: u64,
+    pub cold: u64,
+    pub input_to_socket: Option<Summary>,
+    pub send_to_recv: Option<Summary>,
+    pub recv_to_draw: Option<Summary>,
+    pub input_to_paint: Option<Summary>,
+    /// inputToPaint of cold loops (first interaction of a page), kept out of the above.
+    pub cold_input_to_paint: Option<Summary>,
+    /// WebSocket payload bytes received by the page between clear and end of run.
+    pub bytes_received: u64,
+    pub frames_received: u64,
+    pub bytes_sent: u64,
+    pub sends_input: u64,
+    pub sends_ack: u64,
+    pub sends_other: u64,
+    /// Answered loops whose reply carried more than 4 KB (4096 B): a run with few of
+    /// these is probably measuring an idle board.
+    pub replies_over_4kb: u64,
+    /// Coalesced input (mousemove, pointermove, ...) seen, and its inputToSocket.
+    pub coalesced_inputs: u64,
+    pub coalesced_input_to_socket: Option<Summary>,
+    /// Records drained from the page recorder, and records it had to overwrite.
+    pub records: u64,
+    pub dropped_records: u64,
+    /// Records whose sequence number predates the clear on attach (ignored).
+    pub stale_records: u64,
+    /// Loops where t_input <= t_send <= t_recv <= t_draw <= t_paint did not hold.
+    pub invariant_violations: u64,
+}
+
+/// One row of `loops.csv`: one discrete input and what it caused, page clock, ms.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Loop {
+    pub index: u64,
+    pub arm: String,
+    /// The click's label or phase from the pilot file (e.g. `firing`).
+    pub label: String,
+    /// The input's DOM event type (`mousedown`, `mouseup`, `keydown`).
+    pub event: String,
+    /// First interaction of the page: a different population (cold cliff).
+    pub cold: bool,
+    /// A frame-carrying reply arrived inside the window.
+    pub answered: bool,
+    pub t_input: f64,
+    pub t_send: Option<f64>,
+    pub t_recv: Option<f64>,
+    pub t_draw: Option<f64>,
+    pub t_paint: Option<f64>,
+    #[serde(rename = "inputToSocket")]
+    pub input_to_socket: Option<f64>,
+    #[serde(rename = "sendToRecv")]
+    pub send_to_recv: Option<f64>,
+    #[serde(rename = "recvToDraw")]
+    pub recv_to_draw: Option<f64>,
+    #[serde(rename = "inputToPaint")]
+    pub input_to_paint: Option<f64>,
+    /// WebSocket payload bytes and messages received between t_send and t_paint (or the
+    /// end of the window when unanswered).
+    pub reply_bytes: u64,
+    pub reply_frames: u64,
+}
+
+/// A loop metric by its column name in `loops.csv`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Metric {
+    #[serde(rename = "inputToSocket")]
+    InputToSocket,
+    #[serde(rename = "sendToRecv")]
+    SendToRecv,
+    #[serde(rename = "recvToDraw")]
+    RecvToDraw,
+    #[serde(rename = "inputToPaint")]
+    InputToPaint,
+}
+
+impl Metric {
+    pub const ALL: [Metric; 4] = [
+        Metric::InputToSocket,
+        Metric::SendToRecv,
+        Metric::RecvToDraw,
+        Metric::InputToPaint,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::InputToSocket => "inputToSocket",
+            Metric::SendToRecv => "sendToRecv",
+            Metric::RecvToDraw => "recvToDraw",
+            Metric::InputToPaint => "inputToPaint",
+        }
+    }
+
+    /// Parses a column name; case-insensitive, `-`/`_` ignored (`send-to-recv` works).
+    pub fn parse(name: &str) -> Option<Metric> {
+        let norm: String = name
+            .chars()
+            .filter(|c| *c != '-' && *c != '_')
+            .flat_map(char::to_lowercase)
+            .collect();
+        Metric::ALL
+            .into_iter()
+            .find(|m| m.name().to_lowercase() == norm)
+    }
+
+    pub fn of(self, l: &Loop) -> Option<f64> {
+        match self {
+            Metric::InputToSocket => l.input_to_socket,
+            Metric::SendToRecv => l.send_to_recv,
+            Metric::RecvToDraw => l.recv_to_draw,
+            Metric::InputToPaint => l.input_to_paint,
+        }
+    }
+}
+
+impl Run {
+    /// Values of `metric` over warm loops that have it (cold loops are their own
+    /// population; unanswered loops have no value past inputToSocket).
+    pub fn warm_values(&self, metric: Metric) -> Vec<f64> {
+        self.loops
+            .iter()
+            .filter(|l| !l.cold)
+            .filter_map(|l| metric.of(l))
+            .collect()
+    }
+}
+
+/// One raw record as the page recorder produced it (a line of `events.jsonl`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    /// Monotonic since the recorder started; never reset by a clear.
+    pub seq: u64,
+    /// `input`, `input_coalesced`, `ws_send`, `ws_recv`, `draw`, `paint`.
+    pub kind: String,
+    /// Page clock, ms.
+    pub t_ms: f64,
+    /// WebSocket payload bytes (0 for other kinds).
+    #[serde(default)]
+    pub size: u32,
+    /// Classifier verdict of a send: `input`, `ack`, `other`.
+    #[serde(default)]
+    pub class: String,
+    /// DOM event type for input, draw call name for draws; may be empty.
+    #[serde(default)]
+    pub event: String,
+    #[serde(default)]
+    pub trusted: bool,
+    /// Canvas index for draws, socket index for WebSocket records.
+    #[serde(default)]
+    pub target: u16,
+}
