@@ -1,13 +1,24 @@
-//! Quantiles and summaries: one documented method, used by every reducer.
+//! Quantiles, summaries and comparison statistics: one documented method each, used by
+//! every reducer.
 //!
 //! Quantiles are Hyndman & Fan type 7 (linear interpolation between closest ranks; the
 //! default of NumPy, R and SciPy), so every figure can be checked with
 //! `numpy.percentile(xs, q)`. Exact sets use [`Summary`]; production-sized logs that must
 //! stream in constant memory use [`StreamingSummary`], which is exact in count, mean, min
 //! and max and holds quantiles to three significant digits (hdrhistogram).
+//!
+//! Comparisons: [`mann_whitney_u`] (SciPy's method choices, see [`mwu`]),
+//! [`bootstrap_quantile_diff`] (seeded percentile bootstrap of a quantile difference) and
+//! [`quantile_change`], the noise verdict that combines them.
 
+mod bootstrap;
+pub mod mwu;
 mod streaming;
 mod summary;
+mod verdict;
 
+pub use bootstrap::{bootstrap_quantile_diff, resampled_quantile, BootstrapOptions, DiffCi, Rng};
+pub use mwu::{mann_whitney_u, mann_whitney_u_sorted, normal_sf, MannWhitney, MwuMethod};
 pub use streaming::StreamingSummary;
 pub use summary::{quantile_sorted, Summary};
+pub use verdict::{quantile_change, QuantileChange, Verdict, VerdictOptions};
