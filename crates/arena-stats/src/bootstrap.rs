@@ -93,7 +93,7 @@ impl Default for BootstrapOptions {
 
 /// A quantile difference `candidate - baseline` with its bootstrap interval (same unit
 /// as the samples).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct DiffCi {
     pub estimate: f64,
     pub lo: f64,
@@ -157,6 +157,27 @@ pub fn bootstrap_quantile_diff(
     })
 }
 
+/// Bootstrap percentile interval of quantile `q` of one ascending, NaN-free sample (the
+/// estimate is the sample's own quantile). Used to ask whether two runs of one arm agree.
+pub fn bootstrap_quantile_ci(x: &[f64], q: f64, opts: &BootstrapOptions) -> Option<DiffCi> {
+    if opts.resamples < 2 || !(0.0 < opts.level && opts.level < 1.0) {
+        return None;
+    }
+    let estimate = quantile_sorted(x, q)?;
+    let mut rng = Rng::new(opts.seed);
+    let mut reps = Vec::with_capacity(opts.resamples);
+    for _ in 0..opts.resamples {
+        reps.push(resampled_quantile(x, q, &mut rng)?);
+    }
+    reps.sort_unstable_by(f64::total_cmp);
+    let tail = (1.0 - opts.level) / 2.0;
+    Some(DiffCi {
+        estimate,
+        lo: quantile_sorted(&reps, tail)?,
+        hi: quantile_sorted(&reps, 1.0 - tail)?,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -183,6 +204,11 @@ mod tests {
         let ci = bootstrap_quantile_diff(&[3.0], &[5.0], 0.5, &o).unwrap();
         assert_eq!((ci.estimate, ci.lo, ci.hi), (2.0, 2.0, 2.0));
         assert!(bootstrap_quantile_diff(&[], &[5.0], 0.5, &o).is_none());
+        let one = bootstrap_quantile_ci(&[1.0, 2.0, 3.0, 4.0, 100.0], 0.5, &o).unwrap();
+        assert!(
+            one.lo >= 1.0 && one.hi <= 100.0 && one.lo < one.hi,
+            "{one:?}"
+        );
     }
 
     #[test]

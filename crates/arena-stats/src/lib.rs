@@ -17,7 +17,10 @@ mod streaming;
 mod summary;
 mod verdict;
 
-pub use bootstrap::{bootstrap_quantile_diff, resampled_quantile, BootstrapOptions, DiffCi, Rng};
+pub use bootstrap::{
+    bootstrap_quantile_ci, bootstrap_quantile_diff, resampled_quantile, BootstrapOptions, DiffCi,
+    Rng,
+};
 pub use mwu::{mann_whitney_u, mann_whitney_u_sorted, normal_sf, MannWhitney, MwuMethod};
 pub use streaming::StreamingSummary;
 pub use summary::{quantile_sorted, Summary};

@@ -1,0 +1,54 @@
+//! The notes' table: one column per run (`<arm>, run N`), rows p50, p90, p99 of warm
+//! inputToPaint and the bytes received. `demo` and `ab` print it.
+
+use arena_report::{fmt_count, fmt_ms, Cell, Column, Table};
+use arena_run::{Metric, Run};
+use arena_stats::quantile_sorted;
+
+use crate::findings::{annotate, check, CheckOptions};
+use crate::group::{groups, By};
+
+/// Builds the by-run table over `runs` (arms in order of first appearance, runs in input
+/// order within an arm). Warnings about the measurement are marked next to the figure
+/// they concern and listed under the table.
+pub fn by_run_table(runs: &[Run]) -> Table {
+    let metric = Metric::InputToPaint;
+    let groups = groups(runs, By::Run);
+    let mut columns = vec![Column::left("")];
+    // Left-aligned like the notes' tables, so the Markdown reads as theirs.
+    columns.extend(groups.iter().map(|g| Column::left(g.name.clone())));
+    let values: Vec<Vec<f64>> = groups.iter().map(|g| g.values(metric, false)).collect();
+    let ns: Vec<String> = values.iter().map(|v| v.len().to_string()).collect();
+    let n_text = if ns.iter().all(|n| *n == ns[0]) && !ns.is_empty() {
+        format!("n={} per run", ns[0])
+    } else {
+        format!("n={}", ns.join(", "))
+    };
+    let mut table = Table::new(columns).with_title(format!(
+        "{} of warm answered loops, ms ({n_text}); bytes received by the page",
+        metric.name()
+    ));
+    for (q, label) in [(0.5, "p50"), (0.9, "p90"), (0.99, "p99")] {
+        let mut row = vec![Cell::text(label)];
+        for v in &values {
+            row.push(match quantile_sorted(v, q) {
+                Some(x) => Cell::num(fmt_ms(x), x),
+                None => Cell::text("-"),
+            });
+        }
+        table.push_row(row);
+    }
+    let mut row = vec![Cell::text("bytes received")];
+    for g in &groups {
+        let b = g.bytes_received();
+        row.push(Cell::num(fmt_count(b as i64), b as f64));
+    }
+    table.push_row(row);
+
+    let findings = check(&groups, &[metric], &CheckOptions::default());
+    annotate(&mut table, &findings, |f| match (&f.metric, &f.stat) {
+        (Some(_), Some(s)) if s != "max" => Some(s.clone()),
+        _ => None,
+    });
+    table
+}

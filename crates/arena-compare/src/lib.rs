@@ -1,0 +1,17 @@
+//! Comparison of runs: the notes' tables, the noise verdict, the CI gate and plots.
+//!
+//! Statistics come from `arena-stats` (type-7 quantiles, Mann-Whitney U, seeded
+//! bootstrap); this crate decides what to compare, builds `arena_report::Table`s and
+//! never prints. Warnings about the measurement itself are data ([`Finding`]), rendered
+//! as a numbered marker next to the figure they concern.
+
+mod by_run;
+mod findings;
+mod group;
+mod input;
+pub mod synthetic;
+
+pub use by_run::by_run_table;
+pub use findings::{annotate, check, CheckOptions, Finding};
+pub use group::{groups, By, Group};
+pub use input::load_runs;

@@ -1,0 +1,89 @@
+//! Runs built in memory from chosen latencies, for tests and the benchmark: the same
+//! `arena_run::Run` a pilot writes, with every field filled the way a real run fills it.
+
+use std::collections::BTreeMap;
+
+use arena_run::{Host, Loop, Run, RunMeta, RunStatus, RunSummary, SocketSource, SCHEMA_VERSION};
+use arena_stats::Summary;
+
+/// One loop per value of `input_to_paint` (ms); the other metrics are fixed shares of it
+/// so each metric has its own scale. `reply_bytes` is per loop.
+pub fn run(arm: &str, input_to_paint: &[f64], reply_bytes: u64) -> Run {
+    let loops: Vec<Loop> = input_to_paint
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| {
+            let t_input = 1000.0 + i as f64 * 250.0;
+            let its = 0.5 + v * 0.01;
+            let s2r = v * 0.6;
+            let r2d = v * 0.2;
+            Loop {
+                index: i as u64,
+                arm: arm.to_string(),
+                label: "firing".into(),
+                event: if i & 1 == 0 { "mousedown" } else { "mouseup" }.into(),
+                cold: false,
+                answered: true,
+                t_input,
+                t_send: Some(t_input + its),
+                t_recv: Some(t_input + its + s2r),
+                t_draw: Some(t_input + its + s2r + r2d),
+                t_paint: Some(t_input + v),
+                input_to_socket: Some(its),
+                send_to_recv: Some(s2r),
+                recv_to_draw: Some(r2d),
+                input_to_paint: Some(v),
+                reply_bytes,
+                reply_frames: 1,
+            }
+        })
+        .collect();
+    let n = loops.len() as u64;
+    let over = if reply_bytes > 4096 { n } else { 0 };
+    let summary = RunSummary {
+        clicks_planned: n.div_ceil(2),
+        inputs_dispatched: n,
+        loops: n,
+        answered: n,
+        input_to_paint: Summary::of(input_to_paint),
+        bytes_received: reply_bytes * n,
+        frames_received: n,
+        replies_over_4kb: over,
+        ..RunSummary::default()
+    };
+    Run {
+        meta: RunMeta {
+            schema_version: SCHEMA_VERSION,
+            arm: arm.to_string(),
+            knobs: BTreeMap::new(),
+            pilot_file: None,
+            pilot_hash: "0".repeat(64),
+            url: "http://127.0.0.1:1/".into(),
+            chromium_version: "synthetic".into(),
+            arena_perf_version: env!("CARGO_PKG_VERSION").into(),
+            host: Host {
+                cores: 1,
+                kernel: "synthetic".into(),
+            },
+            started_at: "2026-11-29T19:00:00.000Z".into(),
+            ended_at: "2026-11-29T19:01:00.000Z".into(),
+            status: RunStatus::Complete,
+            status_message: None,
+            socket_source: SocketSource::PageHook,
+            seed: 1,
+            summary,
+            warnings: Vec::new(),
+        },
+        loops,
+        events: Vec::new(),
+    }
+}
+
+/// `n` latencies from a seeded lognormal around `median` ms (spread `sigma`), shifted by
+/// `shift` ms: latency-shaped data with a tail.
+pub fn lognormal(n: usize, median: f64, sigma: f64, shift: f64, seed: u64) -> Vec<f64> {
+    let mut rng = arena_stats::Rng::new(seed);
+    (0..n)
+        .map(|_| shift + median * (sigma * rng.normal()).exp())
+        .collect()
+}

@@ -1,0 +1,76 @@
+//! Tables over runs built in memory.
+
+use arena_compare::{by_run_table, synthetic};
+use arena_report::Format;
+use arena_run::Run;
+
+/// 101 loops whose type-7 p50, p90 and p99 are exactly the given figures (ranks 50, 90
+/// and 99 of 0..=100), every reply over 4 KB (a busy board).
+fn run_with(arm: &str, p50: f64, p90: f64, p99: f64, bytes: u64) -> Run {
+    let mut v: Vec<f64> = (0..101)
+        .map(|i| match i {
+            0..50 => p50 * (0.5 + i as f64 / 100.0),
+            50 => p50,
+            51..90 => p50 + (p90 - p50) * (i - 50) as f64 / 40.0,
+            90 => p90,
+            91..99 => p90 + (p99 - p90) * (i - 90) as f64 / 9.0,
+            99 => p99,
+            _ => p99 + 10.0,
+        })
+        .collect();
+    // Out of order on purpose: the table must not rely on loop order.
+    v.reverse();
+    let mut r = synthetic::run(arm, &v, 6000);
+    r.meta.summary.bytes_received = bytes;
+    r
+}
+
+#[test]
+fn by_run_markdown_is_the_notes_table() {
+    let runs = vec![
+        run_with("before", 67.0, 127.7, 150.8, 2_046_929),
+        run_with("after", 55.0, 84.8, 132.8, 1_129_511),
+        run_with("before", 72.4, 118.9, 152.4, 2_091_815),
+        run_with("after", 54.8, 107.2, 143.9, 1_095_660),
+    ];
+    let md = by_run_table(&runs).render(Format::Markdown);
+    let want = "\
+|  | before, run 1 | before, run 2 | after, run 1 | after, run 2 |
+|---|---|---|---|---|
+| p50 | 67.0ms | 72.4ms | 55.0ms | 54.8ms |
+| p90 | 127.7ms | 118.9ms | 84.8ms | 107.2ms |
+| p99 | 150.8ms | 152.4ms | 132.8ms | 143.9ms |
+| bytes received | 2,046,929 | 2,091,815 | 1,129,511 | 1,095,660 |
+";
+    assert!(md.contains(want), "{md}");
+    assert!(
+        md.starts_with("### inputToPaint of warm answered loops, ms (n=101 per run)"),
+        "{md}"
+    );
+    // No warnings on a clean measurement.
+    assert!(!md.contains('\u{26a0}'), "{md}");
+}
+
+#[test]
+fn by_run_marks_small_samples_and_idle_runs_next_to_the_figure() {
+    let busy = synthetic::run("stock", &synthetic::lognormal(56, 50.0, 0.3, 0.0, 1), 6000);
+    let idle = synthetic::run("deploy", &synthetic::lognormal(150, 50.0, 0.3, 0.0, 2), 300);
+    let t = by_run_table(&[busy, idle]);
+    let md = t.render(Format::Markdown);
+    // p99 of the 56-loop run carries a marker; the 150-loop run's does not.
+    let p99 = md.lines().find(|l| l.starts_with("| p99 |")).unwrap();
+    let cells: Vec<&str> = p99.split('|').map(str::trim).collect();
+    assert!(cells[2].contains('\u{26a0}'), "{p99}");
+    assert!(!cells[3].contains('\u{26a0}'), "{p99}");
+    assert!(md.contains("p99 from 56 loops (fewer than 100)"), "{md}");
+    // The idle run's header is marked, and the note says why.
+    assert!(
+        t.columns[2].name.starts_with("deploy, run 1 \u{26a0}"),
+        "{:?}",
+        t.columns[2]
+    );
+    assert!(
+        md.contains("looks idle: 0 of 150 replies over 4 KB"),
+        "{md}"
+    );
+}
