@@ -5,6 +5,8 @@ use std::process::ExitCode;
 use arena_report::{Exit, ExitKind};
 use clap::{Parser, Subcommand};
 
+mod wire;
+
 /// Measure what a click in a browser-streamed app costs, in the median and in the tail,
 /// and whether a change is real or noise.
 #[derive(Debug, Parser)]
@@ -17,6 +19,8 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     // Subcommands are added here, one thin file each (src/cli/<name>.rs).
+    /// Capture a TCP port into pcap, and account for its WebSocket bytes per direction.
+    Wire(wire::WireArgs),
 }
 
 /// Runs the CLI and maps errors to the documented exit codes (0 ok, 1 regression,
@@ -39,5 +43,7 @@ pub fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    match cli.command {}
+    match cli.command {
+        Command::Wire(a) => wire::run(a),
+    }
 }

@@ -1,0 +1,26 @@
+//! The wire layer: capture a TCP port off an interface into classic pcap, and account for
+//! every byte of it per direction (TCP, WebSocket framing, permessage-deflate).
+//!
+//! - [`Capture::start`] captures on an AF_PACKET TPACKET_V3 ring (pure Rust, no libpcap),
+//!   or falls back to `/proc/net/dev` interface counters when raw capture is not
+//!   permitted; [`CaptureHandle::stop`] returns what was captured and the kernel's drops.
+//! - [`summarize`] reads a pcap once, in constant memory, into a [`WireSummary`]
+//!   (serde), which renders as [`arena_report::Table`]s via [`WireSummary::tables`].
+
+pub mod capture;
+pub mod packet;
+pub mod pcap;
+pub mod reasm;
+mod summary;
+pub mod synth;
+mod tables;
+pub mod ws;
+
+pub use capture::{
+    interrupt_flag, Capture, CaptureHandle, CaptureOptions, CaptureSource, CaptureStats,
+    DevCounters,
+};
+pub use summary::{
+    summarize, summarize_reader, ConnInfo, DirSummary, FrameRef, SummaryOptions, WindowCounts,
+    WindowRow, WireSummary,
+};

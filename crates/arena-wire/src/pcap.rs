@@ -1,0 +1,272 @@
+//! Classic pcap (libpcap 2.4) reading and writing. pcapng is recognised and refused with
+//! a conversion hint rather than misread.
+
+use std::fs::File;
+use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+
+pub const LINKTYPE_NULL: u32 = 0;
+pub const LINKTYPE_ETHERNET: u32 = 1;
+pub const LINKTYPE_RAW: u32 = 101;
+pub const LINKTYPE_LINUX_SLL: u32 = 113;
+pub const LINKTYPE_LINUX_SLL2: u32 = 276;
+
+/// Largest record accepted. Loopback super-segments reach 64 KiB (BIG TCP a few hundred
+/// KiB); a length past this is a corrupt header, and refusing it keeps a hostile file
+/// from making the reader allocate gigabytes.
+pub const MAX_RECORD: u32 = 16 << 20;
+
+const MAGIC_US: u32 = 0xa1b2_c3d4;
+const MAGIC_NS: u32 = 0xa1b2_3c4d;
+const PCAPNG_SHB: u32 = 0x0a0d_0d0a;
+
+/// One record as stored: kernel timestamp, captured bytes and the length on the wire.
+#[derive(Debug, Clone, Copy)]
+pub struct Record<'a> {
+    /// Nanoseconds since the Unix epoch.
+    pub ts_ns: u64,
+    pub orig_len: u32,
+    pub data: &'a [u8],
+}
+
+/// Streaming reader: one reusable buffer, so memory does not grow with the file.
+pub struct PcapReader<R> {
+    r: R,
+    name: String,
+    swapped: bool,
+    nanos: bool,
+    pub linktype: u32,
+    pub snaplen: u32,
+    buf: Vec<u8>,
+    /// Records read so far (the next record's 1-based index is `records + 1`).
+    pub records: u64,
+    /// Byte offset of the next record header.
+    pub offset: u64,
+    /// Set when the file ended inside a record: the partial record is not returned.
+    pub truncated: Option<String>,
+}
+
+impl PcapReader<BufReader<File>> {
+    pub fn open(path: &Path) -> Result<Self> {
+        let f = File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
+        PcapReader::new(
+            BufReader::with_capacity(1 << 20, f),
+            path.display().to_string(),
+        )
+    }
+}
+
+fn read_full<R: Read>(r: &mut R, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+impl<R: Read> PcapReader<R> {
+    /// Reads and checks the global header. `name` is used in every error message.
+    pub fn new(mut r: R, name: impl Into<String>) -> Result<Self> {
+        let name = name.into();
+        let mut h = [0u8; 24];
+        let n = read_full(&mut r, &mut h).with_context(|| format!("{name}: read error"))?;
+        if n >= 4 {
+            let le = u32::from_le_bytes([h[0], h[1], h[2], h[3]]);
+            if le == PCAPNG_SHB {
+                bail!(
+                    "{name}: byte 0: this is a pcapng file, not classic pcap; convert it with \
+                     `editcap -F pcap {name} OUT.pcap` (capture with `arena-perf wire capture` \
+                     writes classic pcap)"
+                );
+            }
+        }
+        if n < 24 {
+            bail!("{name}: truncated pcap header: {n} of 24 bytes");
+        }
+        let magic_le = u32::from_le_bytes([h[0], h[1], h[2], h[3]]);
+        let magic_be = u32::from_be_bytes([h[0], h[1], h[2], h[3]]);
+        let (swapped, nanos) = match (magic_le, magic_be) {
+            (MAGIC_US, _) => (false, false),
+            (MAGIC_NS, _) => (false, true),
+            (_, MAGIC_US) => (true, false),
+            (_, MAGIC_NS) => (true, true),
+            _ => bail!(
+                "{name}: byte 0: not a pcap file (magic {:02x}{:02x}{:02x}{:02x}; expected \
+                 d4c3b2a1 or a1b2c3d4)",
+                h[0],
+                h[1],
+                h[2],
+                h[3]
+            ),
+        };
+        let rd = |b: &[u8]| {
+            let a = [b[0], b[1], b[2], b[3]];
+            if swapped {
+                u32::from_be_bytes(a)
+            } else {
+                u32::from_le_bytes(a)
+            }
+        };
+        let major = if swapped {
+            u16::from_be_bytes([h[4], h[5]])
+        } else {
+            u16::from_le_bytes([h[4], h[5]])
+        };
+        if major != 2 {
+            bail!("{name}: byte 4: unsupported pcap major version {major} (expected 2)");
+        }
+        let snaplen = rd(&h[16..20]);
+        let linktype = rd(&h[20..24]) & 0x0fff_ffff;
+        Ok(PcapReader {
+            r,
+            name,
+            swapped,
+            nanos,
+            linktype,
+            snaplen,
+            buf: Vec::with_capacity(1 << 16),
+            records: 0,
+            offset: 24,
+            truncated: None,
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn u32_at(&self, b: &[u8]) -> u32 {
+        let a = [b[0], b[1], b[2], b[3]];
+        if self.swapped {
+            u32::from_be_bytes(a)
+        } else {
+            u32::from_le_bytes(a)
+        }
+    }
+
+    /// The next record, `None` at the end of the file. A file cut short inside a record
+    /// ends the stream and sets [`PcapReader::truncated`]; a corrupt length is an error.
+    pub fn next_record(&mut self) -> Result<Option<Record<'_>>> {
+        if self.truncated.is_some() {
+            return Ok(None);
+        }
+        let mut h = [0u8; 16];
+        let n = read_full(&mut self.r, &mut h)
+            .with_context(|| format!("{}: byte {}: read error", self.name, self.offset))?;
+        if n == 0 {
+            return Ok(None);
+        }
+        let index = self.records + 1;
+        if n < 16 {
+            self.truncated = Some(format!(
+                "{}: byte {}: file ends inside the header of record {index} ({n} of 16 bytes); \
+                 the capture was cut short",
+                self.name, self.offset
+            ));
+            return Ok(None);
+        }
+        let sec = self.u32_at(&h[0..4]) as u64;
+        let frac = self.u32_at(&h[4..8]) as u64;
+        let caplen = self.u32_at(&h[8..12]);
+        let orig_len = self.u32_at(&h[12..16]);
+        if caplen > MAX_RECORD {
+            bail!(
+                "{}: byte {}: record {index} claims {caplen} captured bytes (limit {MAX_RECORD}): \
+                 corrupt record header",
+                self.name,
+                self.offset
+            );
+        }
+        self.buf.resize(caplen as usize, 0);
+        let got = read_full(&mut self.r, &mut self.buf)
+            .with_context(|| format!("{}: byte {}: read error", self.name, self.offset + 16))?;
+        if got < caplen as usize {
+            self.truncated = Some(format!(
+                "{}: byte {}: file ends inside record {index} ({got} of {caplen} bytes); the \
+                 capture was cut short",
+                self.name,
+                self.offset + 16
+            ));
+            return Ok(None);
+        }
+        self.records += 1;
+        self.offset += 16 + caplen as u64;
+        let ts_ns = if self.nanos {
+            sec * 1_000_000_000 + frac
+        } else {
+            sec * 1_000_000_000 + frac * 1000
+        };
+        Ok(Some(Record {
+            ts_ns,
+            orig_len: orig_len.max(caplen),
+            data: &self.buf,
+        }))
+    }
+}
+
+/// Classic microsecond pcap writer (the format every tshark and Wireshark opens).
+pub struct PcapWriter<W: Write> {
+    w: W,
+    snaplen: u32,
+    pub records: u64,
+    pub bytes: u64,
+}
+
+impl PcapWriter<BufWriter<File>> {
+    pub fn create(path: &Path, linktype: u32, snaplen: u32) -> Result<Self> {
+        let f = File::create(path).with_context(|| format!("{}: cannot create", path.display()))?;
+        PcapWriter::new(BufWriter::with_capacity(1 << 20, f), linktype, snaplen)
+            .with_context(|| format!("{}: cannot write", path.display()))
+    }
+}
+
+impl<W: Write> PcapWriter<W> {
+    pub fn new(mut w: W, linktype: u32, snaplen: u32) -> Result<Self> {
+        let mut h = Vec::with_capacity(24);
+        h.extend_from_slice(&MAGIC_US.to_le_bytes());
+        h.extend_from_slice(&2u16.to_le_bytes());
+        h.extend_from_slice(&4u16.to_le_bytes());
+        h.extend_from_slice(&0i32.to_le_bytes());
+        h.extend_from_slice(&0u32.to_le_bytes());
+        h.extend_from_slice(&snaplen.to_le_bytes());
+        h.extend_from_slice(&linktype.to_le_bytes());
+        w.write_all(&h)?;
+        Ok(PcapWriter {
+            w,
+            snaplen,
+            records: 0,
+            bytes: 24,
+        })
+    }
+
+    /// Writes one record; data past the snaplen is cut and `orig_len` keeps the truth.
+    pub fn write(&mut self, ts_ns: u64, orig_len: u32, data: &[u8]) -> io::Result<()> {
+        let cap = data.len().min(self.snaplen as usize);
+        let mut h = [0u8; 16];
+        h[0..4].copy_from_slice(&((ts_ns / 1_000_000_000) as u32).to_le_bytes());
+        h[4..8].copy_from_slice(&(((ts_ns % 1_000_000_000) / 1000) as u32).to_le_bytes());
+        h[8..12].copy_from_slice(&(cap as u32).to_le_bytes());
+        h[12..16].copy_from_slice(&orig_len.max(cap as u32).to_le_bytes());
+        self.w.write_all(&h)?;
+        self.w.write_all(&data[..cap])?;
+        self.records += 1;
+        self.bytes += 16 + cap as u64;
+        Ok(())
+    }
+
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.w.flush()
+    }
+
+    pub fn into_inner(mut self) -> io::Result<W> {
+        self.w.flush()?;
+        Ok(self.w)
+    }
+}

@@ -1,0 +1,202 @@
+//! `arena-perf wire capture|summary`: capture a port off an interface into classic pcap,
+//! and account for its bytes per direction.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use arena_report::{fmt_bytes, fmt_count, Cell, Column, Exit, ExitKind, Format, Table};
+use arena_wire::{Capture, CaptureOptions, CaptureSource, CaptureStats, SummaryOptions};
+use clap::{Args, Subcommand};
+
+#[derive(Debug, Args)]
+pub struct WireArgs {
+    #[command(subcommand)]
+    pub command: WireCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum WireCommand {
+    /// Capture TCP on one port into a classic pcap (AF_PACKET ring; needs root or
+    /// CAP_NET_RAW, else only interface counters are reported).
+    Capture(CaptureArgs),
+    /// Per-direction packets, bytes, WebSocket frames and messages, and app bytes after
+    /// permessage-deflate, from a pcap.
+    Summary(SummaryArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CaptureArgs {
+    /// Interface to capture on.
+    #[arg(long, default_value = "lo")]
+    pub iface: String,
+    /// TCP port (either direction).
+    #[arg(long)]
+    pub port: u16,
+    /// Where to write the pcap.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Capture for this many seconds (or until the command after `--` exits).
+    #[arg(long)]
+    pub duration: Option<f64>,
+    /// Skip raw capture and report interface counters only.
+    #[arg(long)]
+    pub counters_only: bool,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Command to run while capturing; the capture ends when it exits.
+    #[arg(last = true)]
+    pub cmd: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct SummaryArgs {
+    /// Classic pcap file.
+    pub file: PathBuf,
+    /// Only this TCP port; its side is the server.
+    #[arg(long)]
+    pub port: Option<u16>,
+    /// Also report per window of this many seconds.
+    #[arg(long)]
+    pub window: Option<f64>,
+    /// How many of the largest frames to list per direction.
+    #[arg(long, default_value_t = 5)]
+    pub top: usize,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+}
+
+pub fn run(args: WireArgs) -> Result<ExitCode> {
+    match args.command {
+        WireCommand::Capture(a) => capture(a),
+        WireCommand::Summary(a) => summary(a),
+    }
+}
+
+fn summary(a: SummaryArgs) -> Result<ExitCode> {
+    if a.window.is_some_and(|w| !(w > 0.0 && w.is_finite())) {
+        return Err(Exit::bad_input("--window must be a positive number of seconds").into());
+    }
+    let opts = SummaryOptions {
+        port: a.port,
+        window_s: a.window,
+        top: Some(a.top),
+    };
+    let s = arena_wire::summarize(&a.file, &opts).map_err(|e| Exit::bad_input(format!("{e:#}")))?;
+    for t in s.tables() {
+        print!("{}", t.render(a.format));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn capture(a: CaptureArgs) -> Result<ExitCode> {
+    if a.duration.is_none() && a.cmd.is_empty() {
+        return Err(Exit::bad_input("give --duration S or a command after --").into());
+    }
+    if a.duration.is_some_and(|d| !(d > 0.0 && d.is_finite())) {
+        return Err(Exit::bad_input("--duration must be a positive number of seconds").into());
+    }
+    let stop = arena_wire::interrupt_flag();
+    let mut opts = CaptureOptions::new(&a.iface, Some(a.port), &a.out);
+    opts.force_fallback = a.counters_only;
+    let cap = Capture::start_with(opts)?;
+    if let CaptureSource::InterfaceCounters { reason } = cap.source() {
+        eprintln!("arena-perf: {reason}; reporting interface counters only");
+    }
+    let deadline = a
+        .duration
+        .map(|d| Instant::now() + Duration::from_secs_f64(d));
+    let mut child = match a.cmd.split_first() {
+        Some((prog, rest)) => Some(
+            std::process::Command::new(prog)
+                .args(rest)
+                .spawn()
+                .with_context(|| format!("cannot run {prog}"))?,
+        ),
+        None => None,
+    };
+    let mut child_status = None;
+    loop {
+        if stop.load(Ordering::SeqCst) {
+            break;
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            break;
+        }
+        if let Some(c) = child.as_mut() {
+            if let Some(st) = c.try_wait()? {
+                child_status = Some(st);
+                break;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    if let Some(mut c) = child {
+        if child_status.is_none() {
+            let _ = c.kill();
+            child_status = c.wait().ok();
+        }
+    }
+    let stats = cap.stop()?;
+    print!("{}", stats_table(&stats).render(a.format));
+    if stop.load(Ordering::SeqCst) {
+        return Err(Exit::new(ExitKind::Interrupted, "interrupted; the pcap was flushed").into());
+    }
+    match child_status {
+        Some(st) if !st.success() => Err(Exit::new(
+            ExitKind::TargetFailed,
+            format!("the command exited with {st}; the pcap was flushed"),
+        )
+        .into()),
+        _ => Ok(ExitCode::SUCCESS),
+    }
+}
+
+fn stats_table(s: &CaptureStats) -> Table {
+    let mut t = Table::new(vec![Column::left(""), Column::right("value")]).with_title(format!(
+        "capture on {}{}, {:.3}s",
+        s.iface,
+        s.port.map(|p| format!(" port {p}")).unwrap_or_default(),
+        s.duration_s
+    ));
+    let n = |x: u64| Cell::num(fmt_count(x as i64), x as f64);
+    match &s.source {
+        CaptureSource::Pcap { path } => {
+            t.push_row(vec!["source".into(), Cell::text(format!("pcap {path}"))]);
+            t.push_row(vec!["packets written".into(), n(s.packets_written)]);
+            t.push_row(vec![
+                "pcap size".into(),
+                Cell::num(fmt_bytes(s.pcap_bytes), s.pcap_bytes as f64),
+            ]);
+            t.push_row(vec![
+                "kernel: packets passed the filter".into(),
+                n(s.kernel_packets),
+            ]);
+            t.push_row(vec!["kernel: drops".into(), n(s.kernel_drops).strong()]);
+        }
+        CaptureSource::InterfaceCounters { reason } => {
+            t.push_row(vec![
+                "source".into(),
+                Cell::text(format!("interface counters ({reason})")),
+            ]);
+        }
+    }
+    if let Some(i) = &s.interface {
+        t.push_row(vec![
+            format!("{} rx bytes (all traffic, /proc/net/dev)", s.iface).into(),
+            Cell::num(fmt_bytes(i.rx_bytes), i.rx_bytes as f64),
+        ]);
+        t.push_row(vec![
+            format!("{} rx packets (all traffic)", s.iface).into(),
+            n(i.rx_packets),
+        ]);
+        t.push_row(vec![
+            format!("{} tx bytes (all traffic)", s.iface).into(),
+            Cell::num(fmt_bytes(i.tx_bytes), i.tx_bytes as f64),
+        ]);
+    }
+    t.note("interface counters cover every flow on the interface and exclude link headers; on lo rx and tx are the same packets");
+    t
+}
