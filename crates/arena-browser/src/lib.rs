@@ -1,0 +1,24 @@
+//! The browser layer of arena-perf: find, launch and kill Chromium, drive it over CDP with
+//! trusted input, and read the in-page recorder (see `docs/recorder.md`).
+//!
+//! Every Chromium this crate starts lives in its own process group with a parent-death
+//! signal, is killed by `Browser::close`, by `Drop`, by [`kill_all`] (for Ctrl-C handlers),
+//! and by the kernel if this process is SIGKILLed.
+
+mod browser;
+mod launch;
+mod net;
+mod page;
+pub mod record;
+pub mod recorder;
+
+pub use browser::{Browser, LaunchOptions};
+pub use launch::{find_chromium, kill_all, live_groups, sweep_stale_profiles};
+pub use page::{monotonic_ms, CanvasRect, ClockMap, Page};
+pub use record::{
+    ClassifierSpec, Drain, Matcher, Record, RecordKind, SendClass, SocketSource, NO_TARGET,
+};
+pub use recorder::{AppFields, AppRecorder, RecorderConfig, SocketChoice, RECORDER_JS};
+
+/// Re-exported so callers can build raw CDP mouse events without depending on chromiumoxide.
+pub use chromiumoxide::cdp::browser_protocol::input::DispatchMouseEventType;

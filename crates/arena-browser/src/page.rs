@@ -1,0 +1,479 @@
+//! A tab: evaluation, trusted input, and the recorder's drains.
+
+use crate::browser::cdp;
+use crate::net::{CdpFrame, NetTap};
+use crate::record::{Drain, Record, RecordKind, SocketSource};
+use crate::recorder::{app_drain, AppState, RawDrain, RecorderConfig, SocketChoice};
+use anyhow::{anyhow, bail, Context, Result};
+use chromiumoxide::cdp::browser_protocol::input::{
+    DispatchKeyEventParams, DispatchKeyEventType, DispatchMouseEventParams, DispatchMouseEventType,
+    MouseButton,
+};
+use chromiumoxide::cdp::browser_protocol::page::AddScriptToEvaluateOnNewDocumentParams;
+use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// Where a canvas sits on the page.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CanvasRect {
+    /// CSS pixels from the viewport's left/top edge.
+    pub x: f64,
+    pub y: f64,
+    /// CSS size on the page.
+    pub width: f64,
+    pub height: f64,
+    /// The canvas's own pixel size (`canvas.width`, `canvas.height`).
+    pub canvas_width: f64,
+    pub canvas_height: f64,
+    /// The recorder's index for this canvas (the `target` of its draws), if injected.
+    pub index: Option<u16>,
+}
+
+impl CanvasRect {
+    /// Page coordinates of a point given in canvas pixels.
+    pub fn page_point(&self, cx: f64, cy: f64) -> (f64, f64) {
+        let sx = if self.canvas_width > 0.0 {
+            self.width / self.canvas_width
+        } else {
+            1.0
+        };
+        let sy = if self.canvas_height > 0.0 {
+            self.height / self.canvas_height
+        } else {
+            1.0
+        };
+        (self.x + cx * sx, self.y + cy * sy)
+    }
+
+    /// Page coordinates of a point given as fractions (0..1) of the canvas.
+    pub fn page_fraction(&self, fx: f64, fy: f64) -> (f64, f64) {
+        (self.x + fx * self.width, self.y + fy * self.height)
+    }
+}
+
+/// Page clock = CLOCK_MONOTONIC ms - `offset_ms`, to within `error_ms`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ClockMap {
+    pub offset_ms: f64,
+    /// Half the narrowest bracket: the mapping's worst-case error.
+    pub error_ms: f64,
+    /// Brackets measured.
+    pub n: usize,
+}
+
+/// CLOCK_MONOTONIC in ms: the clock of CDP network timestamps.
+pub fn monotonic_ms() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid, writable timespec.
+    unsafe {
+        libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts);
+    }
+    ts.tv_sec as f64 * 1e3 + ts.tv_nsec as f64 / 1e6
+}
+
+/// A tab of a [`crate::Browser`].
+pub struct Page {
+    inner: chromiumoxide::Page,
+    cdp_timeout: Duration,
+    config: Option<RecorderConfig>,
+    tap: Mutex<Option<NetTap>>,
+    clock: Mutex<Option<ClockMap>>,
+    app: Mutex<AppState>,
+}
+
+impl Page {
+    pub(crate) async fn attach(
+        inner: chromiumoxide::Page,
+        browser_ws: &str,
+        url: &str,
+        config: Option<RecorderConfig>,
+        cdp_timeout: Duration,
+    ) -> Result<Page> {
+        if let Some(c) = &config {
+            c.validate()
+                .map_err(|e| anyhow!("recorder configuration: {e}"))?;
+        }
+        let page = Page {
+            inner,
+            cdp_timeout,
+            config,
+            tap: Mutex::new(None),
+            clock: Mutex::new(None),
+            app: Mutex::new(AppState::default()),
+        };
+        if let Some(c) = page.config.clone() {
+            if c.app.is_none() {
+                cdp(
+                    page.cdp_timeout,
+                    "Page.addScriptToEvaluateOnNewDocument",
+                    page.inner
+                        .execute(AddScriptToEvaluateOnNewDocumentParams::new(c.script())),
+                )
+                .await?;
+                if c.sockets != SocketChoice::PageHook {
+                    let tap = NetTap::start(
+                        browser_ws,
+                        page.inner.target_id().inner(),
+                        c.classifier.clone(),
+                        cdp_timeout,
+                    )
+                    .await?;
+                    if let Ok(mut t) = page.tap.lock() {
+                        *t = Some(tap);
+                    }
+                }
+            }
+        }
+        cdp(
+            page.cdp_timeout,
+            &format!("navigate to {url}"),
+            page.inner.goto(url),
+        )
+        .await?;
+        Ok(page)
+    }
+
+    /// Stops CDP network events (closing the tap's connection detaches its sessions).
+    fn stop_network(&self) {
+        if let Ok(mut t) = self.tap.lock() {
+            t.take();
+        }
+    }
+
+    /// Whether CDP network events are being collected.
+    pub fn network_events_on(&self) -> bool {
+        self.tap.lock().map(|t| t.is_some()).unwrap_or(false)
+    }
+
+    fn take_cdp_frames(&self) -> Vec<CdpFrame> {
+        self.tap
+            .lock()
+            .ok()
+            .and_then(|t| {
+                t.as_ref().and_then(|tap| {
+                    tap.log
+                        .lock()
+                        .ok()
+                        .map(|mut l| std::mem::take(&mut l.frames))
+                })
+            })
+            .unwrap_or_default()
+    }
+
+    fn cdp_sockets(&self) -> usize {
+        self.tap
+            .lock()
+            .ok()
+            .and_then(|t| {
+                t.as_ref()
+                    .and_then(|tap| tap.log.lock().ok().map(|l| l.socket_count()))
+            })
+            .unwrap_or(0)
+    }
+
+    /// Evaluates `js` in the page (promises awaited) and returns its value as JSON
+    /// (`null` for `undefined`). A thrown exception is an error carrying its message.
+    pub async fn eval_json(&self, js: &str) -> Result<Value> {
+        let params = EvaluateParams::builder()
+            .expression(js)
+            .return_by_value(true)
+            .await_promise(true)
+            .build()
+            .map_err(|e| anyhow!("Runtime.evaluate parameters: {e}"))?;
+        let resp = cdp(
+            self.cdp_timeout,
+            "Runtime.evaluate",
+            self.inner.execute(params),
+        )
+        .await?;
+        if let Some(ex) = &resp.result.exception_details {
+            let msg = ex
+                .exception
+                .as_ref()
+                .and_then(|e| e.description.clone())
+                .unwrap_or_else(|| ex.text.clone());
+            bail!("page threw evaluating {}: {msg}", short(js));
+        }
+        Ok(resp.result.result.value.clone().unwrap_or(Value::Null))
+    }
+
+    /// A trusted left click (CDP `mousePressed` + `mouseReleased`) at page coordinates.
+    pub async fn click(&self, x: f64, y: f64) -> Result<()> {
+        self.mouse(DispatchMouseEventType::MousePressed, x, y, 1)
+            .await?;
+        self.mouse(DispatchMouseEventType::MouseReleased, x, y, 0)
+            .await
+    }
+
+    /// One trusted mouse event (no `mouseMoved`: Chromium holds it for the next animation
+    /// frame).
+    pub async fn mouse(
+        &self,
+        kind: DispatchMouseEventType,
+        x: f64,
+        y: f64,
+        buttons: i64,
+    ) -> Result<()> {
+        let p = DispatchMouseEventParams::builder()
+            .r#type(kind)
+            .x(x)
+            .y(y)
+            .button(MouseButton::Left)
+            .buttons(buttons)
+            .click_count(1)
+            .build()
+            .map_err(|e| anyhow!("Input.dispatchMouseEvent parameters: {e}"))?;
+        cdp(
+            self.cdp_timeout,
+            "Input.dispatchMouseEvent",
+            self.inner.execute(p),
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// A trusted key press and release. `key` is a DOM key value: a single character, or a
+    /// name such as `Enter`, `Escape`, `Tab`, `Backspace`, `ArrowUp`.
+    pub async fn key(&self, key: &str) -> Result<()> {
+        let (code, vk, text) = key_facts(key)?;
+        let down = DispatchKeyEventParams::builder()
+            .r#type(if text.is_some() {
+                DispatchKeyEventType::KeyDown
+            } else {
+                DispatchKeyEventType::RawKeyDown
+            })
+            .key(key)
+            .code(code.clone())
+            .windows_virtual_key_code(vk)
+            .native_virtual_key_code(vk);
+        let down = match &text {
+            Some(t) => down.text(t.clone()).unmodified_text(t.clone()),
+            None => down,
+        }
+        .build()
+        .map_err(|e| anyhow!("Input.dispatchKeyEvent parameters: {e}"))?;
+        cdp(
+            self.cdp_timeout,
+            "Input.dispatchKeyEvent",
+            self.inner.execute(down),
+        )
+        .await?;
+        let up = DispatchKeyEventParams::builder()
+            .r#type(DispatchKeyEventType::KeyUp)
+            .key(key)
+            .code(code)
+            .windows_virtual_key_code(vk)
+            .native_virtual_key_code(vk)
+            .build()
+            .map_err(|e| anyhow!("Input.dispatchKeyEvent parameters: {e}"))?;
+        cdp(
+            self.cdp_timeout,
+            "Input.dispatchKeyEvent",
+            self.inner.execute(up),
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// Where the first element matching `selector` sits, and its pixel size.
+    pub async fn canvas_rect(&self, selector: &str) -> Result<CanvasRect> {
+        let sel = serde_json::to_string(selector)?;
+        let js = format!(
+            "(() => {{ const c = document.querySelector({sel}); if (!c) return null; \
+             const r = c.getBoundingClientRect(); const rec = window.__arenaRecorder; \
+             return {{x: r.left, y: r.top, width: r.width, height: r.height, \
+             canvas_width: c.width || 0, canvas_height: c.height || 0, \
+             index: rec ? rec.canvasIndex(c) : null}}; }})()"
+        );
+        let v = self.eval_json(&js).await?;
+        if v.is_null() {
+            bail!("no element matches selector {selector:?}");
+        }
+        serde_json::from_value(v).with_context(|| format!("reading the rect of {selector:?}"))
+    }
+
+    /// Forgets everything recorded so far (the seq keeps counting).
+    pub async fn clear(&self) -> Result<()> {
+        let Some(c) = &self.config else {
+            bail!("no recorder on this page");
+        };
+        if let Some(app) = &c.app {
+            self.eval_json(&app.clear).await?;
+            let mut st = self.app.lock().map_err(|_| anyhow!("poisoned"))?;
+            st.cleared_at = st.next_seq;
+            return Ok(());
+        }
+        let v = self
+            .eval_json("window.__arenaRecorder.clear(), window.__arenaRecorder.stats()")
+            .await?;
+        let sockets = v.get("sockets").and_then(Value::as_u64).unwrap_or(0);
+        if c.sockets == SocketChoice::Auto && sockets > 0 {
+            self.stop_network();
+        }
+        self.take_cdp_frames();
+        if let Ok(mut k) = self.clock.lock() {
+            *k = None;
+        }
+        Ok(())
+    }
+
+    /// Everything recorded since the previous drain or clear.
+    pub async fn drain(&self) -> Result<Drain> {
+        let Some(c) = &self.config else {
+            bail!("no recorder on this page");
+        };
+        if let Some(app) = &c.app {
+            let raw = self.eval_json(&app.drain).await?;
+            let mut st = self.app.lock().map_err(|_| anyhow!("poisoned"))?;
+            return app_drain(app, &raw, &mut st);
+        }
+        let v = self.eval_json("window.__arenaRecorder.drain()").await?;
+        if v.is_null() {
+            bail!("the recorder is not in the page (was the page loaded through new_page?)");
+        }
+        let raw: RawDrain = serde_json::from_value(v).context("reading the recorder's drain")?;
+        let (dropped, written, cleared, sockets) =
+            (raw.dropped, raw.written, raw.cleared_at, raw.sockets);
+        let mut records = raw.into_records()?;
+        let have_cdp = self.cdp_sockets() > 0;
+        let source = match c.sockets {
+            SocketChoice::PageHook => SocketSource::PageHook,
+            SocketChoice::Cdp => SocketSource::Cdp,
+            SocketChoice::Auto if sockets == 0 && have_cdp => SocketSource::Cdp,
+            SocketChoice::Auto => SocketSource::PageHook,
+        };
+        let mut clock_error_ms = None;
+        if source == SocketSource::Cdp {
+            records.retain(|r| !matches!(r.kind, RecordKind::WsSend | RecordKind::WsRecv));
+            let frames = self.take_cdp_frames();
+            if !frames.is_empty() {
+                let map = self.clock_map().await?;
+                clock_error_ms = Some(map.error_ms);
+                records.extend(frames.into_iter().map(|f| Record {
+                    seq: f.seq,
+                    kind: if f.sent {
+                        RecordKind::WsSend
+                    } else {
+                        RecordKind::WsRecv
+                    },
+                    t_ms: f.mono_s * 1e3 - map.offset_ms,
+                    size: f.size,
+                    class: f.class,
+                    event: if f.text { "text" } else { "binary" }.into(),
+                    trusted: true,
+                    target: f.socket,
+                }));
+                records.sort_by(|a, b| a.t_ms.total_cmp(&b.t_ms));
+            }
+        } else if c.sockets == SocketChoice::Auto && sockets > 0 {
+            self.stop_network();
+        }
+        Ok(Drain {
+            records,
+            dropped,
+            written_total: written,
+            cleared_at_seq: cleared,
+            socket_source: source,
+            unmapped: 0,
+            clock_error_ms,
+        })
+    }
+
+    /// Maps CLOCK_MONOTONIC onto the page clock with the narrowest of 20 bracketed
+    /// `[performance.now(), performance.timeOrigin]` evaluations. Cached until `clear()`.
+    pub async fn clock_map(&self) -> Result<ClockMap> {
+        if let Some(m) = self.clock.lock().ok().and_then(|k| *k) {
+            return Ok(m);
+        }
+        let mut best: Option<(f64, f64)> = None; // (width, offset)
+        let n = 20;
+        for _ in 0..n {
+            let t0 = monotonic_ms();
+            let v = self.eval_json("performance.now()").await?;
+            let t1 = monotonic_ms();
+            let pn = v
+                .as_f64()
+                .ok_or_else(|| anyhow!("performance.now() gave {v}"))?;
+            let width = t1 - t0;
+            let offset = (t0 + t1) / 2.0 - pn;
+            if best.is_none_or(|(w, _)| width < w) {
+                best = Some((width, offset));
+            }
+        }
+        let (width, offset_ms) = best.ok_or_else(|| anyhow!("no clock sample"))?;
+        let m = ClockMap {
+            offset_ms,
+            error_ms: width / 2.0,
+            n,
+        };
+        if let Ok(mut k) = self.clock.lock() {
+            *k = Some(m);
+        }
+        Ok(m)
+    }
+
+    /// Closes the tab.
+    pub async fn close(self) -> Result<()> {
+        let inner = self.inner.clone();
+        cdp(self.cdp_timeout, "Page.close", inner.close()).await
+    }
+}
+
+/// DOM `code`, Windows virtual key code and typed text for a key value.
+fn key_facts(key: &str) -> Result<(String, i64, Option<String>)> {
+    let mut chars = key.chars();
+    if let (Some(c), None) = (chars.next(), chars.clone().next()) {
+        let up = c.to_ascii_uppercase();
+        let (code, vk) = if up.is_ascii_alphabetic() {
+            (format!("Key{up}"), up as i64)
+        } else if c.is_ascii_digit() {
+            (format!("Digit{c}"), c as i64)
+        } else if c == ' ' {
+            ("Space".to_string(), 32)
+        } else {
+            (String::new(), 0)
+        };
+        return Ok((code, vk, Some(c.to_string())));
+    }
+    let (vk, text) = match key {
+        "Enter" => (13, Some("\r")),
+        "Tab" => (9, None),
+        "Escape" => (27, None),
+        "Backspace" => (8, None),
+        "Delete" => (46, None),
+        "ArrowLeft" => (37, None),
+        "ArrowUp" => (38, None),
+        "ArrowRight" => (39, None),
+        "ArrowDown" => (40, None),
+        "Home" => (36, None),
+        "End" => (35, None),
+        "PageUp" => (33, None),
+        "PageDown" => (34, None),
+        "Shift" => (16, None),
+        "Control" => (17, None),
+        "Alt" => (18, None),
+        _ => bail!("unknown key {key:?} (a single character, or Enter, Tab, Escape, Backspace, Delete, Arrow*, Home, End, PageUp, PageDown, Shift, Control, Alt)"),
+    };
+    let code = match key {
+        "Shift" => "ShiftLeft",
+        "Control" => "ControlLeft",
+        "Alt" => "AltLeft",
+        k => k,
+    };
+    Ok((code.to_string(), vk, text.map(str::to_string)))
+}
+
+fn short(js: &str) -> String {
+    let one_line: String = js.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.chars().count() > 80 {
+        format!("{}...", one_line.chars().take(80).collect::<String>())
+    } else {
+        one_line
+    }
+}
