@@ -1,0 +1,179 @@
+//! The `logs` command's flags, kept beside the reducers so the root CLI stays one line and
+//! the same parsing serves the crate's own binary tests.
+
+use std::path::PathBuf;
+
+use arena_report::{Format, Table};
+use clap::{Args, Subcommand};
+
+use crate::{classload, gc, profile, stats};
+
+/// Reduce server-side evidence (per-frame stats, GC logs, class loading, profiler stacks)
+/// to tables that paste into a PERFORMANCE.md.
+///
+/// Every reducer streams its files in constant memory, reports lines it could not read
+/// (file, count, the first few with line numbers) under its tables, and exits 2 when a
+/// file holds nothing it understands.
+#[derive(Debug, Args)]
+pub struct LogsArgs {
+    #[command(subcommand)]
+    pub kind: LogsKind,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum LogsKind {
+    /// Webswing-style per-frame statistics lines: n, mean, p50, p90, p99, max per metric.
+    ///
+    /// Reads `dd-MMM-yyyy-HH:mm:ss.SSS,<instance>,<metric>,<value>` and the older
+    /// `yyyy-MM-dd HH:mm:ss,SSS <instance>,<metric>,<value>`, anywhere in a line (container
+    /// prefixes are fine). Webswing's `latency` starts at frame assembly on the server, not
+    /// at the input.
+    Stats(StatsArgs),
+    /// JVM unified-logging GC logs (G1, Parallel, ZGC): pauses by kind and cause.
+    ///
+    /// Several files become columns side by side with deltas against the first.
+    Gc(GcArgs),
+    /// `-Xlog:class+load` logs: count, span, gaps, sources (CDS, modules, jars), packages,
+    /// classes per second.
+    Classload(ClassloadArgs),
+    /// Collapsed stacks (`frame;frame count`): shares by bucket (JIT, GC, class load,
+    /// interpreter, application) and top leaves.
+    Profile(ProfileArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct Common {
+    /// Log files to read.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+}
+
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// One row per instance and metric instead of per metric.
+    #[arg(long)]
+    pub by_instance: bool,
+    /// A regex with named groups `metric` and `value` (optional `time`, `instance`) for
+    /// lines in another format.
+    #[arg(long, value_name = "REGEX")]
+    pub pattern: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct GcArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// Split pauses and stalls into windows of this many seconds.
+    #[arg(long, value_name = "SECS")]
+    pub window: Option<f64>,
+}
+
+#[derive(Debug, Args)]
+pub struct ClassloadArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// Gaps between consecutive loads longer than this many seconds are summed.
+    #[arg(long, value_name = "SECS", default_value_t = 0.3)]
+    pub gap: f64,
+    /// How many packages, modules and jars to list.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub top: usize,
+    /// Package prefix depth: 3 gives `com.fasterxml.jackson`.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub depth: usize,
+    /// Timeline bucket in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 1.0)]
+    pub bucket: f64,
+    /// Also write the timeline as an SVG bar chart.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
+    /// Report when the first class starting with this prefix loads, and how many came
+    /// before it (repeatable), e.g. `--mark megamek.`.
+    #[arg(long, value_name = "PREFIX")]
+    pub mark: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ProfileArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// TOML file of extra bucket rules (`[[rule]] bucket = "zlib"  any = ["Deflater."]`),
+    /// checked before the defaults.
+    #[arg(long, value_name = "FILE.toml")]
+    pub rules: Option<PathBuf>,
+    /// How many leaf frames to list.
+    #[arg(long, value_name = "N", default_value_t = 15)]
+    pub top: usize,
+    /// Leave this bucket's leaves out of the top-leaves table (repeatable), e.g. `JIT`.
+    #[arg(long, value_name = "BUCKET")]
+    pub skip_leaves_of: Vec<String>,
+    /// Also render all files as one flame graph (inferno; reads the files whole).
+    #[arg(long, value_name = "FILE.svg")]
+    pub flamegraph: Option<PathBuf>,
+}
+
+/// Runs one `logs` subcommand and returns its rendered output.
+pub fn run(args: &LogsArgs) -> anyhow::Result<String> {
+    let (tables, format): (Vec<Table>, Format) = match &args.kind {
+        LogsKind::Stats(a) => (
+            stats::run(&stats::StatsOptions {
+                files: a.common.files.clone(),
+                by_instance: a.by_instance,
+                pattern: a.pattern.clone(),
+            })?,
+            a.common.format,
+        ),
+        LogsKind::Gc(a) => (
+            gc::run(&gc::GcOptions {
+                files: a.common.files.clone(),
+                window: a.window,
+            })?,
+            a.common.format,
+        ),
+        LogsKind::Classload(a) => (
+            classload::run(&classload::ClassLoadOptions {
+                files: a.common.files.clone(),
+                gap: a.gap,
+                top: a.top,
+                depth: a.depth,
+                bucket: a.bucket,
+                plot: a.plot.clone(),
+                marks: a.mark.clone(),
+            })?,
+            a.common.format,
+        ),
+        LogsKind::Profile(a) => (
+            profile::run(&profile::ProfileOptions {
+                files: a.common.files.clone(),
+                rules: a.rules.clone(),
+                top: a.top,
+                skip_leaves_of: a.skip_leaves_of.clone(),
+                flamegraph: a.flamegraph.clone(),
+            })?,
+            a.common.format,
+        ),
+    };
+    Ok(render(&tables, format))
+}
+
+/// Renders several tables; JSON becomes one array so the output stays one document.
+pub fn render(tables: &[Table], format: Format) -> String {
+    match format {
+        Format::Json => {
+            let v: Vec<serde_json::Value> = tables.iter().map(Table::to_json).collect();
+            let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
+            s.push('\n');
+            s
+        }
+        _ => tables
+            .iter()
+            .map(|t| t.render(format))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    }
+}

@@ -1,0 +1,933 @@
+//! `logs gc`: JVM unified-logging GC logs (`-Xlog:gc`, `-Xlog:gc*`, any decorators) from
+//! G1, Parallel and ZGC, reduced to pause tables by kind and cause.
+//!
+//! Pauses are read from the `gc` tag's summary line (`GC(3) Pause Young (Normal) (G1
+//! Evacuation Pause) 7M->2M(66M) 1.528ms`) and, for ZGC, from `gc,phases` (`Pause Mark
+//! Start 0.009ms`); the `gc,start` line of the same pause has no duration and is not
+//! counted twice. ZGC's `Allocation Stall` lines are kept apart: they are what a latency
+//! budget feels.
+
+use std::path::PathBuf;
+
+use arena_report::{fmt_count, fmt_ms, fmt_pct_change, Cell, Column, Table};
+use arena_stats::StreamingSummary;
+
+use crate::scan::{scan_path, LineParser, Parsed, ScanReport};
+use crate::unified::{decorations, parse_f64};
+use crate::{fmt_mb, fmt_secs};
+
+/// Heap occupancy around a collection, in bytes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Heap {
+    pub before: u64,
+    pub after: u64,
+    pub committed: Option<u64>,
+}
+
+/// One thing a GC log says that the tables use.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GcEvent<'a> {
+    /// A stop-the-world pause: `kind` is `Young (Normal)`, `Full`, `Remark`, `Mark Start`...
+    Pause {
+        kind: &'a str,
+        cause: Option<&'a str>,
+        heap: Option<Heap>,
+        ms: f64,
+    },
+    /// A finished concurrent cycle (`Concurrent Mark Cycle 6.228ms`), or a ZGC collection
+    /// (`Garbage Collection (Allocation Rate) 232M(91%)->168M(66%)`, no duration).
+    Cycle {
+        name: &'a str,
+        heap: Option<Heap>,
+        ms: Option<f64>,
+    },
+    /// ZGC `Allocation Stall (main) 17.367ms` / `Relocation Stall (...)`.
+    Stall {
+        what: &'a str,
+        thread: &'a str,
+        ms: f64,
+    },
+    /// `Using G1`, `Using The Z Garbage Collector`.
+    Collector(&'a str),
+    /// `gc,init` `Heap Region Size: 1M`.
+    RegionSize(u64),
+    /// G1 `To-space exhausted`.
+    ToSpaceExhausted,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct GcRecord<'a> {
+    pub time: Option<f64>,
+    pub gc_id: Option<u64>,
+    pub event: GcEvent<'a>,
+}
+
+/// Reads GC lines; remembers the first and last time seen on any line (the log's span).
+#[derive(Debug, Default)]
+pub struct GcParser {
+    pub first_time: Option<f64>,
+    pub last_time: Option<f64>,
+}
+
+impl LineParser for GcParser {
+    type Record<'a> = GcRecord<'a>;
+    const KIND: &'static str = "a GC log (-Xlog:gc)";
+
+    fn parse<'a>(&mut self, line: &'a [u8]) -> Parsed<GcRecord<'a>> {
+        let (time, tags, msg) = match decorations(line) {
+            Some(d) => {
+                match d.tags {
+                    Some(t) if t == b"gc" || t.starts_with(b"gc,") => {}
+                    // Another subsystem's line: not GC logging.
+                    _ => return Parsed::Unknown,
+                }
+                if let Some(t) = d.time {
+                    self.first_time.get_or_insert(t);
+                    self.last_time = Some(t);
+                }
+                (d.time, d.tags.unwrap_or(b"gc"), d.message)
+            }
+            // `-Xlog:gc::none` writes bare messages.
+            None if line.starts_with(b"GC(")
+                || line.starts_with(b"Using ")
+                || line.starts_with(b"Allocation Stall (") =>
+            {
+                (None, &b"gc"[..], line)
+            }
+            None => return Parsed::Unknown,
+        };
+        match parse_message(tags, msg) {
+            Some((gc_id, event)) => Parsed::Record(GcRecord { time, gc_id, event }),
+            None => Parsed::Known,
+        }
+    }
+
+    fn time_of(r: &GcRecord<'_>) -> Option<f64> {
+        r.time
+    }
+}
+
+/// Reads the message of a `gc*` line; `None` for lines the tables do not use.
+pub fn parse_message<'a>(tags: &[u8], msg: &'a [u8]) -> Option<(Option<u64>, GcEvent<'a>)> {
+    let msg = std::str::from_utf8(msg).ok()?;
+    let (gc_id, rest) = match msg.strip_prefix("GC(") {
+        Some(r) => {
+            let close = r.find(')')?;
+            let id = r[..close].parse::<u64>().ok()?;
+            (Some(id), r[close + 1..].trim_start())
+        }
+        None => (None, msg),
+    };
+    let rest = rest.trim_end();
+    let summary_tag = tags == b"gc";
+    if let Some(p) = rest.strip_prefix("Pause ") {
+        // ZGC prints its pauses under gc,phases; G1/Parallel summarise under gc.
+        if !(summary_tag || tags == b"gc,phases") {
+            return None;
+        }
+        let (body, ms) = split_duration(p)?;
+        let (body, heap) = split_heap(body);
+        let (kind, cause) = kind_and_cause(body)?;
+        return Some((
+            gc_id,
+            GcEvent::Pause {
+                kind,
+                cause,
+                heap,
+                ms,
+            },
+        ));
+    }
+    if !summary_tag {
+        if tags == b"gc,init" {
+            if let Some(sz) = rest.strip_prefix("Heap Region Size: ") {
+                return Some((gc_id, GcEvent::RegionSize(parse_size(sz.trim())?)));
+            }
+        }
+        return None;
+    }
+    if rest.starts_with("Concurrent ") {
+        let (name, ms) = split_duration(rest)?;
+        return Some((
+            gc_id,
+            GcEvent::Cycle {
+                name,
+                heap: None,
+                ms: Some(ms),
+            },
+        ));
+    }
+    if rest.starts_with("Garbage Collection (") {
+        let (body, heap) = split_heap(rest);
+        // The gc,start twin of this line has no heap figures: only count the summary.
+        heap?;
+        return Some((
+            gc_id,
+            GcEvent::Cycle {
+                name: body,
+                heap,
+                ms: None,
+            },
+        ));
+    }
+    for what in ["Allocation Stall", "Relocation Stall"] {
+        if let Some(r) = rest.strip_prefix(what) {
+            let (body, ms) = split_duration(r)?;
+            let thread = body.trim().trim_start_matches('(').trim_end_matches(')');
+            return Some((gc_id, GcEvent::Stall { what, thread, ms }));
+        }
+    }
+    if let Some(name) = rest.strip_prefix("Using ") {
+        return Some((gc_id, GcEvent::Collector(name)));
+    }
+    if rest.starts_with("To-space exhausted") {
+        return Some((gc_id, GcEvent::ToSpaceExhausted));
+    }
+    None
+}
+
+/// `... 1.528ms` -> (`...`, 1.528).
+fn split_duration(s: &str) -> Option<(&str, f64)> {
+    let s = s.trim_end();
+    let sp = s.rfind(' ')?;
+    let num = s[sp + 1..].strip_suffix("ms")?;
+    let ms = parse_f64(num.as_bytes())?;
+    Some((s[..sp].trim_end(), ms))
+}
+
+/// `Young (Normal) (G1 Evacuation Pause) 7M->2M(66M)` -> (`Young (Normal) (G1 ...)`, heap).
+/// Also ZGC's `232M(91%)->168M(66%)`.
+fn split_heap(s: &str) -> (&str, Option<Heap>) {
+    let Some(sp) = s.rfind(' ') else {
+        return (s, None);
+    };
+    let tok = &s[sp + 1..];
+    let Some(arrow) = tok.find("->") else {
+        return (s, None);
+    };
+    let strip_pct = |x: &str| -> Option<u64> {
+        let x = match x.find('(') {
+            Some(p) if x.ends_with("%)") => &x[..p],
+            _ => x,
+        };
+        parse_size(x)
+    };
+    let before = strip_pct(&tok[..arrow]);
+    let right = &tok[arrow + 2..];
+    let (after, committed) = match right.find('(') {
+        Some(p) if !right.ends_with("%)") => (
+            parse_size(&right[..p]),
+            right[p + 1..].strip_suffix(')').and_then(parse_size),
+        ),
+        _ => (strip_pct(right), None),
+    };
+    match (before, after) {
+        (Some(before), Some(after)) => (
+            s[..sp].trim_end(),
+            Some(Heap {
+                before,
+                after,
+                committed,
+            }),
+        ),
+        _ => (s, None),
+    }
+}
+
+/// `Young (Normal) (G1 Evacuation Pause)` -> (`Young (Normal)`, `G1 Evacuation Pause`);
+/// `Full (System.gc())` -> (`Full`, `System.gc()`); `Remark` -> (`Remark`, None).
+fn kind_and_cause(s: &str) -> Option<(&str, Option<&str>)> {
+    let s = s.trim();
+    if s.is_empty() {
+        return None;
+    }
+    // Balanced parenthesised groups, since causes like `System.gc()` nest.
+    let mut groups: Vec<(usize, usize)> = Vec::new();
+    let bytes = s.as_bytes();
+    let mut depth = 0usize;
+    let mut open = 0usize;
+    for (i, &c) in bytes.iter().enumerate() {
+        match c {
+            b'(' => {
+                if depth == 0 {
+                    open = i;
+                }
+                depth += 1;
+            }
+            b')' if depth > 0 => {
+                depth -= 1;
+                if depth == 0 {
+                    groups.push((open, i));
+                }
+            }
+            _ => {}
+        }
+    }
+    match groups.len() {
+        0 => Some((s, None)),
+        1 => {
+            let (o, c) = groups[0];
+            // Parallel's `Young (Allocation Failure)`: the one group is the cause.
+            Some((s[..o].trim_end(), Some(&s[o + 1..c])))
+        }
+        _ => {
+            let (o, c) = groups[groups.len() - 1];
+            Some((s[..o].trim_end(), Some(&s[o + 1..c])))
+        }
+    }
+}
+
+/// `7M`, `15570K`, `2G`, `512B` -> bytes.
+pub fn parse_size(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let (num, mul) = match s.as_bytes().last()? {
+        b'B' => (&s[..s.len() - 1], 1u64),
+        b'K' => (&s[..s.len() - 1], 1 << 10),
+        b'M' => (&s[..s.len() - 1], 1 << 20),
+        b'G' => (&s[..s.len() - 1], 1 << 30),
+        b'T' => (&s[..s.len() - 1], 1 << 40),
+        _ => return None,
+    };
+    let n = parse_f64(num.as_bytes())?;
+    if n < 0.0 {
+        return None;
+    }
+    Some((n * mul as f64) as u64)
+}
+
+fn ms_summary() -> StreamingSummary {
+    StreamingSummary::new(1000.0)
+}
+
+/// Pause statistics of one group (a kind and cause, a window, a whole file).
+#[derive(Debug, Clone)]
+pub struct PauseStats {
+    pub ms: StreamingSummary,
+    pub humongous: u64,
+    pub humongous_ms: f64,
+}
+
+impl Default for PauseStats {
+    fn default() -> Self {
+        PauseStats {
+            ms: ms_summary(),
+            humongous: 0,
+            humongous_ms: 0.0,
+        }
+    }
+}
+
+impl PauseStats {
+    fn record(&mut self, ms: f64, humongous: bool) {
+        self.ms.record(ms);
+        if humongous {
+            self.humongous += 1;
+            self.humongous_ms += ms;
+        }
+    }
+}
+
+/// Everything `logs gc` knows about one file, built in one streaming pass.
+#[derive(Debug, Clone)]
+pub struct GcSummary {
+    pub scan: ScanReport,
+    pub collector: Option<String>,
+    pub region_size: Option<u64>,
+    pub span: Option<(f64, f64)>,
+    pub all: PauseStats,
+    /// (kind, cause) in first-seen order.
+    pub by_kind: Vec<(String, String, PauseStats)>,
+    /// (name, count, summary of the durations that were logged).
+    pub cycles: Vec<(String, u64, StreamingSummary)>,
+    pub stalls: StreamingSummary,
+    pub heap_before_mb: StreamingSummary,
+    pub heap_after_mb: StreamingSummary,
+    pub peak_committed: Option<u64>,
+    pub to_space_exhausted: u64,
+    /// Window index (from the first line's time) -> stats, when `--window` is given.
+    pub windows: Vec<(i64, PauseStats, StreamingSummary)>,
+}
+
+/// Reduces one GC log. `window` (seconds) splits pauses and stalls by time.
+pub fn summarize(path: &std::path::Path, window: Option<f64>) -> anyhow::Result<GcSummary> {
+    let mut parser = GcParser::default();
+    let mut s = GcSummary {
+        scan: ScanReport::default(),
+        collector: None,
+        region_size: None,
+        span: None,
+        all: PauseStats::default(),
+        by_kind: Vec::new(),
+        cycles: Vec::new(),
+        stalls: ms_summary(),
+        heap_before_mb: StreamingSummary::new(1000.0),
+        heap_after_mb: StreamingSummary::new(1000.0),
+        peak_committed: None,
+        to_space_exhausted: 0,
+        windows: Vec::new(),
+    };
+    let mut origin: Option<f64> = None;
+    let window = window.filter(|w| *w > 0.0);
+    let scan = scan_path(path, &mut parser, |_, r| {
+        if let Some(t) = r.time {
+            origin.get_or_insert(t);
+        }
+        let win = match (window, r.time, origin) {
+            (Some(w), Some(t), Some(o)) => Some(((t - o) / w).floor() as i64),
+            _ => None,
+        };
+        match r.event {
+            GcEvent::Pause {
+                kind,
+                cause,
+                heap,
+                ms,
+            } => {
+                let cause = cause.unwrap_or("");
+                let humongous = cause.contains("Humongous");
+                s.all.record(ms, humongous);
+                match s
+                    .by_kind
+                    .iter_mut()
+                    .find(|(k, c, _)| k == kind && c == cause)
+                {
+                    Some((_, _, st)) => st.record(ms, humongous),
+                    None => {
+                        let mut st = PauseStats::default();
+                        st.record(ms, humongous);
+                        s.by_kind.push((kind.to_string(), cause.to_string(), st));
+                    }
+                }
+                if let Some(h) = heap {
+                    record_heap(&mut s, h);
+                }
+                if let Some(w) = win {
+                    window_slot(&mut s.windows, w).1.record(ms, humongous);
+                }
+            }
+            GcEvent::Cycle { name, heap, ms } => {
+                // ZGC names its collections by cause; count them as one kind of cycle.
+                let key = if name.starts_with("Garbage Collection") {
+                    "Garbage Collection (ZGC cycle)"
+                } else {
+                    name
+                };
+                match s.cycles.iter_mut().find(|(n, _, _)| n == key) {
+                    Some((_, n, st)) => {
+                        *n += 1;
+                        if let Some(ms) = ms {
+                            st.record(ms);
+                        }
+                    }
+                    None => {
+                        let mut st = ms_summary();
+                        if let Some(ms) = ms {
+                            st.record(ms);
+                        }
+                        s.cycles.push((key.to_string(), 1, st));
+                    }
+                }
+                if let Some(h) = heap {
+                    record_heap(&mut s, h);
+                }
+            }
+            GcEvent::Stall { ms, .. } => {
+                s.stalls.record(ms);
+                if let Some(w) = win {
+                    window_slot(&mut s.windows, w).2.record(ms);
+                }
+            }
+            GcEvent::Collector(name) => {
+                if s.collector.is_none() {
+                    s.collector = Some(name.to_string());
+                }
+            }
+            GcEvent::RegionSize(b) => s.region_size = Some(b),
+            GcEvent::ToSpaceExhausted => s.to_space_exhausted += 1,
+        }
+    })?;
+    s.span = parser.first_time.zip(parser.last_time);
+    s.scan = scan;
+    s.windows.sort_by_key(|w| w.0);
+    if s.scan.understood() == 0 {
+        return Err(s.scan.nothing_understood(GcParser::KIND).into());
+    }
+    Ok(s)
+}
+
+fn record_heap(s: &mut GcSummary, h: Heap) {
+    s.heap_before_mb.record(h.before as f64 / 1048576.0);
+    s.heap_after_mb.record(h.after as f64 / 1048576.0);
+    if let Some(c) = h.committed {
+        s.peak_committed = Some(s.peak_committed.map_or(c, |p| p.max(c)));
+    }
+}
+
+fn window_slot(
+    windows: &mut Vec<(i64, PauseStats, StreamingSummary)>,
+    w: i64,
+) -> &mut (i64, PauseStats, StreamingSummary) {
+    // Windows arrive in time order, so the slot is almost always the last one.
+    let idx = match windows.iter().rposition(|x| x.0 == w) {
+        Some(i) => i,
+        None => {
+            windows.push((w, PauseStats::default(), ms_summary()));
+            windows.len() - 1
+        }
+    };
+    &mut windows[idx]
+}
+
+/// Options of `logs gc`.
+#[derive(Debug, Clone, Default)]
+pub struct GcOptions {
+    pub files: Vec<PathBuf>,
+    pub window: Option<f64>,
+}
+
+/// The tables `logs gc` prints: per file, pauses by kind and cause (and by window); with
+/// several files, one overview with a column per file and deltas against the first.
+pub fn run(opts: &GcOptions) -> anyhow::Result<Vec<Table>> {
+    let mut sums = Vec::new();
+    for f in &opts.files {
+        sums.push(summarize(f, opts.window)?);
+    }
+    let mut tables = Vec::new();
+    for s in &sums {
+        tables.push(by_kind_table(s));
+        if opts.window.is_some() {
+            tables.push(window_table(s, opts.window.unwrap_or(0.0)));
+        }
+    }
+    tables.push(overview_table(&sums));
+    Ok(tables)
+}
+
+fn by_kind_table(s: &GcSummary) -> Table {
+    let mut t = Table::new(vec![
+        Column::left("pause"),
+        Column::left("cause"),
+        Column::right("n"),
+        Column::right("total"),
+        Column::right("p50"),
+        Column::right("p90"),
+        Column::right("max"),
+    ])
+    .with_title(format!(
+        "GC pauses by kind and cause: {} ({}, n={} pauses, ms)",
+        s.scan.file,
+        s.collector.as_deref().unwrap_or("collector not logged"),
+        s.all.ms.count()
+    ));
+    let mut rows: Vec<&(String, String, PauseStats)> = s.by_kind.iter().collect();
+    rows.sort_by(|a, b| b.2.ms.sum().total_cmp(&a.2.ms.sum()));
+    let stat_row = |st: &PauseStats| -> Vec<Cell> {
+        vec![
+            Cell::num(fmt_count(st.ms.count() as i64), st.ms.count() as f64),
+            Cell::num(fmt_ms(st.ms.sum()), st.ms.sum()),
+            ms_cell(st.ms.quantile(0.5)),
+            ms_cell(st.ms.quantile(0.9)),
+            ms_cell(st.ms.summary().map(|x| x.max)),
+        ]
+    };
+    for (kind, cause, st) in rows {
+        let mut row = vec![Cell::text(kind.clone()), Cell::text(cause.clone())];
+        row.extend(stat_row(st));
+        t.push_row(row);
+    }
+    let mut all = vec![Cell::text("all pauses").strong(), Cell::text("")];
+    all.extend(stat_row(&s.all).into_iter().map(Cell::strong));
+    t.push_row(all);
+    notes_for(&mut t, s);
+    t
+}
+
+fn window_table(s: &GcSummary, w: f64) -> Table {
+    let mut t = Table::new(vec![
+        Column::left("window"),
+        Column::right("pauses"),
+        Column::right("total"),
+        Column::right("p50"),
+        Column::right("p90"),
+        Column::right("max"),
+        Column::right("humongous"),
+        Column::right("stalls"),
+        Column::right("stall total"),
+    ])
+    .with_title(format!("GC pauses per {w} s window: {} (ms)", s.scan.file));
+    for (idx, p, stalls) in &s.windows {
+        let from = *idx as f64 * w;
+        t.push_row(vec![
+            Cell::num(format!("{}-{}", fmt_secs(from), fmt_secs(from + w)), from),
+            Cell::num(fmt_count(p.ms.count() as i64), p.ms.count() as f64),
+            Cell::num(fmt_ms(p.ms.sum()), p.ms.sum()),
+            ms_cell(p.ms.quantile(0.5)),
+            ms_cell(p.ms.quantile(0.9)),
+            ms_cell(p.ms.summary().map(|x| x.max)),
+            Cell::num(fmt_count(p.humongous as i64), p.humongous as f64),
+            Cell::num(fmt_count(stalls.count() as i64), stalls.count() as f64),
+            Cell::num(fmt_ms(stalls.sum()), stalls.sum()),
+        ]);
+    }
+    t.note("windows start at the log's first timed line; empty windows are left out");
+    t
+}
+
+fn ms_cell(v: Option<f64>) -> Cell {
+    match v {
+        Some(x) => Cell::num(fmt_ms(x), x),
+        None => Cell::text("-"),
+    }
+}
+
+/// One row of the overview: label and a value per file (raw number for deltas).
+struct Metric {
+    label: &'static str,
+    values: Vec<(String, Option<f64>)>,
+    /// Whether a % change against the first file means something for this row.
+    delta: bool,
+}
+
+fn overview_table(sums: &[GcSummary]) -> Table {
+    let mut cols = vec![Column::left("")];
+    for s in sums {
+        let mut name = short_name(&s.scan.file);
+        if let Some(r) = s.region_size {
+            name.push_str(&format!(" ({} regions)", fmt_mb(r)));
+        }
+        cols.push(Column::right(name));
+    }
+    for s in sums.iter().skip(1) {
+        cols.push(Column::right(format!("Δ {}", short_name(&s.scan.file))));
+    }
+    let mut t = Table::new(cols).with_title(if sums.len() > 1 {
+        "GC overview, side by side (deltas against the first file)".to_string()
+    } else {
+        "GC overview".to_string()
+    });
+    let per = |f: &dyn Fn(&GcSummary) -> (String, Option<f64>)| -> Vec<(String, Option<f64>)> {
+        sums.iter().map(f).collect()
+    };
+    let opt_ms = |v: Option<f64>| match v {
+        Some(x) => (fmt_ms(x), Some(x)),
+        None => ("-".to_string(), None),
+    };
+    let count = |n: u64| (fmt_count(n as i64), Some(n as f64));
+    let rows = vec![
+        Metric {
+            label: "collector",
+            values: per(&|s| (s.collector.clone().unwrap_or_else(|| "-".into()), None)),
+            delta: false,
+        },
+        Metric {
+            label: "log span",
+            values: per(&|s| match s.span {
+                Some((a, b)) => (fmt_secs(b - a), Some(b - a)),
+                None => ("-".into(), None),
+            }),
+            delta: false,
+        },
+        Metric {
+            label: "pauses (n)",
+            values: per(&|s| count(s.all.ms.count())),
+            delta: true,
+        },
+        Metric {
+            label: "total pause",
+            values: per(&|s| (fmt_ms(s.all.ms.sum()), Some(s.all.ms.sum()))),
+            delta: true,
+        },
+        Metric {
+            label: "pause share of span",
+            values: per(&|s| match s.span {
+                Some((a, b)) if b > a => {
+                    let pct = s.all.ms.sum() / 1000.0 / (b - a) * 100.0;
+                    (format!("{pct:.2} %"), Some(pct))
+                }
+                _ => ("-".into(), None),
+            }),
+            delta: true,
+        },
+        Metric {
+            label: "median pause",
+            values: per(&|s| opt_ms(s.all.ms.quantile(0.5))),
+            delta: true,
+        },
+        Metric {
+            label: "p90 pause",
+            values: per(&|s| opt_ms(s.all.ms.quantile(0.9))),
+            delta: true,
+        },
+        Metric {
+            label: "p99 pause",
+            values: per(&|s| opt_ms(s.all.ms.quantile(0.99))),
+            delta: true,
+        },
+        Metric {
+            label: "max pause",
+            values: per(&|s| opt_ms(s.all.ms.summary().map(|x| x.max))),
+            delta: true,
+        },
+        Metric {
+            label: "of which humongous (n)",
+            values: per(&|s| count(s.all.humongous)),
+            delta: true,
+        },
+        Metric {
+            label: "humongous pause total",
+            values: per(&|s| (fmt_ms(s.all.humongous_ms), Some(s.all.humongous_ms))),
+            delta: true,
+        },
+        Metric {
+            label: "concurrent cycles (n)",
+            values: per(&|s| count(s.cycles.iter().map(|c| c.1).sum())),
+            delta: true,
+        },
+        Metric {
+            label: "allocation/relocation stalls (n)",
+            values: per(&|s| count(s.stalls.count())),
+            delta: true,
+        },
+        Metric {
+            label: "stall total",
+            values: per(&|s| (fmt_ms(s.stalls.sum()), Some(s.stalls.sum()))),
+            delta: true,
+        },
+        Metric {
+            label: "stall max",
+            values: per(&|s| opt_ms(s.stalls.summary().map(|x| x.max))),
+            delta: true,
+        },
+        Metric {
+            label: "heap before GC, p50",
+            values: per(&|s| mb_opt(s.heap_before_mb.quantile(0.5))),
+            delta: true,
+        },
+        Metric {
+            label: "heap after GC, p50",
+            values: per(&|s| mb_opt(s.heap_after_mb.quantile(0.5))),
+            delta: true,
+        },
+        Metric {
+            label: "heap after GC, max",
+            values: per(&|s| mb_opt(s.heap_after_mb.summary().map(|x| x.max))),
+            delta: true,
+        },
+        Metric {
+            label: "peak committed",
+            values: per(&|s| match s.peak_committed {
+                Some(b) => (
+                    format!("{:.0}MB", b as f64 / 1048576.0),
+                    Some(b as f64 / 1048576.0),
+                ),
+                None => ("-".into(), None),
+            }),
+            delta: true,
+        },
+    ];
+    for m in rows {
+        let mut row = vec![Cell::text(m.label)];
+        for (text, v) in &m.values {
+            row.push(match v {
+                Some(x) => Cell::num(text.clone(), *x),
+                None => Cell::text(text.clone()),
+            });
+        }
+        let base = m.values.first().and_then(|v| v.1);
+        for (_, v) in m.values.iter().skip(1) {
+            row.push(match (m.delta, base, v) {
+                (true, Some(b), Some(x)) if b != 0.0 => {
+                    let pct = (x - b) / b * 100.0;
+                    Cell::num(fmt_pct_change(pct), pct)
+                }
+                _ => Cell::text("-"),
+            });
+        }
+        t.push_row(row);
+    }
+    for s in sums {
+        for (name, n, st) in &s.cycles {
+            let dur = match st.summary() {
+                Some(x) => format!(", total {}, max {}", fmt_ms(st.sum()), fmt_ms(x.max)),
+                None => String::new(),
+            };
+            t.note(format!("{}: {name}: n={n}{dur}", short_name(&s.scan.file)));
+        }
+        if s.to_space_exhausted > 0 {
+            t.note(format!(
+                "{}: To-space exhausted {} times",
+                short_name(&s.scan.file),
+                s.to_space_exhausted
+            ));
+        }
+    }
+    t.note(
+        "pause times in ms as logged; heap in MB (2^20 bytes); quantiles to 3 significant digits",
+    );
+    t
+}
+
+fn mb_opt(v: Option<f64>) -> (String, Option<f64>) {
+    match v {
+        Some(x) => (format!("{x:.0}MB"), Some(x)),
+        None => ("-".into(), None),
+    }
+}
+
+fn notes_for(t: &mut Table, s: &GcSummary) {
+    crate::scan_notes(t, &s.scan, GcParser::KIND);
+}
+
+/// The file name without its directory, for column headers.
+pub fn short_name(path: &str) -> String {
+    std::path::Path::new(path)
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(line: &str) -> Parsed<GcRecord<'_>> {
+        GcParser::default().parse(line.as_bytes())
+    }
+
+    #[test]
+    fn g1_pause_with_padding() {
+        let Parsed::Record(r) = parse("[2026-11-29T18:09:57.563+0000][0.060s][info][gc          ] GC(0) Pause Young (Normal) (G1 Evacuation Pause) 7M->2M(66M) 1.528ms") else {
+            panic!("not a record")
+        };
+        assert_eq!(r.gc_id, Some(0));
+        assert_eq!(r.time, Some(0.060));
+        assert_eq!(
+            r.event,
+            GcEvent::Pause {
+                kind: "Young (Normal)",
+                cause: Some("G1 Evacuation Pause"),
+                heap: Some(Heap {
+                    before: 7 << 20,
+                    after: 2 << 20,
+                    committed: Some(66 << 20)
+                }),
+                ms: 1.528
+            }
+        );
+    }
+
+    #[test]
+    fn nested_cause_parallel_remark_and_start_lines() {
+        let Parsed::Record(r) =
+            parse("[0.094s][info][gc] GC(1) Pause Full (System.gc()) 1M->1M(61M) 3.522ms")
+        else {
+            panic!()
+        };
+        assert!(matches!(
+            r.event,
+            GcEvent::Pause {
+                kind: "Full",
+                cause: Some("System.gc()"),
+                ..
+            }
+        ));
+        let Parsed::Record(r) = parse("[0.1s][info][gc] GC(4) Pause Remark 5M->5M(14M) 0.301ms")
+        else {
+            panic!()
+        };
+        assert!(matches!(
+            r.event,
+            GcEvent::Pause {
+                kind: "Remark",
+                cause: None,
+                ..
+            }
+        ));
+        assert_eq!(
+            parse("[0.1s][info][gc,start    ] GC(0) Pause Full (System.gc())"),
+            Parsed::Known
+        );
+        assert_eq!(
+            parse("[0.1s][info][gc] GC(4) Concurrent Mark Cycle"),
+            Parsed::Known
+        );
+        assert_eq!(
+            parse("[0.1s][info][gc,marking] GC(4) Concurrent Mark 9.167ms"),
+            Parsed::Known
+        );
+        let Parsed::Record(r) = parse("[0.1s][info][gc] GC(4) Concurrent Mark Cycle 2.202ms")
+        else {
+            panic!()
+        };
+        assert!(matches!(
+            r.event,
+            GcEvent::Cycle {
+                name: "Concurrent Mark Cycle",
+                ms: Some(_),
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn zgc_lines() {
+        let Parsed::Record(r) =
+            parse("[0.107s][info][gc,phases   ] GC(2) Pause Mark Start 0.003ms")
+        else {
+            panic!()
+        };
+        assert!(
+            matches!(r.event, GcEvent::Pause { kind: "Mark Start", cause: None, ms, .. } if ms == 0.003)
+        );
+        let Parsed::Record(r) = parse("[0.155s][info][gc] Allocation Stall (main) 5.329ms") else {
+            panic!()
+        };
+        assert_eq!(
+            r.event,
+            GcEvent::Stall {
+                what: "Allocation Stall",
+                thread: "main",
+                ms: 5.329
+            }
+        );
+        let Parsed::Record(r) = parse(
+            "[0.156s][info][gc] GC(1) Garbage Collection (Allocation Stall) 64M(100%)->48M(75%)",
+        ) else {
+            panic!()
+        };
+        assert!(matches!(
+            r.event,
+            GcEvent::Cycle {
+                heap: Some(Heap {
+                    before: 67108864,
+                    ..
+                }),
+                ms: None,
+                ..
+            }
+        ));
+        assert_eq!(
+            parse("[0.1s][info][gc,start] GC(1) Garbage Collection (Allocation Stall)"),
+            Parsed::Known
+        );
+        let Parsed::Record(r) = parse("[0.1s][info][gc,init] Heap Region Size: 1M") else {
+            panic!()
+        };
+        assert_eq!(r.event, GcEvent::RegionSize(1 << 20));
+    }
+
+    #[test]
+    fn other_kinds_are_not_understood() {
+        assert_eq!(
+            parse("[0.058s][info][class,load] java.lang.Object source: shared objects file"),
+            Parsed::Unknown
+        );
+        assert_eq!(parse("allocated 123 bytes"), Parsed::Unknown);
+        assert_eq!(parse("\0\0\u{1}"), Parsed::Unknown);
+        let Parsed::Record(_) =
+            parse("GC(0) Pause Young (Normal) (G1 Evacuation Pause) 7M->2M(66M) 1.5ms")
+        else {
+            panic!()
+        };
+    }
+}

@@ -1,0 +1,59 @@
+//! Reducers for server-side evidence: per-frame stats lines, JVM GC logs, class loading
+//! and collapsed profiler stacks.
+//!
+//! Shaped like inferno's `collapse/`: one module per log kind, each a [`scan::LineParser`]
+//! (one line in, one typed record out) driven by the one streaming reader in [`scan`], so
+//! every kind gets the same speed, constant memory and the same "lines not understood"
+//! report (file, count, first few with line numbers). Each module then folds its records
+//! into `arena_report::Table`s; nothing here prints.
+
+pub mod classload;
+pub mod cli;
+pub mod gc;
+pub mod profile;
+pub mod scan;
+pub mod stats;
+pub mod unified;
+
+use arena_report::{fmt_count, Table};
+
+use crate::scan::ScanReport;
+
+/// Adds the shared notes about what could not be read to a table.
+pub(crate) fn scan_notes(t: &mut Table, scan: &ScanReport, kind: &str) {
+    t.note(format!(
+        "{}: {} lines, {} understood ({} records)",
+        scan.file,
+        fmt_count(scan.lines as i64),
+        fmt_count(scan.understood() as i64),
+        fmt_count(scan.records as i64)
+    ));
+    if let Some(p) = scan.problems(kind) {
+        t.note(p);
+    }
+}
+
+/// Bytes as MB/GB the way HotSpot writes them (`1M`, `8M`, `1.5G`).
+pub(crate) fn fmt_mb(bytes: u64) -> String {
+    let mb = bytes as f64 / 1048576.0;
+    if mb >= 1024.0 {
+        format!("{:.1}G", mb / 1024.0)
+    } else if mb >= 1.0 && mb.fract() == 0.0 {
+        format!("{mb:.0}M")
+    } else if mb >= 1.0 {
+        format!("{mb:.1}M")
+    } else {
+        format!("{}K", bytes / 1024)
+    }
+}
+
+/// Seconds with a unit: `34.9s`, `0.010s`.
+pub(crate) fn fmt_secs(s: f64) -> String {
+    if !s.is_finite() {
+        "-".into()
+    } else if s.abs() >= 10.0 {
+        format!("{s:.1}s")
+    } else {
+        format!("{s:.3}s")
+    }
+}

@@ -1,0 +1,579 @@
+//! `logs profile`: collapsed stacks (`frame;frame;frame count`, async-profiler's `_[j]`
+//! style annotations and `[thread tid=N]` roots allowed), reduced to shares by bucket (JIT,
+//! GC, class load/link/verify, interpreter, application) and top leaves.
+//!
+//! Buckets come from ordered rules: the first rule with a matching frame wins, so a
+//! compiler thread's stack is JIT even when it also resolves a class. The defaults know
+//! JDK 17's thread shapes (GC work under `GangWorker`, which async-profiler's own JFR
+//! classifier files under "vm"); a TOML file adds rules in front of them.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use arena_report::{fmt_count, Cell, Column, Exit, Table};
+use serde::Deserialize;
+
+use crate::gc::short_name;
+use crate::scan::{scan_path, LineParser, Parsed, ScanReport};
+
+/// One collapsed stack line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stack<'a> {
+    /// Frames, root first, joined by `;`.
+    pub frames: &'a [u8],
+    pub count: u64,
+}
+
+impl<'a> Stack<'a> {
+    /// The `[name tid=N]` root frame, if the profile was taken per thread.
+    pub fn thread(&self) -> Option<&'a [u8]> {
+        let end = memchr::memchr(b';', self.frames).unwrap_or(self.frames.len());
+        let first = &self.frames[..end];
+        (first.starts_with(b"[") && first.ends_with(b"]")).then_some(first)
+    }
+
+    /// The innermost frame.
+    pub fn leaf(&self) -> &'a [u8] {
+        match memchr::memrchr(b';', self.frames) {
+            Some(i) => &self.frames[i + 1..],
+            None => self.frames,
+        }
+    }
+}
+
+/// `foo_[j]` -> `foo`: async-profiler's annotation suffixes.
+pub fn strip_annotation(frame: &[u8]) -> &[u8] {
+    match frame {
+        [rest @ .., b'_', b'[', b'j' | b'i' | b'0' | b'1' | b'k', b']'] => rest,
+        _ => frame,
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct CollapsedParser;
+
+impl LineParser for CollapsedParser {
+    type Record<'a> = Stack<'a>;
+    const KIND: &'static str = "collapsed stacks (frame;frame count)";
+
+    fn parse<'a>(&mut self, line: &'a [u8]) -> Parsed<Stack<'a>> {
+        let line = crate::unified::trim(line);
+        if line.is_empty() {
+            return Parsed::Known;
+        }
+        let Some(sp) = memchr::memrchr(b' ', line) else {
+            return Parsed::Unknown;
+        };
+        let digits = &line[sp + 1..];
+        if digits.is_empty() || digits.len() > 19 || !digits.iter().all(u8::is_ascii_digit) {
+            return Parsed::Unknown;
+        }
+        let count = digits.iter().fold(0u64, |n, &c| n * 10 + (c - b'0') as u64);
+        let frames = crate::unified::trim(&line[..sp]);
+        if frames.is_empty() || memchr::memchr(0, frames).is_some() {
+            return Parsed::Unknown;
+        }
+        Parsed::Record(Stack { frames, count })
+    }
+
+    fn time_of(_: &Stack<'_>) -> Option<f64> {
+        None
+    }
+}
+
+/// One bucket rule; a stack matches when any listed substring is found where it says.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Rule {
+    pub bucket: String,
+    /// Substrings of any frame.
+    #[serde(default)]
+    pub any: Vec<String>,
+    /// Substrings of the `[thread tid=N]` root frame.
+    #[serde(default)]
+    pub thread: Vec<String>,
+    /// Substrings of the innermost frame.
+    #[serde(default)]
+    pub leaf: Vec<String>,
+}
+
+/// A rules file: `[[rule]]` tables, checked before the defaults unless
+/// `replace_defaults = true`.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RulesFile {
+    #[serde(default)]
+    pub replace_defaults: bool,
+    #[serde(default)]
+    pub rule: Vec<Rule>,
+    /// Name of the bucket for stacks no rule matches (default "application").
+    pub fallback: Option<String>,
+}
+
+fn rule(bucket: &str, any: &[&str], thread: &[&str], leaf: &[&str]) -> Rule {
+    let v = |x: &[&str]| x.iter().map(|s| s.to_string()).collect();
+    Rule {
+        bucket: bucket.into(),
+        any: v(any),
+        thread: v(thread),
+        leaf: v(leaf),
+    }
+}
+
+pub const JIT: &str = "JIT";
+pub const GC: &str = "GC";
+pub const CLASS: &str = "class load, link, verify";
+pub const INTERPRETER: &str = "interpreter";
+pub const APPLICATION: &str = "application";
+
+/// HotSpot's default buckets, most specific first.
+pub fn default_rules() -> Vec<Rule> {
+    vec![
+        rule(
+            JIT,
+            &[
+                "CompileBroker::",
+                "C2Compiler::",
+                "Compiler::compile_method",
+                "Compilation::Compilation",
+                "C2Compiler",
+                "JVMCICompiler::",
+            ],
+            &["C2 CompilerThre", "C1 CompilerThre", "JVMCI CompilerT"],
+            &[],
+        ),
+        rule(
+            GC,
+            &[
+                "GangWorker::",
+                "WorkerThread::run",
+                "ConcurrentGCThread::",
+                "VM_G1",
+                "VM_ParallelGC",
+                "VM_CollectForAllocation",
+                "VM_GC_Operation",
+                "VM_GenCollect",
+                "VM_ZOperation",
+                "VM_ShenandoahOperation",
+                "G1ConcurrentRefineThread::",
+                "G1ServiceThread::",
+                "G1YoungRemSetSamplingThread::",
+                "ZDriver::",
+                "ZWorkers::",
+                "ParallelScavengeHeap::",
+                "PSScavenge::",
+                "G1CollectedHeap::do_collection",
+                "CollectedHeap::collect",
+            ],
+            &[
+                "GC Thread#",
+                "G1 Conc#",
+                "G1 Refine#",
+                "G1 Main Marker",
+                "G1 Service",
+                "G1 Young RemSet",
+                "ZWorker",
+                "ZDriver",
+                "ZDirector",
+            ],
+            &[],
+        ),
+        rule(
+            CLASS,
+            &[
+                "ClassLoader::load_class",
+                "SystemDictionary::",
+                "ClassFileParser::",
+                "Verifier::",
+                "ClassVerifier::",
+                "LinkResolver::",
+                "InterpreterRuntime::resolve_",
+                "InstanceKlass::link_class",
+                "Rewriter::",
+                "java/lang/ClassLoader.loadClass",
+                "java/lang/ClassLoader.defineClass",
+                "jdk/internal/loader/BuiltinClassLoader.loadClass",
+            ],
+            &[],
+            &[],
+        ),
+        rule(INTERPRETER, &[], &[], &["Interpreter", "_[0]"]),
+    ]
+}
+
+/// Compiled rules: one automaton per place, each pattern mapped back to its rule.
+pub struct Classifier {
+    buckets: Vec<String>,
+    /// Rule index -> bucket index.
+    rule_bucket: Vec<usize>,
+    fallback: usize,
+    any: Option<(AhoCorasick, Vec<usize>)>,
+    thread: Option<(AhoCorasick, Vec<usize>)>,
+    leaf: Option<(AhoCorasick, Vec<usize>)>,
+}
+
+impl Classifier {
+    pub fn new(rules: &[Rule], fallback: &str) -> anyhow::Result<Self> {
+        let mut buckets: Vec<String> = Vec::new();
+        let mut rule_bucket = Vec::new();
+        let bucket_of =
+            |name: &str, buckets: &mut Vec<String>| match buckets.iter().position(|b| b == name) {
+                Some(i) => i,
+                None => {
+                    buckets.push(name.to_string());
+                    buckets.len() - 1
+                }
+            };
+        for r in rules {
+            rule_bucket.push(bucket_of(&r.bucket, &mut buckets));
+        }
+        let fallback = bucket_of(fallback, &mut buckets);
+        let build = |pick: &dyn Fn(&Rule) -> &Vec<String>| -> anyhow::Result<Option<(AhoCorasick, Vec<usize>)>> {
+            let mut pats = Vec::new();
+            let mut owner = Vec::new();
+            for (i, r) in rules.iter().enumerate() {
+                for p in pick(r) {
+                    if !p.is_empty() {
+                        pats.push(p.as_bytes().to_vec());
+                        owner.push(i);
+                    }
+                }
+            }
+            if pats.is_empty() {
+                return Ok(None);
+            }
+            let ac = AhoCorasickBuilder::new()
+                .match_kind(MatchKind::Standard)
+                .build(&pats)
+                .map_err(|e| Exit::bad_input(format!("profile rules: {e}")))?;
+            Ok(Some((ac, owner)))
+        };
+        Ok(Classifier {
+            any: build(&|r| &r.any)?,
+            thread: build(&|r| &r.thread)?,
+            leaf: build(&|r| &r.leaf)?,
+            buckets,
+            rule_bucket,
+            fallback,
+        })
+    }
+
+    pub fn buckets(&self) -> &[String] {
+        &self.buckets
+    }
+
+    /// The bucket index of a stack: the first rule (in order) with a match anywhere.
+    pub fn classify(&self, s: &Stack<'_>) -> usize {
+        let mut best = usize::MAX;
+        let scan = |auto: &Option<(AhoCorasick, Vec<usize>)>, hay: &[u8], best: &mut usize| {
+            if let Some((ac, owner)) = auto {
+                for m in ac.find_overlapping_iter(hay) {
+                    let r = owner[m.pattern().as_usize()];
+                    if r < *best {
+                        *best = r;
+                        if r == 0 {
+                            return;
+                        }
+                    }
+                }
+            }
+        };
+        if let Some(t) = s.thread() {
+            scan(&self.thread, t, &mut best);
+        }
+        if best != 0 {
+            scan(&self.leaf, s.leaf(), &mut best);
+        }
+        if best != 0 {
+            scan(&self.any, s.frames, &mut best);
+        }
+        if best == usize::MAX {
+            self.fallback
+        } else {
+            self.rule_bucket[best]
+        }
+    }
+}
+
+/// Options of `logs profile`.
+#[derive(Debug, Clone)]
+pub struct ProfileOptions {
+    pub files: Vec<PathBuf>,
+    pub rules: Option<PathBuf>,
+    pub top: usize,
+    /// Buckets whose leaves are left out of the top-leaves table (e.g. JIT).
+    pub skip_leaves_of: Vec<String>,
+    pub flamegraph: Option<PathBuf>,
+}
+
+impl Default for ProfileOptions {
+    fn default() -> Self {
+        ProfileOptions {
+            files: Vec::new(),
+            rules: None,
+            top: 15,
+            skip_leaves_of: Vec::new(),
+            flamegraph: None,
+        }
+    }
+}
+
+/// One file's reduction.
+#[derive(Debug, Clone, Default)]
+pub struct ProfileSummary {
+    pub scan: ScanReport,
+    pub samples: u64,
+    /// Samples per bucket, indexed like [`Classifier::buckets`].
+    pub by_bucket: Vec<u64>,
+    /// Leaf frame (annotation stripped) -> (samples, bucket of the first stack seen).
+    pub leaves: HashMap<Vec<u8>, (u64, usize)>,
+}
+
+pub fn load_rules(path: Option<&Path>) -> anyhow::Result<Classifier> {
+    let mut rules = Vec::new();
+    let mut fallback = APPLICATION.to_string();
+    let mut defaults = true;
+    if let Some(p) = path {
+        let text = std::fs::read_to_string(p)
+            .map_err(|e| Exit::bad_input(format!("{}: cannot read rules: {e}", p.display())))?;
+        let file: RulesFile = toml::from_str(&text)
+            .map_err(|e| Exit::bad_input(format!("{}: bad rules file: {e}", p.display())))?;
+        defaults = !file.replace_defaults;
+        rules.extend(file.rule);
+        if let Some(f) = file.fallback {
+            fallback = f;
+        }
+    }
+    if defaults {
+        rules.extend(default_rules());
+    }
+    Classifier::new(&rules, &fallback)
+}
+
+pub fn summarize(path: &Path, classifier: &Classifier) -> anyhow::Result<ProfileSummary> {
+    let mut s = ProfileSummary {
+        by_bucket: vec![0; classifier.buckets().len()],
+        ..ProfileSummary::default()
+    };
+    let scan = scan_path(path, &mut CollapsedParser, |_, st| {
+        let b = classifier.classify(&st);
+        s.samples += st.count;
+        s.by_bucket[b] += st.count;
+        let leaf = strip_annotation(st.leaf());
+        match s.leaves.get_mut(leaf) {
+            Some(e) => e.0 += st.count,
+            None => {
+                s.leaves.insert(leaf.to_vec(), (st.count, b));
+            }
+        }
+    })?;
+    s.scan = scan;
+    if s.scan.records == 0 {
+        return Err(s.scan.nothing_understood(CollapsedParser::KIND).into());
+    }
+    Ok(s)
+}
+
+pub fn run(opts: &ProfileOptions) -> anyhow::Result<Vec<Table>> {
+    let classifier = load_rules(opts.rules.as_deref())?;
+    let mut sums = Vec::new();
+    for f in &opts.files {
+        sums.push(summarize(f, &classifier)?);
+    }
+    let mut tables = vec![shares_table(&sums, &classifier)];
+    for s in &sums {
+        tables.push(leaves_table(s, &classifier, opts));
+    }
+    if let Some(svg) = &opts.flamegraph {
+        write_flamegraph(&opts.files, svg)?;
+    }
+    Ok(tables)
+}
+
+fn pct(n: u64, of: u64) -> f64 {
+    if of == 0 {
+        0.0
+    } else {
+        n as f64 / of as f64 * 100.0
+    }
+}
+
+fn shares_table(sums: &[ProfileSummary], c: &Classifier) -> Table {
+    let mut cols = vec![Column::left("")];
+    cols.extend(sums.iter().map(|s| Column::right(short_name(&s.scan.file))));
+    cols.extend(
+        sums.iter()
+            .skip(1)
+            .map(|s| Column::right(format!("Δ {}", short_name(&s.scan.file)))),
+    );
+    let mut t = Table::new(cols).with_title("Profile shares by bucket (share of samples)");
+    let mut row = vec![Cell::text("samples (n)")];
+    row.extend(
+        sums.iter()
+            .map(|s| Cell::num(fmt_count(s.samples as i64), s.samples as f64)),
+    );
+    let base = sums.first().map_or(0, |s| s.samples) as f64;
+    row.extend(sums.iter().skip(1).map(|s| {
+        if base > 0.0 {
+            let p = (s.samples as f64 - base) / base * 100.0;
+            Cell::num(arena_report::fmt_pct_change(p), p)
+        } else {
+            Cell::text("-")
+        }
+    }));
+    t.push_row(row);
+    for (bi, name) in c.buckets().iter().enumerate() {
+        let mut row = vec![Cell::text(format!("of which {name}"))];
+        let shares: Vec<f64> = sums
+            .iter()
+            .map(|s| pct(s.by_bucket[bi], s.samples))
+            .collect();
+        for (s, p) in sums.iter().zip(&shares) {
+            row.push(Cell::num(
+                format!("{p:.1} % ({})", fmt_count(s.by_bucket[bi] as i64)),
+                *p,
+            ));
+        }
+        for p in shares.iter().skip(1) {
+            let d = p - shares[0];
+            let sign = if d < 0.0 { "\u{2212}" } else { "+" };
+            row.push(Cell::num(format!("{sign}{:.1} pp", d.abs()), d));
+        }
+        t.push_row(row);
+    }
+    for s in sums {
+        crate::scan_notes(&mut t, &s.scan, CollapsedParser::KIND);
+    }
+    t.note("each stack counts toward the first rule that matches one of its frames; deltas of shares in percentage points");
+    t
+}
+
+fn leaves_table(s: &ProfileSummary, c: &Classifier, opts: &ProfileOptions) -> Table {
+    let mut t = Table::new(vec![
+        Column::left("leaf frame"),
+        Column::left("bucket"),
+        Column::right("samples"),
+        Column::right("share"),
+    ])
+    .with_title(format!(
+        "Top {} leaf frames: {} (n={} samples){}",
+        opts.top,
+        short_name(&s.scan.file),
+        fmt_count(s.samples as i64),
+        if opts.skip_leaves_of.is_empty() {
+            String::new()
+        } else {
+            format!(", leaving out {}", opts.skip_leaves_of.join(", "))
+        }
+    ));
+    let mut v: Vec<(&Vec<u8>, &(u64, usize))> = s
+        .leaves
+        .iter()
+        .filter(|(_, (_, b))| {
+            !opts
+                .skip_leaves_of
+                .iter()
+                .any(|x| x.eq_ignore_ascii_case(&c.buckets()[*b]))
+        })
+        .collect();
+    v.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.0.cmp(b.0)));
+    for (leaf, (n, b)) in v.into_iter().take(opts.top) {
+        let p = pct(*n, s.samples);
+        t.push_row(vec![
+            Cell::text(String::from_utf8_lossy(leaf).into_owned()),
+            Cell::text(c.buckets()[*b].clone()),
+            Cell::num(fmt_count(*n as i64), *n as f64),
+            Cell::num(format!("{p:.2} %"), p),
+        ]);
+    }
+    t.note("leaf annotations (_[j], _[i], _[0], _[1], _[k]) stripped; a leaf's bucket is that of the first stack it was seen in");
+    t
+}
+
+/// Renders all input files as one flame graph SVG with inferno (reads them whole).
+pub fn write_flamegraph(files: &[PathBuf], svg: &Path) -> anyhow::Result<()> {
+    let out = std::fs::File::create(svg).map_err(|e| {
+        Exit::bad_input(format!("{}: cannot write flame graph: {e}", svg.display()))
+    })?;
+    let mut opts = inferno::flamegraph::Options::default();
+    opts.colors =
+        inferno::flamegraph::Palette::Multi(inferno::flamegraph::color::MultiPalette::Java);
+    opts.count_name = "samples".into();
+    opts.title = files
+        .iter()
+        .map(|f| short_name(&f.display().to_string()))
+        .collect::<Vec<_>>()
+        .join(" + ");
+    inferno::flamegraph::from_files(&mut opts, files, std::io::BufWriter::new(out))
+        .map_err(|e| Exit::bad_input(format!("{}: flame graph failed: {e}", svg.display())))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn classify(line: &str) -> String {
+        let c = Classifier::new(&default_rules(), APPLICATION).unwrap();
+        let Parsed::Record(s) = CollapsedParser.parse(line.as_bytes()) else {
+            panic!("{line}")
+        };
+        c.buckets()[c.classify(&s)].clone()
+    }
+
+    #[test]
+    fn default_buckets() {
+        assert_eq!(classify("[C2 CompilerThre tid=12];thread_native_entry;Thread::call_run;JavaThread::run;CompileBroker::compiler_thread_loop;CompileBroker::invoke_compiler_on_method;C2Compiler::compile_method;Compile::Compile;PhaseIdealLoop::build_and_optimize 7"), JIT);
+        assert_eq!(classify("thread_native_entry;Thread::call_run;GangWorker::run;GangWorker::loop;G1EvacuateRegionsBaseTask::work 3"), GC);
+        assert_eq!(classify("Thread::call_run;VMThread::run;VMThread::evaluate_operation;VM_Operation::evaluate;VM_G1CollectForAllocation::doit 2"), GC);
+        assert_eq!(classify("java/lang/Thread.run_[j];a/B.c_[j];java/lang/ClassLoader.loadClass_[j];SystemDictionary::resolve_or_fail;ClassFileParser::parse_stream 1"), CLASS);
+        assert_eq!(
+            classify(
+                "InstanceKlass::link_class_impl;Verifier::verify;ClassVerifier::verify_method 1"
+            ),
+            CLASS
+        );
+        assert_eq!(
+            classify("java/lang/Thread.run_[j];a/B.loop_[0] 4"),
+            INTERPRETER
+        );
+        assert_eq!(
+            classify(
+                "java/lang/Thread.run_[j];a/B.loop_[j];java/util/zip/Deflater.deflateBytes_[j] 4"
+            ),
+            APPLICATION
+        );
+    }
+
+    #[test]
+    fn user_rules_come_first() {
+        let mut rules = vec![rule("zlib", &["Deflater."], &[], &[])];
+        rules.extend(default_rules());
+        let c = Classifier::new(&rules, APPLICATION).unwrap();
+        let Parsed::Record(s) =
+            CollapsedParser.parse(b"a/B.c_[j];java/util/zip/Deflater.deflateBytes_[j] 4")
+        else {
+            panic!()
+        };
+        assert_eq!(c.buckets()[c.classify(&s)], "zlib");
+    }
+
+    #[test]
+    fn parse_lines() {
+        let Parsed::Record(s) = CollapsedParser.parse(b"a;b;c_[k] 12\r") else {
+            panic!()
+        };
+        assert_eq!(
+            (s.count, s.leaf(), strip_annotation(s.leaf())),
+            (12, &b"c_[k]"[..], &b"c"[..])
+        );
+        assert_eq!(CollapsedParser.parse(b"a;b;c"), Parsed::Unknown);
+        assert_eq!(CollapsedParser.parse(b"a;b;c x12"), Parsed::Unknown);
+        assert_eq!(CollapsedParser.parse(b" 12"), Parsed::Unknown);
+        assert_eq!(
+            CollapsedParser.parse(b"a 99999999999999999999"),
+            Parsed::Unknown
+        );
+    }
+}

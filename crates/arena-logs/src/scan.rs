@@ -1,0 +1,394 @@
+//! The one line reader every log kind goes through: byte-level, constant memory, and the
+//! same "lines not understood" accounting for every format.
+//!
+//! A parser only says what one line is ([`Parsed`]); the scanner owns line splitting (LF
+//! or CRLF), line numbers, the bounded sample of lines it could not read, clocks going
+//! backwards, binary junk and a truncated last line, so every reducer reports bad input in
+//! the same words and at the same speed.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::Path;
+
+use arena_report::Exit;
+
+/// How many not-understood lines are kept, with their line numbers, for the message.
+pub const SAMPLE_LINES: usize = 3;
+/// Longer lines are not buffered (memory stays bounded); they count as not understood.
+pub const MAX_LINE: usize = 16 << 20;
+const CHUNK: usize = 1 << 20;
+const SAMPLE_CHARS: usize = 120;
+
+/// What one line turned out to be.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Parsed<R> {
+    /// A line that produced a typed record.
+    Record(R),
+    /// A line of this log kind that carries nothing this reducer uses.
+    Known,
+    /// A line this reducer cannot read.
+    Unknown,
+}
+
+/// A parser for one log kind: one line in, one typed record (or a verdict) out.
+///
+/// Lines come without their terminator (LF, and a CR before it, are stripped). Records may
+/// borrow from the line, so the hot path allocates nothing.
+pub trait LineParser {
+    type Record<'a>;
+    /// What the kind is called in messages ("a GC log").
+    const KIND: &'static str;
+    fn parse<'a>(&mut self, line: &'a [u8]) -> Parsed<Self::Record<'a>>;
+    /// The record's time in seconds on the log's own clock, if it has one; the scanner uses
+    /// it to notice clocks going backwards.
+    fn time_of(record: &Self::Record<'_>) -> Option<f64>;
+}
+
+/// A line the reducer could not read, kept for the message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sample {
+    pub line: u64,
+    pub text: String,
+}
+
+/// What reading one file looked like, whatever the kind.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ScanReport {
+    pub file: String,
+    pub bytes: u64,
+    pub lines: u64,
+    pub records: u64,
+    pub known: u64,
+    pub unknown: u64,
+    pub samples: Vec<Sample>,
+    pub crlf_lines: u64,
+    /// The file did not end with a newline (a log cut off mid-write).
+    pub truncated_last_line: bool,
+    /// Lines holding NUL bytes: binary, not text.
+    pub binary_lines: u64,
+    /// Records whose time was earlier than the record before them.
+    pub backwards: u64,
+    /// The first of those: line, its time, the time before it.
+    pub first_backwards: Option<(u64, f64, f64)>,
+    pub first_time: Option<f64>,
+    pub last_time: Option<f64>,
+}
+
+impl ScanReport {
+    /// Lines the reducer understood (records plus known lines of the kind).
+    pub fn understood(&self) -> u64 {
+        self.records + self.known
+    }
+
+    /// One sentence on what could not be read, or `None` when everything was.
+    pub fn problems(&self, kind: &str) -> Option<String> {
+        let mut parts = Vec::new();
+        if self.unknown > 0 {
+            let mut s = format!(
+                "{} of {} lines not understood as {kind}",
+                self.unknown, self.lines
+            );
+            if self.binary_lines > 0 {
+                s.push_str(&format!(" ({} hold binary NUL bytes)", self.binary_lines));
+            }
+            let first: Vec<String> = self
+                .samples
+                .iter()
+                .map(|s| format!("line {}: {:?}", s.line, s.text))
+                .collect();
+            if !first.is_empty() {
+                s.push_str(&format!("; first: {}", first.join(", ")));
+            }
+            parts.push(s);
+        }
+        if let Some((line, t, prev)) = self.first_backwards {
+            parts.push(format!(
+                "time goes backwards {} times (first at line {line}: {t:.3}s after {prev:.3}s)",
+                self.backwards
+            ));
+        }
+        if self.truncated_last_line {
+            parts.push(format!("last line ({}) has no newline", self.lines));
+        }
+        if parts.is_empty() {
+            None
+        } else {
+            Some(format!("{}: {}", self.file, parts.join("; ")))
+        }
+    }
+
+    /// The exit-2 error for a file in which nothing was understood.
+    pub fn nothing_understood(&self, kind: &str) -> Exit {
+        if self.bytes == 0 {
+            return Exit::bad_input(format!("{}: empty file, expected {kind}", self.file));
+        }
+        let mut msg = format!(
+            "{}: nothing understood as {kind}: {} of {} lines not understood",
+            self.file, self.unknown, self.lines
+        );
+        if self.binary_lines > 0 {
+            msg.push_str(&format!(
+                " ({} hold binary NUL bytes: not a text log)",
+                self.binary_lines
+            ));
+        }
+        for s in &self.samples {
+            msg.push_str(&format!("\n  line {}: {:?}", s.line, s.text));
+        }
+        if let Some(other) = sniff(self.samples.iter().map(|s| s.text.as_str())) {
+            if !kind.contains(other.0) {
+                msg.push_str(&format!(
+                    "\n  these look like {}: try `arena-perf logs {}`",
+                    other.0, other.1
+                ));
+            }
+        }
+        Exit::bad_input(msg)
+    }
+}
+
+/// Guesses which kind of log some sample lines are, for a better message.
+fn sniff<'a>(lines: impl Iterator<Item = &'a str>) -> Option<(&'static str, &'static str)> {
+    for l in lines {
+        if l.contains("][class,load") || l.contains("][class,load ") {
+            return Some(("a class-load log", "classload"));
+        }
+        if l.contains("][gc") || l.contains(" Pause Young") || l.contains(" Pause Full") {
+            return Some(("a GC log", "gc"));
+        }
+        if l.contains(",latency") || l.contains(",outboundSize,") || l.contains(",inboundSize,") {
+            return Some(("per-frame stats lines", "stats"));
+        }
+        if l.contains(';')
+            && l.rsplit(' ')
+                .next()
+                .is_some_and(|c| c.parse::<u64>().is_ok())
+        {
+            return Some(("collapsed stacks", "profile"));
+        }
+    }
+    None
+}
+
+/// Streams `reader` through `parser`, handing every record to `sink` with its line number.
+pub fn scan<P, R, F>(
+    name: &str,
+    mut reader: R,
+    parser: &mut P,
+    mut sink: F,
+) -> io::Result<ScanReport>
+where
+    P: LineParser,
+    R: Read,
+    F: FnMut(u64, P::Record<'_>),
+{
+    let mut rep = ScanReport {
+        file: name.to_string(),
+        ..ScanReport::default()
+    };
+    let mut buf: Vec<u8> = vec![0; CHUNK];
+    let mut start = 0usize; // first byte of the line being assembled
+    let mut filled = 0usize;
+    // Set while discarding the rest of an over-long line.
+    let mut skipping = false;
+    let mut prev_time: Option<f64> = None;
+
+    let mut on_line = |line: &[u8], rep: &mut ScanReport, over_long: bool| {
+        rep.lines += 1;
+        let mut line = line;
+        if let [rest @ .., b'\r'] = line {
+            line = rest;
+            rep.crlf_lines += 1;
+        }
+        let verdict = if over_long {
+            Parsed::Unknown
+        } else {
+            parser.parse(line)
+        };
+        match verdict {
+            Parsed::Record(r) => {
+                rep.records += 1;
+                if let Some(t) = P::time_of(&r) {
+                    if rep.first_time.is_none() {
+                        rep.first_time = Some(t);
+                    }
+                    if let Some(p) = prev_time {
+                        if t < p {
+                            rep.backwards += 1;
+                            if rep.first_backwards.is_none() {
+                                rep.first_backwards = Some((rep.lines, t, p));
+                            }
+                        }
+                    }
+                    prev_time = Some(t);
+                    rep.last_time = Some(rep.last_time.map_or(t, |l: f64| l.max(t)));
+                }
+                sink(rep.lines, r);
+            }
+            Parsed::Known => rep.known += 1,
+            Parsed::Unknown => {
+                rep.unknown += 1;
+                let binary = memchr::memchr(0, line).is_some();
+                if binary {
+                    rep.binary_lines += 1;
+                }
+                if rep.samples.len() < SAMPLE_LINES {
+                    let text = String::from_utf8_lossy(&line[..line.len().min(SAMPLE_CHARS * 4)]);
+                    let mut text: String = text.chars().take(SAMPLE_CHARS).collect();
+                    if over_long || line.len() > text.len() {
+                        text.push('…');
+                    }
+                    rep.samples.push(Sample {
+                        line: rep.lines,
+                        text,
+                    });
+                }
+            }
+        }
+    };
+
+    loop {
+        if filled == buf.len() {
+            if start > 0 {
+                buf.copy_within(start..filled, 0);
+                filled -= start;
+                start = 0;
+            } else if buf.len() < MAX_LINE {
+                let n = (buf.len() * 2).min(MAX_LINE);
+                buf.resize(n, 0);
+            } else {
+                // A line longer than MAX_LINE: count it once, drop what we have of it.
+                on_line(&buf[..64], &mut rep, true);
+                skipping = true;
+                filled = 0;
+            }
+        }
+        let n = match reader.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        rep.bytes += n as u64;
+        let scan_from = filled;
+        filled += n;
+        for nl in memchr::memchr_iter(b'\n', &buf[scan_from..filled]) {
+            let end = scan_from + nl;
+            if skipping {
+                skipping = false;
+            } else {
+                on_line(&buf[start..end], &mut rep, false);
+            }
+            start = end + 1;
+        }
+        if skipping {
+            start = filled;
+        }
+        if start == filled {
+            start = 0;
+            filled = 0;
+        }
+    }
+    if start < filled && !skipping {
+        rep.truncated_last_line = true;
+        on_line(&buf[start..filled], &mut rep, false);
+    }
+    Ok(rep)
+}
+
+/// [`scan`] over a file on disk; the error names the file.
+pub fn scan_path<P, F>(path: &Path, parser: &mut P, sink: F) -> anyhow::Result<ScanReport>
+where
+    P: LineParser,
+    F: FnMut(u64, P::Record<'_>),
+{
+    let name = path.display().to_string();
+    let file =
+        File::open(path).map_err(|e| Exit::bad_input(format!("{name}: cannot open: {e}")))?;
+    scan(&name, file, parser, sink)
+        .map_err(|e| Exit::bad_input(format!("{name}: read failed: {e}")).into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Understands lines that are a number; knows "#" comments.
+    struct Numbers;
+    impl LineParser for Numbers {
+        type Record<'a> = f64;
+        const KIND: &'static str = "numbers";
+        fn parse(&mut self, line: &[u8]) -> Parsed<f64> {
+            if line.starts_with(b"#") {
+                return Parsed::Known;
+            }
+            match std::str::from_utf8(line).ok().and_then(|s| s.parse().ok()) {
+                Some(v) => Parsed::Record(v),
+                None => Parsed::Unknown,
+            }
+        }
+        fn time_of(r: &f64) -> Option<f64> {
+            Some(*r)
+        }
+    }
+
+    fn run(input: &[u8]) -> (ScanReport, Vec<(u64, f64)>) {
+        let mut got = Vec::new();
+        let rep = scan("t", input, &mut Numbers, |l, v| got.push((l, v))).unwrap();
+        (rep, got)
+    }
+
+    #[test]
+    fn crlf_truncation_backwards_and_samples() {
+        let (rep, got) = run(b"1\r\n# c\r\n3\nx\n2\n\0\0junk\n5");
+        assert_eq!(got, vec![(1, 1.0), (3, 3.0), (5, 2.0), (7, 5.0)]);
+        assert_eq!(
+            (rep.lines, rep.records, rep.known, rep.unknown),
+            (7, 4, 1, 2)
+        );
+        assert_eq!(rep.crlf_lines, 2);
+        assert!(rep.truncated_last_line);
+        assert_eq!(rep.binary_lines, 1);
+        assert_eq!(rep.backwards, 1);
+        assert_eq!(rep.first_backwards, Some((5, 2.0, 3.0)));
+        assert_eq!(
+            rep.samples[0],
+            Sample {
+                line: 4,
+                text: "x".into()
+            }
+        );
+        assert_eq!(rep.samples[1].line, 6);
+        let p = rep.problems("numbers").unwrap();
+        assert!(p.contains("2 of 7 lines not understood"), "{p}");
+        assert!(p.contains("line 4: \"x\""), "{p}");
+        assert!(p.contains("backwards 1 times (first at line 5"), "{p}");
+    }
+
+    #[test]
+    fn lines_across_chunk_boundaries() {
+        let mut input = Vec::new();
+        for i in 0..400_000u32 {
+            input.extend_from_slice(format!("{i}\n").as_bytes());
+        }
+        let (rep, got) = run(&input);
+        assert_eq!(rep.records, 400_000);
+        assert_eq!(got.last(), Some(&(400_000, 399_999.0)));
+        assert_eq!(rep.bytes, input.len() as u64);
+        assert!(!rep.truncated_last_line);
+    }
+
+    #[test]
+    fn empty_and_nothing_understood_messages() {
+        let (rep, _) = run(b"");
+        assert_eq!(rep.lines, 0);
+        assert!(rep
+            .nothing_understood("numbers")
+            .to_string()
+            .contains("empty file"));
+        let (rep, _) = run(b"[0.1s][info][gc] GC(0) Pause Young (Normal) 1M->1M(2M) 1.0ms\n");
+        let m = rep.nothing_understood("numbers").to_string();
+        assert!(m.contains("1 of 1 lines not understood"), "{m}");
+        assert!(m.contains("try `arena-perf logs gc`"), "{m}");
+    }
+}
