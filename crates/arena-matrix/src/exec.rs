@@ -1,0 +1,571 @@
+//! Runs one command: its own process group, optional CPU pinning, a per-run timeout, lines
+//! of stdout/stderr/a log file timestamped on arrival and matched against taps, samplers
+//! beside it, and the whole group killed by pid on timeout, interrupt, or when the main
+//! process ends with stragglers left.
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::MetadataExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use regex::Regex;
+use serde::Serialize;
+
+use crate::sampler::{
+    GenericSampler, GenericSeries, GenericSpec, TreeCpu, TreeSampler, TreeSamplerConfig,
+};
+
+/// Where a tap reads lines from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TapSource {
+    Stdout,
+    Stderr,
+    /// A log file the command writes; tailed while it runs (a file replaced or truncated
+    /// by the command is read from its start again).
+    File(PathBuf),
+}
+
+/// A regex applied to every line of one source.
+#[derive(Debug, Clone)]
+pub struct Tap {
+    pub source: TapSource,
+    pub regex: Regex,
+    /// Named group parsed as a number.
+    pub value_group: Option<String>,
+    /// Named group kept as text (a phase name).
+    pub text_group: Option<String>,
+    /// Named group `t` holding the line's own time in seconds, used instead of arrival.
+    pub time_group: Option<String>,
+}
+
+/// One matching line.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Hit {
+    /// Seconds since spawn (or the line's own `t` group).
+    pub t: f64,
+    pub value: Option<f64>,
+    pub text: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Launch {
+    /// Run by `/bin/sh -c`.
+    pub command: String,
+    pub env: Vec<(String, String)>,
+    pub workdir: Option<PathBuf>,
+    /// Receives `<prefix>stdout.log` and `<prefix>stderr.tail`.
+    pub run_dir: PathBuf,
+    pub log_prefix: String,
+    pub timeout: Duration,
+    /// Cores the command (and everything it starts) may run on.
+    pub pin: Option<Vec<usize>>,
+    pub taps: Vec<Tap>,
+    pub tree: Option<TreeSamplerConfig>,
+    pub generic: Vec<GenericSpec>,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Outcome {
+    Exited { code: i32 },
+    Signaled { signal: i32 },
+    Timeout,
+    Interrupted,
+    SpawnFailed { error: String },
+}
+
+impl Outcome {
+    pub fn success(&self) -> bool {
+        matches!(self, Outcome::Exited { code: 0 })
+    }
+
+    /// The words a table cell shows: `died: exit 134`, `died: signal 6 (SIGABRT)`, `timeout`.
+    pub fn describe(&self) -> String {
+        match self {
+            Outcome::Exited { code: 0 } => "ok".into(),
+            Outcome::Exited { code } => format!("died: exit {code}"),
+            Outcome::Signaled { signal } => match signal_name(*signal) {
+                Some(n) => format!("died: signal {signal} ({n})"),
+                None => format!("died: signal {signal}"),
+            },
+            Outcome::Timeout => "timeout".into(),
+            Outcome::Interrupted => "interrupted".into(),
+            Outcome::SpawnFailed { error } => format!("did not start: {error}"),
+        }
+    }
+}
+
+fn signal_name(sig: i32) -> Option<&'static str> {
+    Some(match sig {
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGINT => "SIGINT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGILL => "SIGILL",
+        libc::SIGPIPE => "SIGPIPE",
+        _ => return None,
+    })
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Finished {
+    pub outcome: Option<Outcome>,
+    /// Spawn to exit, seconds.
+    pub wall_s: f64,
+    /// Per tap, in `Launch::taps` order.
+    pub hits: Vec<Vec<Hit>>,
+    pub cpu: Option<TreeCpu>,
+    pub generic: Vec<GenericSeries>,
+    pub stderr_tail: Vec<String>,
+    /// Processes of the tree still running after the main process ended, killed by pid.
+    pub stragglers_killed: usize,
+}
+
+const STDERR_TAIL_LINES: usize = 200;
+const MAX_LINE: usize = 64 * 1024;
+
+type Hits = Arc<Mutex<Vec<Vec<Hit>>>>;
+
+fn apply_taps(taps: &[Tap], src: &TapSource, line: &str, t: f64, hits: &Hits) {
+    for (i, tap) in taps.iter().enumerate() {
+        if &tap.source != src {
+            continue;
+        }
+        let Some(c) = tap.regex.captures(line) else {
+            continue;
+        };
+        let value = tap
+            .value_group
+            .as_deref()
+            .and_then(|g| c.name(g))
+            .and_then(|m| m.as_str().trim().replace(',', "").parse::<f64>().ok());
+        let text = tap
+            .text_group
+            .as_deref()
+            .and_then(|g| c.name(g))
+            .map(|m| m.as_str().to_string());
+        let t = tap
+            .time_group
+            .as_deref()
+            .and_then(|g| c.name(g))
+            .and_then(|m| m.as_str().trim().parse::<f64>().ok())
+            .unwrap_or(t);
+        if let Ok(mut h) = hits.lock() {
+            if let Some(v) = h.get_mut(i) {
+                v.push(Hit { t, value, text });
+            }
+        }
+    }
+}
+
+fn lossy_line(buf: &[u8]) -> String {
+    let mut b = buf;
+    while let Some((last, rest)) = b.split_last() {
+        if *last == b'\n' || *last == b'\r' {
+            b = rest;
+        } else {
+            break;
+        }
+    }
+    let b = &b[..b.len().min(MAX_LINE)];
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn pump(
+    reader: impl Read,
+    src: TapSource,
+    t0: Instant,
+    taps: Arc<Vec<Tap>>,
+    hits: Hits,
+    mut sink: Option<std::io::BufWriter<File>>,
+    tail: Option<Arc<Mutex<VecDeque<String>>>>,
+) {
+    let mut r = BufReader::new(reader);
+    let mut buf = Vec::with_capacity(256);
+    loop {
+        buf.clear();
+        match r.read_until(b'\n', &mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        let t = t0.elapsed().as_secs_f64();
+        if let Some(s) = sink.as_mut() {
+            let _ = s.write_all(&buf);
+        }
+        let line = lossy_line(&buf);
+        apply_taps(&taps, &src, &line, t, &hits);
+        if let Some(tail) = &tail {
+            if let Ok(mut q) = tail.lock() {
+                if q.len() == STDERR_TAIL_LINES {
+                    q.pop_front();
+                }
+                q.push_back(line);
+            }
+        }
+    }
+    if let Some(s) = sink.as_mut() {
+        let _ = s.flush();
+    }
+}
+
+/// Tails a log file until `stop`, then reads what is left.
+fn tail_file(path: PathBuf, t0: Instant, taps: Arc<Vec<Tap>>, hits: Hits, stop: Arc<AtomicBool>) {
+    // Lines already in an existing file belong to an earlier run.
+    let (mut ino, mut offset) = std::fs::metadata(&path)
+        .map(|m| (m.ino(), m.len()))
+        .unwrap_or((0, 0));
+    let mut pending: Vec<u8> = Vec::new();
+    let src = TapSource::File(path.clone());
+    loop {
+        let last = stop.load(Ordering::Acquire);
+        if let Ok(meta) = std::fs::metadata(&path) {
+            if meta.ino() != ino || meta.len() < offset {
+                ino = meta.ino();
+                offset = 0;
+                pending.clear();
+            }
+            if meta.len() > offset {
+                if let Ok(mut f) = File::open(&path) {
+                    if f.seek(SeekFrom::Start(offset)).is_ok() {
+                        let mut chunk = Vec::new();
+                        if let Ok(n) = f.take(meta.len() - offset).read_to_end(&mut chunk) {
+                            offset += n as u64;
+                            pending.extend_from_slice(&chunk);
+                        }
+                    }
+                }
+            }
+            let t = t0.elapsed().as_secs_f64();
+            while let Some(nl) = pending.iter().position(|&b| b == b'\n') {
+                let line = lossy_line(&pending[..=nl]);
+                apply_taps(&taps, &src, &line, t, &hits);
+                pending.drain(..=nl);
+            }
+            if pending.len() > MAX_LINE {
+                pending.clear();
+            }
+        }
+        if last {
+            if !pending.is_empty() {
+                let line = lossy_line(&pending);
+                apply_taps(&taps, &src, &line, t0.elapsed().as_secs_f64(), &hits);
+            }
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn kill_group(pgid: i32, sig: i32) {
+    if pgid > 1 {
+        // SAFETY: kill has no memory preconditions; a negative pid names our own group.
+        unsafe {
+            libc::kill(-pgid, sig);
+        }
+    }
+}
+
+fn kill_pid(pid: i32, sig: i32) {
+    if pid > 1 {
+        // SAFETY: as above, for one pid checked against its start time by the sampler.
+        unsafe {
+            libc::kill(pid, sig);
+        }
+    }
+}
+
+/// Blocks until `pid` has exited without reaping it, so `/proc/<pid>` stays readable for a
+/// last sample.
+fn wait_exit_nowait(pid: i32) {
+    loop {
+        // SAFETY: siginfo_t is plain data; waitid writes into it.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        let rc = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                pid as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOWAIT,
+            )
+        };
+        if rc == 0 {
+            return;
+        }
+        if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            return;
+        }
+    }
+}
+
+fn reap(pid: i32) -> Option<Outcome> {
+    let mut status: libc::c_int = 0;
+    loop {
+        // SAFETY: status is a valid out-pointer.
+        let rc = unsafe { libc::waitpid(pid, &mut status, 0) };
+        if rc == pid {
+            break;
+        }
+        if rc < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+            continue;
+        }
+        return None;
+    }
+    if libc::WIFEXITED(status) {
+        Some(Outcome::Exited {
+            code: libc::WEXITSTATUS(status),
+        })
+    } else if libc::WIFSIGNALED(status) {
+        Some(Outcome::Signaled {
+            signal: libc::WTERMSIG(status),
+        })
+    } else {
+        None
+    }
+}
+
+/// Runs `launch` to the end, its timeout, or `interrupt`. Never panics on the command's
+/// behaviour; a command that cannot start is an outcome, not an error.
+pub fn execute(launch: &Launch, interrupt: &AtomicBool) -> Finished {
+    let mut fin = Finished {
+        hits: vec![Vec::new(); launch.taps.len()],
+        ..Finished::default()
+    };
+    let _ = std::fs::create_dir_all(&launch.run_dir);
+    let mut cmd = Command::new("/bin/sh");
+    cmd.arg("-c")
+        .arg(&launch.command)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .env("ARENA_RUN_DIR", &launch.run_dir);
+    for (k, v) in &launch.env {
+        cmd.env(k, v);
+    }
+    if let Some(d) = &launch.workdir {
+        cmd.current_dir(d);
+    }
+    // Built before fork: the child may only make async-signal-safe calls.
+    let cpuset = launch.pin.as_ref().map(|cores| {
+        // SAFETY: cpu_set_t is plain data; CPU_SET writes inside it.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        for &c in cores {
+            if c < libc::CPU_SETSIZE as usize {
+                unsafe { libc::CPU_SET(c, &mut set) };
+            }
+        }
+        set
+    });
+    // SAFETY: only raw syscalls run between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::setpgid(0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // If this process dies without cleaning up, the command dies with it.
+            libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0,
+                0,
+                0,
+            );
+            if let Some(set) = &cpuset {
+                if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
+    }
+    let t0 = Instant::now();
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            fin.outcome = Some(Outcome::SpawnFailed {
+                error: e.to_string(),
+            });
+            return fin;
+        }
+    };
+    let pid = child.id() as i32;
+
+    let taps = Arc::new(launch.taps.clone());
+    let hits: Hits = Arc::new(Mutex::new(vec![Vec::new(); launch.taps.len()]));
+    let tail = Arc::new(Mutex::new(VecDeque::new()));
+    let stdout_log = File::create(
+        launch
+            .run_dir
+            .join(format!("{}stdout.log", launch.log_prefix)),
+    )
+    .ok()
+    .map(std::io::BufWriter::new);
+    let mut readers: Vec<JoinHandle<()>> = Vec::new();
+    let (done_tx, done_rx) = mpsc::channel::<()>();
+    if let Some(out) = child.stdout.take() {
+        let (taps, hits, done) = (taps.clone(), hits.clone(), done_tx.clone());
+        readers.extend(
+            std::thread::Builder::new()
+                .name("run-stdout".into())
+                .spawn(move || {
+                    pump(out, TapSource::Stdout, t0, taps, hits, stdout_log, None);
+                    let _ = done.send(());
+                })
+                .ok(),
+        );
+    }
+    if let Some(err) = child.stderr.take() {
+        let (taps, hits, tail, done) = (taps.clone(), hits.clone(), tail.clone(), done_tx);
+        readers.extend(
+            std::thread::Builder::new()
+                .name("run-stderr".into())
+                .spawn(move || {
+                    pump(err, TapSource::Stderr, t0, taps, hits, None, Some(tail));
+                    let _ = done.send(());
+                })
+                .ok(),
+        );
+    }
+    let tail_stop = Arc::new(AtomicBool::new(false));
+    let mut file_paths: Vec<PathBuf> = Vec::new();
+    for tap in launch.taps.iter() {
+        if let TapSource::File(p) = &tap.source {
+            if !file_paths.contains(p) {
+                file_paths.push(p.clone());
+            }
+        }
+    }
+    let mut tailers: Vec<JoinHandle<()>> = Vec::new();
+    for p in file_paths {
+        let (taps, hits, stop) = (taps.clone(), hits.clone(), tail_stop.clone());
+        tailers.extend(
+            std::thread::Builder::new()
+                .name("run-logtail".into())
+                .spawn(move || tail_file(p, t0, taps, hits, stop))
+                .ok(),
+        );
+    }
+    let tree = launch
+        .tree
+        .as_ref()
+        .and_then(|cfg| TreeSampler::start(pid, cfg, t0).ok());
+    let generic: Vec<GenericSampler> = launch
+        .generic
+        .iter()
+        .filter_map(|g| GenericSampler::start(g, t0, launch.workdir.clone()).ok())
+        .collect();
+
+    let (tx, rx) = mpsc::channel();
+    let waiter = std::thread::Builder::new()
+        .name("run-wait".into())
+        .spawn(move || {
+            wait_exit_nowait(pid);
+            let _ = tx.send(Instant::now());
+        });
+    // Drop the std handle without waiting: the pid is reaped below, after the last sample.
+    drop(child);
+
+    let deadline = t0 + launch.timeout;
+    let mut forced: Option<Outcome> = None;
+    let exited_at = loop {
+        let now = Instant::now();
+        if interrupt.load(Ordering::Relaxed) {
+            forced = Some(Outcome::Interrupted);
+        } else if now >= deadline {
+            forced = Some(Outcome::Timeout);
+        }
+        if forced.is_some() {
+            kill_group(pid, libc::SIGTERM);
+            let at = match rx.recv_timeout(Duration::from_millis(300)) {
+                Ok(at) => at,
+                Err(_) => {
+                    kill_group(pid, libc::SIGKILL);
+                    rx.recv_timeout(Duration::from_secs(5))
+                        .unwrap_or_else(|_| Instant::now())
+                }
+            };
+            break at;
+        }
+        let step = (deadline - now).min(Duration::from_millis(50));
+        match rx.recv_timeout(step) {
+            Ok(at) => break at,
+            Err(mpsc::RecvTimeoutError::Timeout) => continue,
+            Err(mpsc::RecvTimeoutError::Disconnected) => break Instant::now(),
+        }
+    };
+    fin.wall_s = exited_at.duration_since(t0).as_secs_f64();
+
+    let (cpu, live) = match tree {
+        Some(s) => {
+            let (c, l) = s.stop();
+            (Some(c), l)
+        }
+        None => (None, Vec::new()),
+    };
+    // The main process is a zombie now; anything else of the tree still running is a
+    // straggler that would skew the next run.
+    let stragglers: Vec<i32> = live.into_iter().filter(|&p| p != pid).collect();
+    fin.stragglers_killed = stragglers.len();
+    kill_group(pid, libc::SIGKILL);
+    for p in &stragglers {
+        kill_pid(*p, libc::SIGKILL);
+    }
+    let reaped = reap(pid);
+    if let Ok(w) = waiter {
+        let _ = w.join();
+    }
+    fin.outcome = forced.or(reaped).or(Some(Outcome::Exited { code: -1 }));
+    fin.cpu = cpu;
+    fin.generic = generic.into_iter().map(|g| g.stop()).collect();
+
+    // Readers end when the last holder of the pipes is gone; a process that escaped the
+    // group could hold them forever, so give up on it after a short wait.
+    let give_up = Instant::now() + Duration::from_secs(2);
+    let mut ended = 0;
+    while ended < readers.len() {
+        let left = give_up.saturating_duration_since(Instant::now());
+        if done_rx.recv_timeout(left).is_err() {
+            break;
+        }
+        ended += 1;
+    }
+    for r in readers {
+        if r.is_finished() {
+            let _ = r.join();
+        }
+    }
+    tail_stop.store(true, Ordering::Release);
+    for t in tailers {
+        let _ = t.join();
+    }
+    fin.hits = hits.lock().map(|h| h.clone()).unwrap_or_default();
+    fin.stderr_tail = tail
+        .lock()
+        .map(|q| q.iter().cloned().collect())
+        .unwrap_or_default();
+    write_tail(
+        &launch
+            .run_dir
+            .join(format!("{}stderr.tail", launch.log_prefix)),
+        &fin.stderr_tail,
+    );
+    fin
+}
+
+fn write_tail(path: &Path, lines: &[String]) {
+    if let Ok(mut f) = File::create(path) {
+        for l in lines {
+            let _ = writeln!(f, "{l}");
+        }
+    }
+}

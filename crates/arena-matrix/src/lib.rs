@@ -1,0 +1,37 @@
+//! Command matrices and CPU samplers.
+//!
+//! A matrix file names cases (rows), arms (columns), repeats, a timeout, a baseline arm, and
+//! how a run's figure is read (a metric line, steady windows of a periodic log, wall time,
+//! or a nested pilot run). [`run_matrix`] runs every case x arm x repeat interleaved, each
+//! run in its own process group and folder with per-thread CPU sampled beside it;
+//! failures are data. [`table`] turns the result into the tables the field notes print.
+
+pub mod exec;
+pub mod figure;
+pub mod machine;
+pub mod matrix;
+pub mod procfs;
+pub mod sampler;
+pub mod schedule;
+pub mod spec;
+pub mod table;
+
+pub use matrix::{run_matrix, MatrixOptions, MatrixResult, RunResult, RunStatus};
+pub use spec::{load, parse, MatrixSpec};
+
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, OnceLock};
+
+/// A process-wide Ctrl-C flag: the first call installs the handler; later calls return the
+/// same flag. The measured command runs in its own process group, so Ctrl-C reaches only
+/// this process, which kills the group and writes what finished.
+pub fn install_ctrlc() -> Arc<AtomicBool> {
+    static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+    FLAG.get_or_init(|| {
+        let flag = Arc::new(AtomicBool::new(false));
+        let f = flag.clone();
+        let _ = ctrlc::set_handler(move || f.store(true, std::sync::atomic::Ordering::SeqCst));
+        flag
+    })
+    .clone()
+}

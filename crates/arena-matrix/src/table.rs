@@ -1,0 +1,527 @@
+//! The tables the field notes print, built from a finished (or interrupted) matrix. The
+//! noise-bar rule lives here: a change under `noise_pct` reads `~`.
+
+use std::collections::BTreeMap;
+
+use arena_report::{fmt_count, fmt_pct_change, Cell, Column, Table};
+use arena_stats::quantile_sorted;
+use serde::Serialize;
+
+use crate::matrix::{MatrixResult, RunStatus};
+use crate::spec::{Better, Stat};
+
+/// One cell's reading of its repeats.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CellSummary {
+    /// (figure, start figure) of every run that gave one.
+    pub ok: Vec<(f64, Option<f64>)>,
+    /// What each failed run shows (`died: exit 134`, `timeout`, `no figure`).
+    pub failures: Vec<String>,
+    /// Best or median of `ok`.
+    pub value: Option<f64>,
+    /// Start figure of the best run, or the median of start figures.
+    pub start: Option<f64>,
+    pub runs: usize,
+}
+
+/// The verdict of a cell against its row's baseline cell.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub enum Verdict {
+    /// This cell is the baseline.
+    Baseline,
+    /// A change at or above the noise bar, percent (positive = figure went up).
+    Change(f64),
+    /// Under the noise bar, percent.
+    Noise(f64),
+    /// No figure here or in the baseline.
+    None,
+}
+
+pub fn summarize(m: &MatrixResult, case: usize, arm: usize, stat: Stat) -> CellSummary {
+    let mut ok = Vec::new();
+    let mut failures = Vec::new();
+    let mut runs = 0;
+    for r in m.runs_of(case, arm) {
+        runs += 1;
+        match (&r.status, &r.figure) {
+            (RunStatus::Ok, Some(f)) => ok.push((f.value, f.start)),
+            (s, _) => failures.push(s.short()),
+        }
+    }
+    let (value, start) = pick(&ok, stat, m.better);
+    CellSummary {
+        ok,
+        failures,
+        value,
+        start,
+        runs,
+    }
+}
+
+fn pick(ok: &[(f64, Option<f64>)], stat: Stat, better: Better) -> (Option<f64>, Option<f64>) {
+    if ok.is_empty() {
+        return (None, None);
+    }
+    match stat {
+        Stat::Best => {
+            let best = ok.iter().copied().reduce(|a, b| {
+                let b_better = match better {
+                    Better::Higher => b.0 > a.0,
+                    Better::Lower => b.0 < a.0,
+                };
+                if b_better {
+                    b
+                } else {
+                    a
+                }
+            });
+            (best.map(|b| b.0), best.and_then(|b| b.1))
+        }
+        Stat::Median => {
+            let mut v: Vec<f64> = ok.iter().map(|o| o.0).collect();
+            v.sort_by(f64::total_cmp);
+            let mut s: Vec<f64> = ok.iter().filter_map(|o| o.1).collect();
+            s.sort_by(f64::total_cmp);
+            (quantile_sorted(&v, 0.5), quantile_sorted(&s, 0.5))
+        }
+    }
+}
+
+/// The noise-bar rule: the change of `value` against `base` in percent, and whether it
+/// clears `noise_pct` (strictly under the bar is noise).
+pub fn verdict(value: Option<f64>, base: Option<f64>, noise_pct: f64) -> Verdict {
+    match (value, base) {
+        (Some(v), Some(b)) if b != 0.0 && b.is_finite() && v.is_finite() => {
+            let pct = (v - b) / b.abs() * 100.0;
+            if pct.abs() < noise_pct {
+                Verdict::Noise(pct)
+            } else {
+                Verdict::Change(pct)
+            }
+        }
+        _ => Verdict::None,
+    }
+}
+
+/// A figure as the notes write it: 115.2, 1,052, 0.734.
+pub fn fmt_figure(v: f64) -> String {
+    if !v.is_finite() {
+        "-".into()
+    } else if v.abs() >= 1000.0 {
+        fmt_count(v.round() as i64)
+    } else if v.abs() >= 1.0 || v == 0.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+fn group_failures(failures: &[String]) -> Vec<(String, usize)> {
+    let mut out: Vec<(String, usize)> = Vec::new();
+    for f in failures {
+        match out.iter_mut().find(|(s, _)| s == f) {
+            Some(e) => e.1 += 1,
+            None => out.push((f.clone(), 1)),
+        }
+    }
+    out
+}
+
+/// The text of one cell: `91.1 (69.8) −21 %`, `111.9 (71.1) ~`, failures after a comma
+/// (`, 1 of 3 died: exit 134`), or only the failure when no run gave a figure.
+pub fn cell_text(s: &CellSummary, v: Verdict) -> String {
+    let failures = group_failures(&s.failures);
+    let Some(value) = s.value else {
+        if s.runs == 0 {
+            return "not run".into();
+        }
+        return failures
+            .iter()
+            .map(|(f, n)| {
+                if *n == s.runs {
+                    f.clone()
+                } else {
+                    format!("{f} ({n} of {})", s.runs)
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+    };
+    let mut t = fmt_figure(value);
+    if let Some(st) = s.start {
+        t.push_str(&format!(" ({})", fmt_figure(st)));
+    }
+    match v {
+        Verdict::Change(p) => t.push_str(&format!(" {}", fmt_pct_change(p))),
+        Verdict::Noise(_) => t.push_str(" ~"),
+        Verdict::Baseline | Verdict::None => {}
+    }
+    for (f, n) in failures {
+        t.push_str(&format!(", {n} of {} {f}", s.runs));
+    }
+    t
+}
+
+/// A row per case, a column per arm.
+pub fn matrix_table(m: &MatrixResult) -> Table {
+    let arms: Vec<usize> = {
+        let mut a: Vec<usize> = m.cells.iter().map(|c| c.1).collect();
+        a.sort_unstable();
+        a.dedup();
+        a
+    };
+    let cases: Vec<usize> = {
+        let mut c: Vec<usize> = m.cells.iter().map(|c| c.0).collect();
+        c.dedup();
+        c
+    };
+    let mut cols = vec![Column::left(m.case_label.clone())];
+    cols.extend(arms.iter().map(|&a| Column::right(m.arm_labels[a].clone())));
+    let stat = match m.stat {
+        Stat::Best => format!("best of {}", m.repeats),
+        Stat::Median => format!("median of {}", m.repeats),
+    };
+    let unit = if m.unit.is_empty() {
+        String::new()
+    } else {
+        format!(", {}", m.unit)
+    };
+    let start = if m.figure_kind == "steady" {
+        " (start figure in parentheses)"
+    } else {
+        ""
+    };
+    let title = format!(
+        "{}{stat}{unit}{start}, % against {}",
+        m.title
+            .as_ref()
+            .map(|t| format!("{t}: "))
+            .unwrap_or_default(),
+        m.arm_labels[m.baseline]
+    );
+    let mut t = Table::new(cols).with_title(title);
+    let mut fewer_windows = 0;
+    let mut failed = 0;
+    for &c in &cases {
+        let base = summarize(m, c, m.baseline, m.stat);
+        let mut row = vec![Cell::text(m.case_labels[c].clone())];
+        for &a in &arms {
+            if !m.cells.contains(&(c, a)) {
+                row.push(Cell::text("-"));
+                continue;
+            }
+            let s = summarize(m, c, a, m.stat);
+            failed += s.failures.len();
+            let v = if a == m.baseline {
+                Verdict::Baseline
+            } else {
+                verdict(s.value, base.value, m.noise_pct)
+            };
+            let text = cell_text(&s, v);
+            row.push(match s.value {
+                Some(x) => Cell::num(text, x),
+                None => Cell::text(text),
+            });
+        }
+        fewer_windows += m
+            .runs
+            .iter()
+            .filter(|r| r.case == c && !r.warmup)
+            .filter(|r| r.figure.as_ref().is_some_and(|f| f.note.is_some()))
+            .count();
+        t.push_row(row);
+    }
+    let better = match m.better {
+        Better::Higher => "higher is better",
+        Better::Lower => "lower is better",
+    };
+    t.note(format!(
+        "{}{better}; n = {} runs per cell; `~` = change under the {} % noise bar",
+        if m.unit.is_empty() {
+            String::new()
+        } else {
+            format!("unit {}; ", m.unit)
+        },
+        m.repeats,
+        m.noise_pct
+    ));
+    if m.figure_kind == "steady" {
+        t.note("each run's figure is the mean of its steady windows; the start figure is its first window");
+    }
+    if fewer_windows > 0 {
+        t.note(format!(
+            "{fewer_windows} runs ended before all their steady windows (see run-meta.json)"
+        ));
+    }
+    let measured = m.runs.iter().filter(|r| !r.warmup).count();
+    if failed > 0 {
+        t.note(format!(
+            "{failed} of {measured} runs gave no figure; each run folder keeps stderr.tail"
+        ));
+    }
+    if m.interrupted {
+        t.note(format!(
+            "interrupted: {} of {} planned runs finished",
+            m.runs.len(),
+            m.planned_runs
+        ));
+    }
+    let mach = &m.machine;
+    t.note(format!(
+        "{} cores{}{}{}; runs in {}",
+        mach.cores,
+        mach.governor
+            .as_ref()
+            .map(|g| format!(", governor {g}"))
+            .unwrap_or_default(),
+        mach.loadavg
+            .map(|l| format!(", load {:.2} at start", l[0]))
+            .unwrap_or_default(),
+        mach.pinned
+            .as_ref()
+            .map(|p| format!(
+                ", pinned to cores {}",
+                p.iter()
+                    .map(|c| c.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ))
+            .unwrap_or_default(),
+        m.out_dir.display()
+    ));
+    t
+}
+
+/// A row per cell: its busiest thread (range over runs) and the whole tree's CPU.
+pub fn cpu_table(m: &MatrixResult) -> Table {
+    let mut t = Table::new(vec![
+        Column::left(m.case_label.clone()),
+        Column::left("arm"),
+        Column::left("top thread (process)"),
+        Column::right("top thread, % of one core"),
+        Column::right("tree CPU, % of one core"),
+        Column::right("threads"),
+        Column::right("n"),
+    ])
+    .with_title("CPU per run, sampled from /proc (100 % = one core busy)");
+    for &(c, a) in &m.cells {
+        let runs: Vec<_> = m.runs_of(c, a).filter_map(|r| r.cpu.as_ref()).collect();
+        if runs.is_empty() {
+            continue;
+        }
+        let tops: Vec<_> = runs.iter().filter_map(|c| c.threads.first()).collect();
+        let mut names: BTreeMap<String, usize> = BTreeMap::new();
+        for top in &tops {
+            *names
+                .entry(format!("{} ({})", top.name, top.process))
+                .or_default() += 1;
+        }
+        let name = names
+            .iter()
+            .max_by_key(|(_, n)| **n)
+            .map(|(s, _)| s.clone())
+            .unwrap_or_default();
+        let pcts: Vec<f64> = tops.iter().map(|t| t.pct_of_core).collect();
+        let lo = pcts.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = pcts.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let mean = pcts.iter().sum::<f64>() / pcts.len().max(1) as f64;
+        let range = if pcts.is_empty() {
+            "-".to_string()
+        } else if (hi - lo).abs() < 0.5 {
+            format!("{lo:.0} %")
+        } else {
+            format!("{lo:.0}-{hi:.0} %")
+        };
+        let tree: Vec<f64> = runs.iter().map(|c| c.tree_pct_of_core).collect();
+        let tree_mean = tree.iter().sum::<f64>() / tree.len() as f64;
+        let threads = runs.iter().map(|c| c.threads.len()).max().unwrap_or(0);
+        t.push_row(vec![
+            Cell::text(m.case_labels[c].clone()),
+            Cell::text(m.arm_labels[a].clone()),
+            Cell::text(name),
+            Cell::num(range, mean),
+            Cell::num(format!("{tree_mean:.0} %"), tree_mean),
+            Cell::num(threads.to_string(), threads as f64),
+            Cell::num(runs.len().to_string(), runs.len() as f64),
+        ]);
+    }
+    let samplers: f64 = m
+        .runs
+        .iter()
+        .filter_map(|r| r.cpu.as_ref())
+        .map(|c| 100.0 * c.sampler_cpu_s / c.span_s.max(1e-9))
+        .fold(0.0, f64::max);
+    t.note(format!(
+        "top thread: busiest thread of each run, range over runs; the sampler itself used at most {samplers:.2} % of one core"
+    ));
+    t
+}
+
+/// Every thread of every measured run (`--threads`).
+pub fn threads_table(m: &MatrixResult) -> Table {
+    let mut t = Table::new(vec![
+        Column::left(m.case_label.clone()),
+        Column::left("arm"),
+        Column::right("run"),
+        Column::left("process (pid)"),
+        Column::left("thread (tid)"),
+        Column::right("% of one core"),
+        Column::right("CPU s"),
+    ])
+    .with_title("per-thread CPU (100 % = one core busy)");
+    for r in m.runs.iter().filter(|r| !r.warmup) {
+        let Some(cpu) = &r.cpu else { continue };
+        for th in &cpu.threads {
+            t.push_row(vec![
+                Cell::text(m.case_labels[r.case].clone()),
+                Cell::text(m.arm_labels[r.arm].clone()),
+                Cell::num((r.repeat + 1).to_string(), f64::from(r.repeat + 1)),
+                Cell::text(format!("{} ({})", th.process, th.pid)),
+                Cell::text(format!("{} ({})", th.name, th.tid)),
+                Cell::num(format!("{:.1} %", th.pct_of_core), th.pct_of_core),
+                Cell::num(format!("{:.2}", th.cpu_s), th.cpu_s),
+            ]);
+        }
+    }
+    t
+}
+
+/// (case, arm, phase)
+type PhaseKey = (usize, usize, String);
+
+/// Per-process CPU by phase: a row per cell x phase, a column per process label, mean over
+/// runs, and the total against the machine's cores.
+pub fn phases_table(m: &MatrixResult) -> Option<Table> {
+    let mut labels: Vec<String> = Vec::new();
+    let mut rows: Vec<(PhaseKey, BTreeMap<String, Vec<f64>>)> = Vec::new();
+    for r in m.runs.iter().filter(|r| !r.warmup) {
+        let Some(cpu) = &r.cpu else { continue };
+        // Sum processes sharing a label within the run first.
+        let mut per: BTreeMap<(String, String), f64> = BTreeMap::new();
+        for p in &cpu.phases {
+            *per.entry((p.phase.clone(), p.process.clone())).or_default() += p.pct_of_core;
+            if !labels.contains(&p.process) {
+                labels.push(p.process.clone());
+            }
+        }
+        for ((phase, proc_), pct) in per {
+            let key = (r.case, r.arm, phase);
+            let idx = match rows.iter().position(|(k, _)| *k == key) {
+                Some(i) => i,
+                None => {
+                    rows.push((key, BTreeMap::new()));
+                    rows.len() - 1
+                }
+            };
+            rows[idx].1.entry(proc_).or_default().push(pct);
+        }
+    }
+    if rows.is_empty() {
+        return None;
+    }
+    let budget = m.machine.cores * 100;
+    let mut cols = vec![
+        Column::left(m.case_label.clone()),
+        Column::left("arm"),
+        Column::left("phase"),
+    ];
+    cols.extend(labels.iter().map(|l| Column::right(l.clone())));
+    cols.push(Column::right(format!("total of {budget}%")));
+    let mut t =
+        Table::new(cols).with_title("CPU per process by phase, % of one core, mean over runs");
+    for ((c, a, phase), per) in rows {
+        let mut row = vec![
+            Cell::text(m.case_labels[c].clone()),
+            Cell::text(m.arm_labels[a].clone()),
+            Cell::text(phase),
+        ];
+        let mut total = 0.0;
+        for l in &labels {
+            match per.get(l) {
+                Some(v) if !v.is_empty() => {
+                    let mean = v.iter().sum::<f64>() / v.len() as f64;
+                    total += mean;
+                    row.push(Cell::num(format!("{mean:.0}%"), mean));
+                }
+                _ => row.push(Cell::text("-")),
+            }
+        }
+        row.push(Cell::num(format!("{total:.0}%"), total));
+        t.push_row(row);
+    }
+    Some(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn noise_bar_is_strict() {
+        assert!(
+            matches!(verdict(Some(101.9), Some(100.0), 2.0), Verdict::Noise(p) if (p - 1.9).abs() < 1e-9)
+        );
+        assert!(matches!(
+            verdict(Some(102.0), Some(100.0), 2.0),
+            Verdict::Change(_)
+        ));
+        assert!(
+            matches!(verdict(Some(98.0), Some(100.0), 2.0), Verdict::Change(p) if (p + 2.0).abs() < 1e-9)
+        );
+        assert_eq!(verdict(None, Some(1.0), 2.0), Verdict::None);
+        assert_eq!(verdict(Some(1.0), Some(0.0), 2.0), Verdict::None);
+    }
+
+    #[test]
+    fn cells_read_like_the_notes() {
+        let s = CellSummary {
+            ok: vec![(91.1, Some(69.8))],
+            failures: vec![],
+            value: Some(91.1),
+            start: Some(69.8),
+            runs: 1,
+        };
+        assert_eq!(
+            cell_text(&s, verdict(Some(91.1), Some(115.2), 2.0)),
+            "91.1 (69.8) \u{2212}21 %"
+        );
+        assert_eq!(cell_text(&s, Verdict::Baseline), "91.1 (69.8)");
+        assert_eq!(cell_text(&s, Verdict::Noise(1.0)), "91.1 (69.8) ~");
+        let died = CellSummary {
+            ok: vec![(10.0, None), (12.0, None)],
+            failures: vec!["died: exit 134".into()],
+            value: Some(12.0),
+            start: None,
+            runs: 3,
+        };
+        assert_eq!(
+            cell_text(&died, Verdict::Baseline),
+            "12.0, 1 of 3 died: exit 134"
+        );
+        let all = CellSummary {
+            ok: vec![],
+            failures: vec!["timeout".into(), "timeout".into()],
+            value: None,
+            start: None,
+            runs: 2,
+        };
+        assert_eq!(cell_text(&all, Verdict::None), "timeout");
+    }
+
+    #[test]
+    fn best_follows_direction_and_keeps_its_start() {
+        let ok = [(10.0, Some(1.0)), (12.0, Some(2.0)), (11.0, Some(3.0))];
+        assert_eq!(
+            pick(&ok, Stat::Best, Better::Higher),
+            (Some(12.0), Some(2.0))
+        );
+        assert_eq!(
+            pick(&ok, Stat::Best, Better::Lower),
+            (Some(10.0), Some(1.0))
+        );
+        assert_eq!(
+            pick(&ok, Stat::Median, Better::Higher),
+            (Some(11.0), Some(2.0))
+        );
+    }
+}
