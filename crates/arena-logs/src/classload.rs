@@ -186,11 +186,15 @@ pub fn summarize(
         ..ClassLoadSummary::default()
     };
     let mut prev: Option<f64> = None;
+    let mut origin: Option<f64> = None;
     let bucket = if opts.bucket > 0.0 { opts.bucket } else { 1.0 };
     let scan = scan_path(path, &mut ClassLoadParser, |_, r| {
         s.classes += 1;
         if let Some(t) = r.time {
-            let first = *s.first.get_or_insert(t);
+            // Buckets and marks count from the first line; first/last are the extremes,
+            // so a clock that steps back still gives an honest span.
+            let first = *origin.get_or_insert(t);
+            s.first = Some(s.first.map_or(t, |f| f.min(t)));
             s.last = Some(s.last.map_or(t, |l| l.max(t)));
             if let Some(p) = prev {
                 let gap = t - p;
@@ -223,7 +227,7 @@ pub fn summarize(
         }
         for (prefix, seen) in s.marks.iter_mut() {
             if seen.is_none() && r.name.starts_with(prefix.as_str()) {
-                let rel = r.time.zip(s.first).map_or(0.0, |(t, f)| t - f);
+                let rel = r.time.zip(origin).map_or(0.0, |(t, f)| t - f);
                 *seen = Some((rel, s.classes - 1));
             }
         }

@@ -96,8 +96,15 @@ impl LineParser for GcParser {
             }
             None => return Parsed::Unknown,
         };
+        // A summary-tag pause line without a readable duration is damaged (cut off,
+        // mangled), not merely uninteresting.
+        let damaged = |msg: &[u8]| {
+            (tags == b"gc" || tags == b"gc,phases")
+                && memchr::memmem::find(msg, b"Pause ").is_some_and(|i| i < 16)
+        };
         match parse_message(tags, msg) {
             Some((gc_id, event)) => Parsed::Record(GcRecord { time, gc_id, event }),
+            None if damaged(msg) => Parsed::Unknown,
             None => Parsed::Known,
         }
     }

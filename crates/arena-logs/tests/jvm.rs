@@ -29,6 +29,10 @@ struct Logs {
     jar: PathBuf,
 }
 
+/// Allocation steps per GC run: enough for dozens of pauses per collector, about a
+/// quarter of a second each on an idle machine.
+const ALLOC_STEPS: u32 = 12000;
+
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/java")
 }
@@ -69,132 +73,99 @@ fn logs() -> &'static Logs {
         );
         let p = |n: &str| d.join(n);
         let deco = "time,uptime,level,tags";
-        // (output file, JVM args, program args, stdout is the log)
+        // (log file, JVM arguments, whether the log is the JVM's stdout)
+        let file_log =
+            |sel: &str, name: &str| format!("-Xlog:{sel}:file={}:{deco}", p(name).display());
+        let alloc = |gc: &str, heap: &str, extra: &[&str], log: String| -> Vec<String> {
+            let mut v = vec![gc.to_string(), heap.to_string()];
+            v.extend(extra.iter().map(|x| x.to_string()));
+            v.extend([log, "Alloc".to_string(), ALLOC_STEPS.to_string()]);
+            v
+        };
+        let loader = |extra: &[&str], log: String, gap: &str| -> Vec<String> {
+            let mut v: Vec<String> = extra.iter().map(|x| x.to_string()).collect();
+            v.extend([log, "Loader".to_string(), gap.to_string()]);
+            v
+        };
         let runs: Vec<(PathBuf, Vec<String>, bool)> = vec![
             (
                 p("g1.log"),
-                vec![
-                    "-XX:+UseG1GC".into(),
-                    "-Xmx64m".into(),
-                    "-Xlog:gc".into(),
-                    "Alloc".into(),
-                    "400".into(),
-                ],
+                alloc("-XX:+UseG1GC", "-Xmx64m", &[], "-Xlog:gc".into()),
                 true,
             ),
             (
                 p("g1full.log"),
-                vec![
-                    "-XX:+UseG1GC".into(),
-                    "-Xmx64m".into(),
-                    format!("-Xlog:gc*:file={}:{deco}", p("g1full.log").display()),
-                    "Alloc".into(),
-                    "300".into(),
-                ],
+                alloc(
+                    "-XX:+UseG1GC",
+                    "-Xmx64m",
+                    &[],
+                    file_log("gc*", "g1full.log"),
+                ),
                 false,
             ),
             (
                 p("g1-1m.log"),
-                vec![
-                    "-XX:+UseG1GC".into(),
-                    "-Xmx128m".into(),
-                    "-XX:G1HeapRegionSize=1m".into(),
+                alloc(
+                    "-XX:+UseG1GC",
+                    "-Xmx128m",
+                    &["-XX:G1HeapRegionSize=1m"],
                     "-Xlog:gc,gc+init".into(),
-                    "Alloc".into(),
-                    "300".into(),
-                ],
+                ),
                 true,
             ),
             (
                 p("g1-8m.log"),
-                vec![
-                    "-XX:+UseG1GC".into(),
-                    "-Xmx128m".into(),
-                    "-XX:G1HeapRegionSize=8m".into(),
+                alloc(
+                    "-XX:+UseG1GC",
+                    "-Xmx128m",
+                    &["-XX:G1HeapRegionSize=8m"],
                     "-Xlog:gc,gc+init".into(),
-                    "Alloc".into(),
-                    "300".into(),
-                ],
+                ),
                 true,
             ),
             (
                 p("par.log"),
-                vec![
-                    "-XX:+UseParallelGC".into(),
-                    "-Xmx64m".into(),
-                    "-Xlog:gc".into(),
-                    "Alloc".into(),
-                    "300".into(),
-                ],
+                alloc("-XX:+UseParallelGC", "-Xmx64m", &[], "-Xlog:gc".into()),
                 true,
             ),
             (
                 p("parfull.log"),
-                vec![
-                    "-XX:+UseParallelGC".into(),
-                    "-Xmx64m".into(),
-                    format!("-Xlog:gc*:file={}:{deco}", p("parfull.log").display()),
-                    "Alloc".into(),
-                    "300".into(),
-                ],
+                alloc(
+                    "-XX:+UseParallelGC",
+                    "-Xmx64m",
+                    &[],
+                    file_log("gc*", "parfull.log"),
+                ),
                 false,
             ),
             (
                 p("z.log"),
-                vec![
-                    "-XX:+UseZGC".into(),
-                    "-Xmx64m".into(),
-                    "-Xlog:gc".into(),
-                    "Alloc".into(),
-                    "300".into(),
-                ],
+                alloc("-XX:+UseZGC", "-Xmx64m", &[], "-Xlog:gc".into()),
                 true,
             ),
             (
                 p("zfull.log"),
-                vec![
-                    "-XX:+UseZGC".into(),
-                    "-Xmx64m".into(),
-                    format!("-Xlog:gc*:file={}:{deco}", p("zfull.log").display()),
-                    "Alloc".into(),
-                    "300".into(),
-                ],
+                alloc("-XX:+UseZGC", "-Xmx64m", &[], file_log("gc*", "zfull.log")),
                 false,
             ),
             (
                 p("cl.log"),
-                vec!["-Xlog:class+load".into(), "Loader".into(), "400".into()],
+                loader(&[], "-Xlog:class+load".into(), "400"),
                 true,
             ),
             (
                 p("clfull.log"),
-                vec![
-                    format!("-Xlog:class+load:file={}:{deco}", p("clfull.log").display()),
-                    "Loader".into(),
-                    "400".into(),
-                ],
+                loader(&[], file_log("class+load", "clfull.log"), "400"),
                 false,
             ),
             (
                 p("cldebug.log"),
-                vec![
-                    format!(
-                        "-Xlog:class+load=debug:file={}:{deco}",
-                        p("cldebug.log").display()
-                    ),
-                    "Loader".into(),
-                    "10".into(),
-                ],
+                loader(&[], file_log("class+load=debug", "cldebug.log"), "10"),
                 false,
             ),
             (
                 p("clnoshare.log"),
-                vec![
-                    "-Xshare:off".into(),
-                    "-Xlog:class+load".into(),
-                    "Loader".into(),
-                    "10".into(),
-                ],
+                loader(&["-Xshare:off"], "-Xlog:class+load".into(), "10"),
                 true,
             ),
         ];
