@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use arena_report::{Exit, ExitKind};
 use clap::{Parser, Subcommand};
 
+mod matrix;
 mod wire;
 
 /// Measure what a click in a browser-streamed app costs, in the median and in the tail,
@@ -19,6 +20,9 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     // Subcommands are added here, one thin file each (src/cli/<name>.rs).
+    /// Run a matrix file: cases x arms x repeats, best (or median) per cell with the start
+    /// figure and % against the baseline arm, per-thread CPU beside every run.
+    Matrix(matrix::MatrixArgs),
     /// Capture a TCP port into pcap, and account for its WebSocket bytes per direction.
     Wire(wire::WireArgs),
 }
@@ -44,6 +48,7 @@ pub fn main() -> ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
+        Command::Matrix(a) => matrix::run(a),
         Command::Wire(a) => wire::run(a),
     }
 }

@@ -35,3 +35,15 @@ pub fn install_ctrlc() -> Arc<AtomicBool> {
     })
     .clone()
 }
+
+/// `reports/matrix-<UTC time>`, e.g. `reports/matrix-20261129-191500`.
+pub fn default_out_dir() -> std::path::PathBuf {
+    let t = arena_run::rfc3339_utc(std::time::SystemTime::now());
+    let stamp: String = t
+        .chars()
+        .take(19)
+        .filter(|c| c.is_ascii_digit() || *c == 'T')
+        .map(|c| if c == 'T' { '-' } else { c })
+        .collect();
+    std::path::PathBuf::from("reports").join(format!("matrix-{stamp}"))
+}

@@ -1,0 +1,164 @@
+//! `arena-perf matrix FILE.toml`: run every case x arm x repeat of a matrix file, print the
+//! table the field notes print, and keep every run's files.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+
+use anyhow::Result;
+use arena_matrix::spec::Stat;
+use arena_matrix::table::{cpu_table, fmt_figure, matrix_table, phases_table, threads_table};
+use arena_matrix::{run_matrix, MatrixOptions, RunStatus};
+use arena_report::{Exit, ExitKind, Format};
+use clap::{Args, ValueEnum};
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum StatArg {
+    /// The best run of each cell (highest or lowest, by the file's `better`).
+    Best,
+    /// The median run of each cell.
+    Median,
+}
+
+#[derive(Debug, Args)]
+pub struct MatrixArgs {
+    /// Matrix file (TOML): cases, arms, repeats, timeout, baseline, figure, samplers.
+    /// See docs/matrix.md.
+    pub file: PathBuf,
+    /// Run only this case or arm (repeatable); the baseline arm always runs.
+    #[arg(long, value_name = "CASE|ARM")]
+    pub only: Vec<String>,
+    /// Repeats per cell, overriding the file.
+    #[arg(long)]
+    pub repeats: Option<u32>,
+    /// What a cell shows of its repeats, overriding the file.
+    #[arg(long, value_enum)]
+    pub stat: Option<StatArg>,
+    /// Changes under this percent read `~`, overriding the file (default 2).
+    #[arg(long, value_name = "PCT")]
+    pub noise_pct: Option<f64>,
+    /// Shuffle the order within each round with this seed, overriding the file.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Output folder (default reports/matrix-<UTC time>).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Also print every thread of every run.
+    #[arg(long)]
+    pub threads: bool,
+    /// No per-run progress lines on stderr.
+    #[arg(long)]
+    pub quiet: bool,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+}
+
+pub fn run(a: MatrixArgs) -> Result<ExitCode> {
+    let mut spec = arena_matrix::load(&a.file)?;
+    spec.restrict(&a.only)?;
+    if let Some(r) = a.repeats {
+        if r == 0 {
+            return Err(Exit::bad_input("--repeats must be at least 1").into());
+        }
+        spec.repeats = r;
+    }
+    if let Some(s) = a.stat {
+        spec.stat = match s {
+            StatArg::Best => Stat::Best,
+            StatArg::Median => Stat::Median,
+        };
+    }
+    if let Some(p) = a.noise_pct {
+        if !(p >= 0.0 && p.is_finite()) {
+            return Err(Exit::bad_input("--noise-pct must be a percentage >= 0").into());
+        }
+        spec.noise_pct = p;
+    }
+    if a.seed.is_some() {
+        spec.shuffle_seed = a.seed;
+    }
+    let out_dir = a.out.unwrap_or_else(arena_matrix::default_out_dir);
+    let interrupt = arena_matrix::install_ctrlc();
+    let progress = !a.quiet && std::io::stderr().is_terminal();
+    let result = run_matrix(
+        &spec,
+        &MatrixOptions {
+            out_dir: out_dir.clone(),
+        },
+        &interrupt,
+        |r, i, n| {
+            if progress {
+                let what = match (&r.status, &r.figure) {
+                    (RunStatus::Ok, Some(f)) => format!("{} {}", fmt_figure(f.value), spec.unit),
+                    (s, _) => s.short(),
+                };
+                eprintln!(
+                    "[{i}/{n}] {} x {} {}{}: {what} ({:.1} s)",
+                    spec.cases[r.case].name,
+                    spec.arms[r.arm].name,
+                    if r.warmup { "warm-up " } else { "r" },
+                    r.repeat + 1,
+                    r.wall_s
+                );
+            }
+        },
+    );
+
+    let mut tables = vec![
+        ("matrix", matrix_table(&result)),
+        ("cpu", cpu_table(&result)),
+    ];
+    if let Some(p) = phases_table(&result) {
+        tables.push(("phases", p));
+    }
+    if a.threads {
+        tables.push(("threads", threads_table(&result)));
+    }
+    // The Markdown of every table lands next to the runs, whatever is printed.
+    let md: Vec<String> = tables
+        .iter()
+        .map(|(_, t)| t.render(Format::Markdown))
+        .collect();
+    let _ = std::fs::write(out_dir.join("tables.md"), md.join("\n"));
+    match a.format {
+        Format::Json => {
+            let obj: serde_json::Map<String, serde_json::Value> = tables
+                .iter()
+                .map(|(k, t)| (k.to_string(), t.to_json()))
+                .collect();
+            println!("{}", serde_json::to_string_pretty(&obj)?);
+        }
+        // CSV is one table: the matrix (the others are in tables.md and the run folders).
+        Format::Csv => print!("{}", tables[0].1.render(Format::Csv)),
+        f => {
+            let parts: Vec<String> = tables.iter().map(|(_, t)| t.render(f)).collect();
+            print!("{}", parts.join("\n"));
+        }
+    }
+
+    if result.interrupted || interrupt.load(Ordering::Relaxed) {
+        return Err(Exit::new(
+            ExitKind::Interrupted,
+            format!(
+                "interrupted: {} of {} runs finished, written to {}",
+                result.runs.len(),
+                result.planned_runs,
+                out_dir.display()
+            ),
+        )
+        .into());
+    }
+    let measured: Vec<_> = result.runs.iter().filter(|r| !r.warmup).collect();
+    if !measured.is_empty() && measured.iter().all(|r| r.figure.is_none()) {
+        return Err(Exit::new(
+            ExitKind::TargetFailed,
+            format!(
+                "no run gave a figure; see stderr.tail in the run folders under {}",
+                out_dir.display()
+            ),
+        )
+        .into());
+    }
+    Ok(ExitCode::SUCCESS)
+}
