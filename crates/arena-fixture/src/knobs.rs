@@ -1,0 +1,250 @@
+//! The fixture's knobs: every cost the fixture can put on the send path, as one serde struct
+//! so a run can record exactly what it measured (`GET /knobs`).
+
+use serde::{Deserialize, Serialize};
+
+/// Which board phase a session starts in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Phase {
+    /// A click moves a cursor highlight: nearly free.
+    Deploy,
+    /// A click runs the line-of-sight computation and repaints an arc overlay.
+    Firing,
+}
+
+/// When the client acks a frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AckMode {
+    /// As soon as the frame arrives, before it is decoded or drawn.
+    Receive,
+    /// After the frame is drawn and the next animation frame has run.
+    Paint,
+}
+
+/// The effective knob set of a fixture server. Defaults are the stock behaviour.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Knobs {
+    /// Seed of the board art and heightmap.
+    pub seed: u64,
+    /// Soft gradients baked into every tile (larger PNGs).
+    pub shadows: bool,
+    /// Phase a new session starts in.
+    pub phase: Phase,
+    /// Rays cast by the line-of-sight computation of one firing click.
+    pub los_work: u32,
+    /// Paint dispatcher tick, ms: changes are flushed into a frame on this tick.
+    pub tick_ms: u32,
+    /// Encode an image constant only on a client cache miss (false: on every use).
+    pub lazy_png: bool,
+    /// zlib level of the PNG encode, 0-9.
+    pub png_level: u8,
+    /// Client cache entries the server tracks (LRU); an evicted constant is sent again.
+    pub const_cache: u32,
+    /// When the client acks a frame.
+    pub ack: AckMode,
+    /// Frames the server may have unacked.
+    pub in_flight: u32,
+    /// Extra delay before a reply frame is sent, ms.
+    pub delay_ms: u32,
+    /// Every Nth input gets no reply (0: off).
+    pub drop_every: u32,
+    /// Background threads burning CPU.
+    pub bots: u32,
+    /// Duty cycle of each bot thread, percent of a 10 ms period.
+    pub bot_duty: u32,
+    /// A cursor that repaints a small region every this many ms for nothing (0: off).
+    pub blink_ms: u32,
+}
+
+/// Default `los_work`: about 10 ms of CPU per firing click on the reference machine, release
+/// build (measured by the `los_calibration` bench; see docs/fixture-protocol.md).
+pub const DEFAULT_LOS_WORK: u32 = 4000;
+
+impl Default for Knobs {
+    fn default() -> Self {
+        Knobs {
+            seed: 1,
+            shadows: false,
+            phase: Phase::Firing,
+            los_work: DEFAULT_LOS_WORK,
+            tick_ms: 16,
+            lazy_png: false,
+            png_level: 2,
+            const_cache: 16384,
+            ack: AckMode::Receive,
+            in_flight: 1,
+            delay_ms: 0,
+            drop_every: 0,
+            bots: 0,
+            bot_duty: 50,
+            blink_ms: 0,
+        }
+    }
+}
+
+/// Knob names, in documentation order.
+pub const KNOB_NAMES: &[&str] = &[
+    "seed",
+    "shadows",
+    "phase",
+    "los_work",
+    "tick_ms",
+    "lazy_png",
+    "png_level",
+    "const_cache",
+    "ack",
+    "in_flight",
+    "delay_ms",
+    "drop_every",
+    "bots",
+    "bot_duty",
+    "blink_ms",
+];
+
+fn parse_bool(name: &str, value: &str) -> Result<bool, String> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "true" | "1" | "on" | "yes" => Ok(true),
+        "false" | "0" | "off" | "no" => Ok(false),
+        _ => Err(format!(
+            "knob `{name}`: expected true or false, got `{value}`"
+        )),
+    }
+}
+
+fn parse_int<T>(name: &str, value: &str, min: u64, max: u64) -> Result<T, String>
+where
+    T: TryFrom<u64>,
+{
+    let n: u64 = value
+        .trim()
+        .parse()
+        .map_err(|_| format!("knob `{name}`: expected an integer {min}..={max}, got `{value}`"))?;
+    if n < min || n > max {
+        return Err(format!("knob `{name}`: {n} is out of range {min}..={max}"));
+    }
+    T::try_from(n).map_err(|_| format!("knob `{name}`: {n} is out of range {min}..={max}"))
+}
+
+impl Knobs {
+    /// Sets one knob from its string form, validating the value. The error names the knob.
+    pub fn set(&mut self, name: &str, value: &str) -> Result<(), String> {
+        match name {
+            "seed" => self.seed = parse_int(name, value, 0, u64::MAX)?,
+            "shadows" => self.shadows = parse_bool(name, value)?,
+            "phase" => {
+                self.phase = match value.trim() {
+                    "firing" => Phase::Firing,
+                    "deploy" => Phase::Deploy,
+                    _ => {
+                        return Err(format!(
+                            "knob `phase`: expected firing or deploy, got `{value}`"
+                        ))
+                    }
+                }
+            }
+            "los_work" => self.los_work = parse_int(name, value, 0, 10_000_000)?,
+            "tick_ms" => self.tick_ms = parse_int(name, value, 1, 1000)?,
+            "lazy_png" => self.lazy_png = parse_bool(name, value)?,
+            "png_level" => self.png_level = parse_int(name, value, 0, 9)?,
+            "const_cache" => self.const_cache = parse_int(name, value, 1, 1 << 20)?,
+            "ack" => {
+                self.ack = match value.trim() {
+                    "receive" => AckMode::Receive,
+                    "paint" => AckMode::Paint,
+                    _ => {
+                        return Err(format!(
+                            "knob `ack`: expected receive or paint, got `{value}`"
+                        ))
+                    }
+                }
+            }
+            "in_flight" => self.in_flight = parse_int(name, value, 1, 64)?,
+            "delay_ms" => self.delay_ms = parse_int(name, value, 0, 10_000)?,
+            "drop_every" => self.drop_every = parse_int(name, value, 0, 1_000_000)?,
+            "bots" => self.bots = parse_int(name, value, 0, 64)?,
+            "bot_duty" => self.bot_duty = parse_int(name, value, 0, 100)?,
+            "blink_ms" => self.blink_ms = parse_int(name, value, 0, 60_000)?,
+            _ => {
+                return Err(format!(
+                    "unknown knob `{name}` (known: {})",
+                    KNOB_NAMES.join(", ")
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    /// Defaults with `pairs` applied in order (a later pair wins).
+    pub fn from_pairs(pairs: &[(String, String)]) -> Result<Knobs, String> {
+        let mut k = Knobs::default();
+        for (name, value) in pairs {
+            k.set(name, value)?;
+        }
+        Ok(k)
+    }
+
+    /// Parses `NAME=VALUE` (the `--knob` flag's form).
+    pub fn parse_pair(s: &str) -> Result<(String, String), String> {
+        match s.split_once('=') {
+            Some((n, v)) if !n.trim().is_empty() => {
+                Ok((n.trim().to_string(), v.trim().to_string()))
+            }
+            _ => Err(format!("expected NAME=VALUE, got `{s}`")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_validates_and_names_the_knob() {
+        let mut k = Knobs::default();
+        k.set("lazy_png", "true").unwrap();
+        assert!(k.lazy_png);
+        k.set("phase", "deploy").unwrap();
+        assert_eq!(k.phase, Phase::Deploy);
+        let e = k.set("png_level", "12").unwrap_err();
+        assert!(e.contains("png_level") && e.contains("0..=9"), "{e}");
+        let e = k.set("tick_ms", "fast").unwrap_err();
+        assert!(e.contains("tick_ms"), "{e}");
+        let e = k.set("no_such", "1").unwrap_err();
+        assert!(e.contains("no_such") && e.contains("lazy_png"), "{e}");
+        let e = k.set("ack", "never").unwrap_err();
+        assert!(e.contains("ack"), "{e}");
+    }
+
+    #[test]
+    fn every_name_is_settable_and_serialized() {
+        let json = serde_json::to_value(Knobs::default()).unwrap();
+        let obj = json.as_object().unwrap();
+        assert_eq!(obj.len(), KNOB_NAMES.len());
+        for name in KNOB_NAMES {
+            assert!(obj.contains_key(*name), "{name} missing from JSON");
+            let v = match &obj[*name] {
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            let mut k = Knobs::default();
+            k.set(name, &v).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(k, Knobs::default(), "{name} round trip");
+        }
+    }
+
+    #[test]
+    fn from_pairs_later_wins() {
+        let k = Knobs::from_pairs(&[
+            ("tick_ms".into(), "8".into()),
+            ("tick_ms".into(), "33".into()),
+        ])
+        .unwrap();
+        assert_eq!(k.tick_ms, 33);
+        assert!(Knobs::parse_pair("delay_ms=40").is_ok());
+        assert!(Knobs::parse_pair("delay_ms").is_err());
+        assert!(Knobs::parse_pair("=4").is_err());
+    }
+}

@@ -1,0 +1,286 @@
+//! Server-side evidence: counters, per-frame records readable from the handle, and
+//! per-frame stats lines in the streamed toolkit's log format (docs/fixture-protocol.md).
+
+use std::collections::VecDeque;
+use std::io::Write;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use crate::session::FrameKind;
+
+/// Per-frame records kept for the handle (oldest dropped first): bounds memory however
+/// long a server runs.
+pub const FRAME_RECORDS_KEPT: usize = 100_000;
+
+/// One frame as the server sent it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FrameStat {
+    /// Connection number (1-based, in accept order); the stats lines' instance id is
+    /// `fixture-<conn>`.
+    pub conn: u64,
+    pub frame_id: u32,
+    pub kind: FrameKind,
+    /// WebSocket payload bytes of the frame.
+    pub bytes: u64,
+    pub constants_sent: u32,
+    pub cache_hits: u32,
+    /// PNG encodes done while building the frame (hits included when `lazy_png=false`).
+    pub encodes: u32,
+    pub render_ms: f64,
+    pub encode_ms: f64,
+    /// Session-thread CPU time spent on the inputs folded into this frame and on building
+    /// it, ms (CLOCK_THREAD_CPUTIME_ID).
+    pub cpu_ms: f64,
+    /// Send done minus frame start (the toolkit's `latencyServerRendering`), ms.
+    pub server_rendering_ms: f64,
+    /// Inputs whose changes the frame carries.
+    pub inputs: u32,
+    /// Wall clock when the send completed, ms since the Unix epoch.
+    pub sent_unix_ms: f64,
+}
+
+/// Server-wide counters.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counters {
+    pub connections_total: u64,
+    pub connections_open: u64,
+    pub frames_sent: u64,
+    pub bytes_sent: u64,
+    pub inputs: u64,
+    pub inputs_dropped: u64,
+    pub acks: u64,
+    /// Acks naming a frame that was not outstanding (counted and ignored).
+    pub acks_unknown: u64,
+    /// Malformed client messages; each closes its connection with a reason.
+    pub bad_messages: u64,
+    /// Frames whose ack did not come within 5 s (the window was reset).
+    pub ack_timeouts: u64,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct AtomicCounters {
+    pub connections_total: AtomicU64,
+    pub connections_open: AtomicU64,
+    pub frames_sent: AtomicU64,
+    pub bytes_sent: AtomicU64,
+    pub inputs: AtomicU64,
+    pub inputs_dropped: AtomicU64,
+    pub acks: AtomicU64,
+    pub acks_unknown: AtomicU64,
+    pub bad_messages: AtomicU64,
+    pub ack_timeouts: AtomicU64,
+}
+
+pub(crate) fn bump(c: &AtomicU64, n: u64) {
+    c.fetch_add(n, Ordering::Relaxed);
+}
+
+/// Where the stats lines go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StatsLog {
+    Stderr,
+    File(std::path::PathBuf),
+}
+
+pub(crate) struct ServerStats {
+    pub counters: AtomicCounters,
+    frames: Mutex<VecDeque<FrameStat>>,
+    sink: Option<Mutex<Box<dyn Write + Send>>>,
+}
+
+impl ServerStats {
+    pub fn new(log: Option<&StatsLog>) -> std::io::Result<ServerStats> {
+        let sink: Option<Mutex<Box<dyn Write + Send>>> = match log {
+            None => None,
+            Some(StatsLog::Stderr) => Some(Mutex::new(Box::new(std::io::stderr()))),
+            Some(StatsLog::File(p)) => {
+                let f = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(p)?;
+                Some(Mutex::new(Box::new(std::io::BufWriter::new(f))))
+            }
+        };
+        Ok(ServerStats {
+            counters: AtomicCounters::default(),
+            frames: Mutex::new(VecDeque::new()),
+            sink,
+        })
+    }
+
+    pub fn counters(&self) -> Counters {
+        let c = &self.counters;
+        let g = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        Counters {
+            connections_total: g(&c.connections_total),
+            connections_open: g(&c.connections_open),
+            frames_sent: g(&c.frames_sent),
+            bytes_sent: g(&c.bytes_sent),
+            inputs: g(&c.inputs),
+            inputs_dropped: g(&c.inputs_dropped),
+            acks: g(&c.acks),
+            acks_unknown: g(&c.acks_unknown),
+            bad_messages: g(&c.bad_messages),
+            ack_timeouts: g(&c.ack_timeouts),
+        }
+    }
+
+    pub fn frames(&self) -> Vec<FrameStat> {
+        self.frames
+            .lock()
+            .map(|f| f.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    pub fn clear_frames(&self) {
+        if let Ok(mut f) = self.frames.lock() {
+            f.clear();
+        }
+    }
+
+    pub fn record(&self, f: FrameStat) {
+        bump(&self.counters.frames_sent, 1);
+        bump(&self.counters.bytes_sent, f.bytes);
+        if let Some(sink) = &self.sink {
+            let text = stats_lines(&f, SystemTime::now());
+            if let Ok(mut w) = sink.lock() {
+                // A full disk must not take the server down: the lines are evidence, not state.
+                let _ = w.write_all(text.as_bytes());
+                let _ = w.flush();
+            }
+        }
+        if let Ok(mut q) = self.frames.lock() {
+            if q.len() >= FRAME_RECORDS_KEPT {
+                q.pop_front();
+            }
+            q.push_back(f);
+        }
+    }
+}
+
+const MONTHS: [&str; 12] = [
+    "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+];
+
+/// `dd-MMM-yyyy-HH:mm:ss.SSS` in UTC, the streamed toolkit's stats-line timestamp.
+pub fn webswing_time(t: SystemTime) -> String {
+    let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let secs = d.as_secs();
+    let ms = d.subsec_millis();
+    let days = (secs / 86_400) as i64;
+    let sod = secs % 86_400;
+    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + (month <= 2) as i64;
+    format!(
+        "{:02}-{}-{:04}-{:02}:{:02}:{:02}.{:03}",
+        day,
+        MONTHS[(month - 1) as usize],
+        year,
+        sod / 3600,
+        sod % 3600 / 60,
+        sod % 60,
+        ms
+    )
+}
+
+/// The stats lines of one frame: one metric a line, `frameId` first.
+pub fn stats_lines(f: &FrameStat, now: SystemTime) -> String {
+    let ts = webswing_time(now);
+    let inst = format!("fixture-{}", f.conn);
+    let mut s = String::with_capacity(512);
+    let mut line = |metric: &str, value: String| {
+        s.push_str(&format!("{ts},{inst},{metric},{value}\n"));
+    };
+    line("frameId", f.frame_id.to_string());
+    line(
+        "latencyServerRendering",
+        format!("{:.3}", f.server_rendering_ms),
+    );
+    line("renderMs", format!("{:.3}", f.render_ms));
+    line("encodeMs", format!("{:.3}", f.encode_ms));
+    line("cpuMs", format!("{:.3}", f.cpu_ms));
+    line("outboundSize", f.bytes.to_string());
+    line("constantsSent", f.constants_sent.to_string());
+    line("constantCacheHits", f.cache_hits.to_string());
+    s
+}
+
+/// CPU time of the calling thread.
+pub fn thread_cpu() -> std::time::Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes into the timespec we own; CLOCK_THREAD_CPUTIME_ID is
+    // always available on Linux.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return std::time::Duration::ZERO;
+    }
+    std::time::Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn timestamp_matches_the_toolkit_pattern() {
+        // 2021-03-12 10:15:42.123 UTC
+        let t = UNIX_EPOCH + Duration::from_millis(1_615_544_142_123);
+        assert_eq!(webswing_time(t), "12-Mar-2021-10:15:42.123");
+        let t = UNIX_EPOCH + Duration::from_millis(951_782_400_000); // 2000-02-29
+        assert_eq!(webswing_time(t), "29-Feb-2000-00:00:00.000");
+    }
+
+    #[test]
+    fn one_metric_a_line_frame_id_first() {
+        let f = FrameStat {
+            conn: 3,
+            frame_id: 17,
+            kind: FrameKind::Reply,
+            bytes: 6120,
+            constants_sent: 3,
+            cache_hits: 12,
+            encodes: 15,
+            render_ms: 0.25,
+            encode_ms: 2.5,
+            cpu_ms: 12.75,
+            server_rendering_ms: 3.0,
+            inputs: 1,
+            sent_unix_ms: 0.0,
+        };
+        let t = UNIX_EPOCH + Duration::from_millis(1_615_544_142_123);
+        let s = stats_lines(&f, t);
+        let lines: Vec<&str> = s.lines().collect();
+        assert_eq!(lines[0], "12-Mar-2021-10:15:42.123,fixture-3,frameId,17");
+        assert!(lines.contains(&"12-Mar-2021-10:15:42.123,fixture-3,outboundSize,6120"));
+        assert!(lines.contains(&"12-Mar-2021-10:15:42.123,fixture-3,latencyServerRendering,3.000"));
+        for l in &lines {
+            assert_eq!(l.split(',').count(), 4, "{l}");
+        }
+    }
+
+    #[test]
+    fn thread_cpu_advances_with_work() {
+        let a = thread_cpu();
+        let mut x = 0u64;
+        for i in 0..3_000_000u64 {
+            x = x.wrapping_mul(31).wrapping_add(i);
+        }
+        std::hint::black_box(x);
+        assert!(thread_cpu() > a);
+    }
+}

@@ -1,0 +1,606 @@
+//! The fixture server over real loopback sockets: page and headers, the wire protocol,
+//! the knobs' effects, bad input, and 50 concurrent clients.
+
+use std::time::{Duration, Instant};
+
+use arena_fixture::proto::{
+    decode_frame, encode_ack, encode_input, DecodedFrame, Input, InputKind, Op,
+};
+use arena_fixture::session::FrameKind;
+use arena_fixture::{Knobs, Server, ServerHandle, ServerOptions, StatsLog};
+use futures_util::{SinkExt, StreamExt};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{connect_async, MaybeTlsStream, WebSocketStream};
+
+type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+/// Knobs for tests: a light line-of-sight sweep, since tests run unoptimised.
+fn knobs(pairs: &[(&str, &str)]) -> Knobs {
+    let mut k = Knobs::default();
+    k.set("los_work", "200").unwrap();
+    for (n, v) in pairs {
+        k.set(n, v).unwrap_or_else(|e| panic!("{e}"));
+    }
+    k
+}
+
+async fn http_get(h: &ServerHandle, path: &str) -> (String, String) {
+    let mut s = TcpStream::connect(h.addr()).await.unwrap();
+    let req = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+    s.write_all(req.as_bytes()).await.unwrap();
+    let mut buf = Vec::new();
+    tokio::time::timeout(Duration::from_secs(5), s.read_to_end(&mut buf))
+        .await
+        .unwrap()
+        .unwrap();
+    let text = String::from_utf8_lossy(&buf).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    (head.to_ascii_lowercase(), body.to_string())
+}
+
+struct Client {
+    ws: Ws,
+    bytes: usize,
+}
+
+impl Client {
+    async fn connect(h: &ServerHandle) -> Client {
+        let (ws, _) = connect_async(h.ws_url()).await.expect("ws connect");
+        Client { ws, bytes: 0 }
+    }
+
+    /// Next server frame within `t`, skipping control frames; `None` on timeout or close.
+    async fn frame(&mut self, t: Duration) -> Option<DecodedFrame> {
+        let deadline = tokio::time::Instant::now() + t;
+        loop {
+            let m = tokio::time::timeout_at(deadline, self.ws.next())
+                .await
+                .ok()??
+                .ok()?;
+            match m {
+                Message::Binary(b) => {
+                    self.bytes += b.len();
+                    return Some(decode_frame(&b).expect("well-formed frame"));
+                }
+                Message::Close(_) => return None,
+                _ => {}
+            }
+        }
+    }
+
+    async fn send(&mut self, b: Vec<u8>) {
+        self.ws.send(Message::Binary(b.into())).await.expect("send");
+    }
+
+    async fn input(&mut self, kind: InputKind, tx: u16, ty: u16) {
+        let i = Input {
+            kind,
+            x: tx * 48 + 20,
+            y: ty * 48 + 20,
+            code: 0,
+            t_ms: 1.5,
+        };
+        self.send(encode_input(&i)).await;
+    }
+
+    async fn ack(&mut self, id: u32) {
+        self.send(encode_ack(id)).await;
+    }
+
+    /// Board frame, acked.
+    async fn board(&mut self) -> DecodedFrame {
+        let f = self
+            .frame(Duration::from_secs(20))
+            .await
+            .expect("board frame");
+        self.ack(f.id).await;
+        f
+    }
+
+    /// Waits for the close frame and returns (code, reason); None if the socket just ended.
+    async fn closed(&mut self) -> Option<(u16, String)> {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            match tokio::time::timeout_at(deadline, self.ws.next()).await {
+                Ok(Some(Ok(Message::Close(Some(c))))) => {
+                    return Some((c.code.into(), c.reason.to_string()))
+                }
+                Ok(Some(Ok(Message::Close(None)))) | Ok(None) | Ok(Some(Err(_))) => return None,
+                Ok(Some(Ok(_))) => {}
+                Err(_) => panic!("connection still open after 5 s"),
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn page_is_isolated_and_knobs_are_served() {
+    let h = Server::start(knobs(&[("lazy_png", "true"), ("tick_ms", "8")]))
+        .await
+        .unwrap();
+    assert!(h.url().starts_with("http://127.0.0.1:"), "{}", h.url());
+    let (head, body) = http_get(&h, "/").await;
+    assert!(head.starts_with("http/1.1 200"), "{head}");
+    assert!(
+        head.contains("cross-origin-opener-policy: same-origin"),
+        "{head}"
+    );
+    assert!(
+        head.contains("cross-origin-embedder-policy: require-corp"),
+        "{head}"
+    );
+    assert!(
+        body.contains("id=\"board\"") && body.contains("id=\"hud\""),
+        "{body}"
+    );
+    let (head, body) = http_get(&h, "/fixture.js").await;
+    assert!(
+        head.starts_with("http/1.1 200") && head.contains("javascript"),
+        "{head}"
+    );
+    assert!(body.contains("arenaPerf") && body.contains("createImageBitmap"));
+    let (head, body) = http_get(&h, "/knobs").await;
+    assert!(head.contains("application/json"), "{head}");
+    let served: Knobs = serde_json::from_str(&body).unwrap();
+    assert_eq!(&served, h.knobs());
+    assert!(served.lazy_png && served.tick_ms == 8);
+    let (head, _) = http_get(&h, "/nope").await;
+    assert!(head.starts_with("http/1.1 404"), "{head}");
+    h.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn board_then_replies_with_bytes_counted_at_the_server() {
+    let h = Server::start(knobs(&[])).await.unwrap();
+    let mut c = Client::connect(&h).await;
+    let board = c.board().await;
+    assert_eq!(board.id, 1);
+    assert!(matches!(
+        board.ops[0],
+        Op::Hello {
+            w: 1152,
+            h: 768,
+            tile: 48,
+            ack_paint: false,
+            firing: true
+        }
+    ));
+    let defines = board
+        .ops
+        .iter()
+        .filter(|o| matches!(o, Op::Define { .. }))
+        .count();
+    assert_eq!(defines, 24 * 16);
+    let board_bytes = c.bytes;
+    assert!(board_bytes >= 500_000, "first paint {board_bytes} B");
+    let mut reply_sizes = Vec::new();
+    for i in 0..12u16 {
+        let before = c.bytes;
+        let kind = if i % 2 == 0 {
+            InputKind::MouseDown
+        } else {
+            InputKind::MouseUp
+        };
+        c.input(kind, 6 + i, 3 + i % 9).await;
+        let f = c.frame(Duration::from_secs(10)).await.expect("reply");
+        assert!(
+            f.ops.iter().any(|o| matches!(o, Op::Hud(_))),
+            "every reply updates the HUD"
+        );
+        c.ack(f.id).await;
+        reply_sizes.push(c.bytes - before);
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let frames = h.frames();
+    assert_eq!(frames.len(), 13);
+    assert_eq!(frames[0].kind, FrameKind::Board);
+    assert_eq!(frames[0].bytes as usize, board_bytes);
+    for (f, got) in frames[1..].iter().zip(&reply_sizes) {
+        assert_eq!(f.kind, FrameKind::Reply);
+        assert_eq!(
+            f.bytes as usize, *got,
+            "server and client count the same bytes"
+        );
+        assert!(f.server_rendering_ms >= 0.0 && f.cpu_ms > 0.0);
+    }
+    reply_sizes.sort_unstable();
+    assert!(
+        reply_sizes[6] < 20_000,
+        "warm reply median {} B",
+        reply_sizes[6]
+    );
+    let cnt = h.counters();
+    assert_eq!(cnt.frames_sent, 13);
+    assert_eq!(cnt.inputs, 12);
+    assert_eq!(cnt.acks, 13);
+    assert_eq!(cnt.bad_messages, 0);
+    h.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_flight_window_holds_frames_until_the_ack() {
+    let h = Server::start(knobs(&[("phase", "deploy")])).await.unwrap();
+    let mut c = Client::connect(&h).await;
+    let board = c.frame(Duration::from_secs(20)).await.unwrap();
+    c.input(InputKind::MouseDown, 3, 3).await;
+    assert!(
+        c.frame(Duration::from_millis(400)).await.is_none(),
+        "a frame went out with the board unacked"
+    );
+    c.ack(board.id).await;
+    let f = c
+        .frame(Duration::from_secs(5))
+        .await
+        .expect("reply after the ack");
+    assert_eq!(f.id, board.id + 1);
+    // Acking a frame that was never sent is counted and ignored.
+    c.ack(9999).await;
+    c.ack(f.id).await;
+    c.input(InputKind::MouseUp, 3, 3).await;
+    assert!(c.frame(Duration::from_secs(5)).await.is_some());
+    assert_eq!(h.counters().acks_unknown, 1);
+    h.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delay_drop_blink_and_ack_mode_knobs_act() {
+    let h = Server::start(knobs(&[
+        ("delay_ms", "120"),
+        ("drop_every", "2"),
+        ("ack", "paint"),
+        ("phase", "deploy"),
+    ]))
+    .await
+    .unwrap();
+    let mut c = Client::connect(&h).await;
+    let board = c.board().await;
+    assert!(matches!(
+        board.ops[0],
+        Op::Hello {
+            ack_paint: true,
+            firing: false,
+            ..
+        }
+    ));
+    let t0 = Instant::now();
+    c.input(InputKind::MouseDown, 4, 4).await;
+    let f = c
+        .frame(Duration::from_secs(5))
+        .await
+        .expect("first input answered");
+    let waited = t0.elapsed();
+    assert!(
+        waited >= Duration::from_millis(120),
+        "delay_ms=120 but replied in {waited:?}"
+    );
+    c.ack(f.id).await;
+    c.input(InputKind::MouseDown, 5, 4).await;
+    assert!(
+        c.frame(Duration::from_millis(600)).await.is_none(),
+        "drop_every=2: the 2nd input has no reply"
+    );
+    c.input(InputKind::MouseDown, 6, 4).await;
+    assert!(
+        c.frame(Duration::from_secs(5)).await.is_some(),
+        "the 3rd input is answered"
+    );
+    assert_eq!(h.counters().inputs_dropped, 1);
+    h.shutdown().await;
+
+    let h = Server::start(knobs(&[("blink_ms", "100")])).await.unwrap();
+    let mut c = Client::connect(&h).await;
+    c.board().await;
+    let t0 = Instant::now();
+    let mut blinks = 0;
+    while t0.elapsed() < Duration::from_millis(1000) {
+        if let Some(f) = c.frame(Duration::from_millis(300)).await {
+            c.ack(f.id).await;
+            blinks += 1;
+        }
+    }
+    let per_s = blinks as f64 / t0.elapsed().as_secs_f64();
+    assert!(
+        (5.0..=12.0).contains(&per_s),
+        "blink_ms=100 gave {per_s:.1} frames/s with no input (n={blinks})"
+    );
+    assert!(h
+        .frames()
+        .iter()
+        .skip(1)
+        .all(|f| f.kind == FrameKind::Blink && f.inputs == 0));
+    h.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stats_log_lines_one_group_per_frame() {
+    let dir = std::env::temp_dir().join(format!("arena-fixture-stats-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("stats.log");
+    let _ = std::fs::remove_file(&path);
+    let opts = ServerOptions {
+        port: 0,
+        stats_log: Some(StatsLog::File(path.clone())),
+    };
+    let h = Server::start_with(knobs(&[]), opts).await.unwrap();
+    let mut c = Client::connect(&h).await;
+    c.board().await;
+    for i in 0..3 {
+        c.input(InputKind::MouseDown, 10 + i, 5).await;
+        let f = c.frame(Duration::from_secs(5)).await.unwrap();
+        c.ack(f.id).await;
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let frames = h.frames();
+    h.shutdown().await;
+    let text = std::fs::read_to_string(&path).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut ids = Vec::new();
+    let mut sizes = Vec::new();
+    for line in text.lines() {
+        let parts: Vec<&str> = line.split(',').collect();
+        assert_eq!(parts.len(), 4, "{line}");
+        let ts = parts[0].as_bytes();
+        // dd-MMM-yyyy-HH:mm:ss.SSS
+        assert_eq!(ts.len(), 24, "{line}");
+        assert!(
+            ts[2] == b'-' && ts[6] == b'-' && ts[11] == b'-' && ts[14] == b':' && ts[20] == b'.',
+            "{line}"
+        );
+        assert_eq!(parts[1], "fixture-1");
+        let v: f64 = parts[3]
+            .parse()
+            .unwrap_or_else(|_| panic!("value of {line}"));
+        match parts[2] {
+            "frameId" => ids.push(v as u32),
+            "outboundSize" => sizes.push(v as u64),
+            "latencyServerRendering"
+            | "renderMs"
+            | "encodeMs"
+            | "cpuMs"
+            | "constantsSent"
+            | "constantCacheHits" => {}
+            other => panic!("unexpected metric {other}"),
+        }
+    }
+    assert_eq!(ids, frames.iter().map(|f| f.frame_id).collect::<Vec<_>>());
+    assert_eq!(sizes, frames.iter().map(|f| f.bytes).collect::<Vec<_>>());
+    assert_eq!(text.lines().count(), 8 * frames.len());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_input_closes_that_connection_and_others_keep_going() {
+    let h = Server::start(knobs(&[("phase", "deploy")])).await.unwrap();
+    let mut good = Client::connect(&h).await;
+    good.board().await;
+
+    let cases: Vec<(&str, Message, u16)> = vec![
+        (
+            "unknown type byte",
+            Message::Binary(vec![0x7f, 0, 0, 0, 0].into()),
+            1002,
+        ),
+        (
+            "truncated input",
+            Message::Binary(vec![0x01, 10, 0].into()),
+            1002,
+        ),
+        ("truncated ack", Message::Binary(vec![0x10, 1].into()), 1002),
+        ("empty message", Message::Binary(Vec::new().into()), 1002),
+        ("text frame", Message::Text("{\"click\":1}".into()), 1003),
+    ];
+    let mut expected_bad = 0;
+    for (name, msg, code) in cases {
+        let mut c = Client::connect(&h).await;
+        c.board().await;
+        c.ws.send(msg).await.unwrap();
+        let (got, reason) = c
+            .closed()
+            .await
+            .unwrap_or_else(|| panic!("{name}: no close frame"));
+        assert_eq!(got, code, "{name}: {reason}");
+        assert!(!reason.is_empty(), "{name}: close without a reason");
+        expected_bad += 1;
+        good.input(InputKind::MouseDown, 2, 2).await;
+        let f = good
+            .frame(Duration::from_secs(5))
+            .await
+            .unwrap_or_else(|| panic!("good client unanswered after {name}"));
+        good.ack(f.id).await;
+    }
+
+    // A 16 MB message: refused at the frame header, the connection is closed.
+    {
+        let mut c = Client::connect(&h).await;
+        c.board().await;
+        let big = vec![0x01u8; 16 * 1024 * 1024];
+        let _ = c.ws.send(Message::Binary(big.into())).await;
+        if let Some((code, reason)) = c.closed().await {
+            assert_eq!(code, 1009, "{reason}");
+        }
+        expected_bad += 1;
+    }
+
+    // Garbage before a handshake: the HTTP layer refuses it; nothing else notices.
+    {
+        let mut s = TcpStream::connect(h.addr()).await.unwrap();
+        s.write_all(b"\x16\x03\x01\x02\x00garbage\r\n\r\n\x00\xff")
+            .await
+            .unwrap();
+        let mut buf = Vec::new();
+        let _ = tokio::time::timeout(Duration::from_secs(5), s.read_to_end(&mut buf)).await;
+        let text = String::from_utf8_lossy(&buf);
+        assert!(buf.is_empty() || text.starts_with("HTTP/1.1 400"), "{text}");
+        let mut s = TcpStream::connect(h.addr()).await.unwrap();
+        s.write_all(
+            b"GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n",
+        )
+        .await
+        .unwrap();
+        let mut buf = Vec::new();
+        let _ = tokio::time::timeout(Duration::from_secs(5), s.read_to_end(&mut buf)).await;
+        assert!(
+            String::from_utf8_lossy(&buf).starts_with("HTTP/1.1 4"),
+            "handshake without a key must be refused"
+        );
+    }
+
+    good.input(InputKind::MouseUp, 2, 2).await;
+    assert!(
+        good.frame(Duration::from_secs(5)).await.is_some(),
+        "good client still answered"
+    );
+    let cnt = h.counters();
+    assert_eq!(cnt.bad_messages, expected_bad, "{cnt:?}");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(
+        h.counters().connections_open,
+        1,
+        "only the good client is left"
+    );
+    h.shutdown().await;
+}
+
+fn vm_rss_kb() -> u64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    s.lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fifty_clients_clicking_for_twenty_seconds() {
+    const CLIENTS: usize = 50;
+    const RUN: Duration = Duration::from_secs(20);
+    // Encode on miss only: this test is about concurrency and memory, and every client's
+    // first board is still a full 384-constant paint.
+    let h = Server::start(knobs(&[("lazy_png", "true"), ("los_work", "100")]))
+        .await
+        .unwrap();
+    let rss0 = vm_rss_kb();
+    let start = Instant::now();
+    // Every client gets its board first, then all click together for RUN.
+    let ready = std::sync::Arc::new(tokio::sync::Barrier::new(CLIENTS + 1));
+    let mut tasks = Vec::new();
+    for n in 0..CLIENTS {
+        let url = h.ws_url();
+        let ready = ready.clone();
+        tasks.push(tokio::spawn(async move {
+            let (ws, _) = connect_async(url)
+                .await
+                .map_err(|e| format!("client {n}: connect: {e}"))?;
+            let mut c = Client { ws, bytes: 0 };
+            let board = c
+                .frame(Duration::from_secs(60))
+                .await
+                .ok_or(format!("client {n}: no board"))?;
+            c.ack(board.id).await;
+            ready.wait().await;
+            let start = Instant::now();
+            let (mut clicks, mut answered) = (0u32, 0u32);
+            let mut worst = Duration::ZERO;
+            let mut i = n as u16;
+            while start.elapsed() < RUN {
+                i = i.wrapping_mul(31).wrapping_add(7);
+                let kind = if clicks % 2 == 0 {
+                    InputKind::MouseDown
+                } else {
+                    InputKind::MouseUp
+                };
+                let t0 = Instant::now();
+                c.input(kind, 3 + i % 21, i % 16).await;
+                clicks += 1;
+                match c.frame(Duration::from_secs(10)).await {
+                    Some(f) => {
+                        answered += 1;
+                        worst = worst.max(t0.elapsed());
+                        c.ack(f.id).await;
+                    }
+                    None => return Err(format!("client {n}: click {clicks} unanswered")),
+                }
+                tokio::time::sleep(Duration::from_millis(150)).await;
+            }
+            let _ = c.ws.close(None).await;
+            Ok::<_, String>((clicks, answered, worst))
+        }));
+    }
+    tokio::time::timeout(Duration::from_secs(70), ready.wait())
+        .await
+        .expect("every client's board within 70 s");
+    let boards_in = start.elapsed();
+    let start = Instant::now();
+    let mut peak = rss0;
+    let mut samples = Vec::new();
+    while !tasks.iter().all(|t| t.is_finished()) {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let r = vm_rss_kb();
+        peak = peak.max(r);
+        samples.push((start.elapsed().as_secs_f64(), r));
+        assert!(
+            start.elapsed() < Duration::from_secs(40),
+            "load test overran"
+        );
+    }
+    let (mut clicks, mut answered, mut worst) = (0u32, 0u32, Duration::ZERO);
+    for t in tasks {
+        let (c, a, w) = t.await.unwrap().unwrap_or_else(|e| panic!("{e}"));
+        assert!(c >= 5, "a client clicked only {c} times");
+        clicks += c;
+        answered += a;
+        worst = worst.max(w);
+    }
+    let cnt = h.counters();
+    // RSS growth over the second half of the run: a leak shows as a climb here.
+    let half: Vec<u64> = samples
+        .iter()
+        .filter(|(t, _)| *t > 10.0)
+        .map(|(_, r)| *r)
+        .collect();
+    let climb = half
+        .iter()
+        .max()
+        .copied()
+        .unwrap_or(0)
+        .saturating_sub(half.first().copied().unwrap_or(0));
+    eprintln!(
+        "load: {CLIENTS} clients, boards in {:.1} s, {clicks} clicks in {} s, {answered} answered, worst reply {:.0} ms, {} frames, {} B sent, \
+         VmRSS start {} kB peak {} kB, climb over the last 10 s {} kB ({} samples)",
+        boards_in.as_secs_f64(),
+        RUN.as_secs(),
+        worst.as_secs_f64() * 1e3,
+        cnt.frames_sent,
+        cnt.bytes_sent,
+        rss0,
+        peak,
+        climb,
+        samples.len()
+    );
+    assert_eq!(answered, clicks, "every click answered");
+    assert_eq!(cnt.connections_total, CLIENTS as u64);
+    assert_eq!(cnt.bad_messages, 0);
+    assert!(peak < rss0 + 1_000_000, "VmRSS grew by {} kB", peak - rss0);
+    assert!(
+        climb < 150_000,
+        "VmRSS climbed {climb} kB in the second half"
+    );
+    h.shutdown().await;
+    let left = session_threads();
+    assert_eq!(left, 0, "session threads left after shutdown");
+}
+
+/// Live threads of this process named `fixture-edt-*` (one per open session).
+fn session_threads() -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .filter(|e| {
+                    std::fs::read_to_string(e.path().join("comm"))
+                        .map(|c| c.starts_with("fixture-edt"))
+                        .unwrap_or(false)
+                })
+                .count()
+        })
+        .unwrap_or(0)
+}
