@@ -6,6 +6,7 @@ use arena_report::{Exit, ExitKind};
 use clap::{Parser, Subcommand};
 
 mod matrix;
+mod serve;
 mod wire;
 
 /// Measure what a click in a browser-streamed app costs, in the median and in the tail,
@@ -25,6 +26,9 @@ pub enum Command {
     Matrix(matrix::MatrixArgs),
     /// Capture a TCP port into pcap, and account for its WebSocket bytes per direction.
     Wire(wire::WireArgs),
+    /// Run the built-in fixture match (a streamed-canvas board game with tunable costs) on
+    /// 127.0.0.1 until Ctrl-C; prints its URL.
+    Serve(serve::ServeArgs),
 }
 
 /// Runs the CLI and maps errors to the documented exit codes (0 ok, 1 regression,
@@ -50,5 +54,6 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Matrix(a) => matrix::run(a),
         Command::Wire(a) => wire::run(a),
+        Command::Serve(a) => serve::run(a),
     }
 }

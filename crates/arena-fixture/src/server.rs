@@ -527,7 +527,7 @@ fn run_edt(
     }
 }
 
-/// Runs a server until Ctrl-C (the `arena-perf serve` command). `on_ready` gets the handle
+/// Runs a server until Ctrl-C or SIGTERM (the `arena-perf serve` command). `on_ready` gets the handle
 /// once it listens (to print the URL).
 pub fn serve_until_interrupt(
     knobs: Knobs,
@@ -542,9 +542,13 @@ pub fn serve_until_interrupt(
     rt.block_on(async move {
         let handle = Server::start_with(knobs, opts).await?;
         on_ready(&handle);
-        tokio::signal::ctrl_c()
-            .await
-            .context("waiting for Ctrl-C")?;
+        // SIGTERM too: a service manager or a script stops it that way.
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .context("installing the SIGTERM handler")?;
+        tokio::select! {
+            r = tokio::signal::ctrl_c() => r.context("waiting for Ctrl-C")?,
+            _ = term.recv() => {}
+        }
         handle.shutdown().await;
         Ok(())
     })

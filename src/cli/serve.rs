@@ -1,0 +1,55 @@
+//! `arena-perf serve`: run the built-in fixture match on 127.0.0.1 until Ctrl-C.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use arena_fixture::{Knobs, ServerOptions, StatsLog};
+use arena_report::Exit;
+use clap::Args;
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// TCP port on 127.0.0.1 (0 picks a free one; the URL is printed either way).
+    #[arg(long, default_value_t = 0)]
+    pub port: u16,
+    /// Set a fixture knob, NAME=VALUE (repeatable; applied after --pilot/--arm). Knobs:
+    /// seed, shadows, phase, los_work, tick_ms, lazy_png, png_level, const_cache, ack,
+    /// in_flight, delay_ms, drop_every, bots, bot_duty, blink_ms (docs/fixture-protocol.md).
+    #[arg(long = "knob", value_name = "NAME=VALUE", value_parser = Knobs::parse_pair)]
+    pub knobs: Vec<(String, String)>,
+    /// Pilot file to take one arm's knobs from (needs --arm), e.g. pilots/fixture.toml.
+    #[arg(long, value_name = "FILE", requires = "arm")]
+    pub pilot: Option<PathBuf>,
+    /// Arm of --pilot whose `[arms.NAME.knobs]` to use.
+    #[arg(long, value_name = "NAME", requires = "pilot")]
+    pub arm: Option<String>,
+    /// Append per-frame stats lines (`dd-MMM-yyyy-HH:mm:ss.SSS,<instance>,<metric>,<value>`)
+    /// to FILE; `-` writes them to stderr.
+    #[arg(long, value_name = "FILE")]
+    pub stats_log: Option<PathBuf>,
+}
+
+pub fn run(a: ServeArgs) -> Result<ExitCode> {
+    let mut pairs = Vec::new();
+    if let (Some(pilot), Some(arm)) = (&a.pilot, &a.arm) {
+        pairs = arena_fixture::pilot::arm_knobs(pilot, arm)
+            .map_err(|e| Exit::bad_input(format!("{e:#}")))?;
+    }
+    pairs.extend(a.knobs.iter().cloned());
+    let knobs = Knobs::from_pairs(&pairs).map_err(Exit::bad_input)?;
+    let stats_log = a.stats_log.map(|p| {
+        if p.as_os_str() == "-" {
+            StatsLog::Stderr
+        } else {
+            StatsLog::File(p)
+        }
+    });
+    let opts = ServerOptions { port: a.port, stats_log };
+    arena_fixture::server::serve_until_interrupt(knobs, opts, |h| {
+        println!("fixture match at {}", h.url());
+        println!("knobs: {}", serde_json::to_string(h.knobs()).unwrap_or_default());
+        println!("Ctrl-C stops it.");
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
