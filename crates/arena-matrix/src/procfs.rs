@@ -72,6 +72,14 @@ fn parse_i64(s: &[u8]) -> Option<i64> {
     }
 }
 
+/// True when a stat line says the task is a zombie (exited, not yet reaped).
+pub fn is_zombie(buf: &[u8]) -> bool {
+    buf.iter()
+        .rposition(|&b| b == b')')
+        .and_then(|i| buf.get(i + 2))
+        .is_some_and(|&s| s == b'Z')
+}
+
 /// Reads a small file into `buf` (cleared first). `false` when it cannot be read, which for
 /// `/proc` means the task is gone.
 pub fn read_into(path: &Path, buf: &mut Vec<u8>) -> bool {

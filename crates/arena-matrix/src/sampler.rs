@@ -3,6 +3,8 @@
 //! every interval (a GPU-busy sysfs node, a queue depth).
 
 use std::collections::HashMap;
+use std::fs::File;
+use std::io::Read;
 use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
@@ -11,7 +13,7 @@ use std::time::{Duration, Instant};
 use regex::Regex;
 use serde::Serialize;
 
-use crate::procfs::{self, parse_stat, read_into};
+use crate::procfs::{self, is_zombie, parse_stat, read_into};
 
 /// Names a process by a regex over its command line (`/proc/<pid>/cmdline`), so two JVMs
 /// both called `java` read as "match host" and "client".
@@ -102,6 +104,9 @@ struct ThreadState {
     start_ticks: u64,
     name: String,
     seen: Seen,
+    /// `/proc/<pid>/task/<tid>/stat`, kept open: re-reading an open procfs file from
+    /// offset 0 regenerates it, and skips the path walk that dominates a fresh open.
+    fd: Option<File>,
 }
 
 struct ProcState {
@@ -112,10 +117,114 @@ struct ProcState {
     seen: Seen,
     series: Vec<(f64, f64)>,
     alive: bool,
+    stat_fd: Option<File>,
+    task_dir: Option<ProcDir>,
+    /// Children of the main thread, read every sample; other threads' children are read
+    /// every [`ALL_CHILDREN_EVERY`] samples.
+    children_fd: Option<File>,
+}
+
+/// Open descriptors the walker may keep; past this, files are opened per read.
+const MAX_CACHED_FDS: usize = 768;
+/// Every this many samples, every thread's `children` file is read (not only the main
+/// thread's), to find processes forked by other threads.
+const ALL_CHILDREN_EVERY: u64 = 4;
+
+/// An open `/proc/<pid>/task` directory, listed again with `rewinddir`.
+struct ProcDir(*mut libc::DIR);
+
+// SAFETY: the DIR stream is only used by the thread that owns the walker.
+unsafe impl Send for ProcDir {}
+
+impl ProcDir {
+    fn open(path: &str) -> Option<ProcDir> {
+        let c = std::ffi::CString::new(path).ok()?;
+        // SAFETY: c is a valid NUL-terminated path.
+        let d = unsafe { libc::opendir(c.as_ptr()) };
+        (!d.is_null()).then_some(ProcDir(d))
+    }
+
+    /// Numeric entries (thread ids); false when the directory is gone.
+    fn list(&mut self, out: &mut Vec<i32>) -> bool {
+        out.clear();
+        // SAFETY: self.0 is an open DIR stream owned by self.
+        unsafe { libc::rewinddir(self.0) };
+        let mut any = false;
+        loop {
+            // SAFETY: as above; the entry is valid until the next readdir on this stream.
+            let ent = unsafe { libc::readdir(self.0) };
+            if ent.is_null() {
+                break;
+            }
+            any = true;
+            let name = unsafe { std::ffi::CStr::from_ptr((*ent).d_name.as_ptr()) };
+            if let Some(tid) = std::str::from_utf8(name.to_bytes())
+                .ok()
+                .and_then(|s| s.parse().ok())
+            {
+                out.push(tid);
+            }
+        }
+        any
+    }
+}
+
+impl Drop for ProcDir {
+    fn drop(&mut self) {
+        // SAFETY: self.0 was returned by opendir and is closed once.
+        unsafe { libc::closedir(self.0) };
+    }
+}
+
+/// Reads a procfs file through a kept descriptor when there is one, else opens it (and
+/// keeps it while `keep` allows). False when the task is gone.
+fn read_proc(fd: &mut Option<File>, path: &str, buf: &mut Vec<u8>, keep: &mut usize) -> bool {
+    use std::os::unix::fs::FileExt;
+    if let Some(f) = fd.as_ref() {
+        buf.clear();
+        buf.resize(4096, 0);
+        let mut len = 0;
+        loop {
+            match f.read_at(&mut buf[len..], len as u64) {
+                Ok(0) => break,
+                Ok(n) => {
+                    len += n;
+                    if len == buf.len() {
+                        buf.resize(len * 2, 0);
+                    }
+                }
+                Err(_) => {
+                    len = 0;
+                    break;
+                }
+            }
+        }
+        buf.truncate(len);
+        if len > 0 {
+            return true;
+        }
+        *fd = None;
+        *keep = keep.saturating_sub(1);
+        return false;
+    }
+    match File::open(path) {
+        Ok(mut f) => {
+            buf.clear();
+            if f.read_to_end(buf).is_err() || buf.is_empty() {
+                return false;
+            }
+            if *keep < MAX_CACHED_FDS {
+                *keep += 1;
+                *fd = Some(f);
+            }
+            true
+        }
+        Err(_) => false,
+    }
 }
 
 /// Walks the tree rooted at one pid and accumulates per-thread and per-process ticks.
-/// Reuses its buffers, so a sample costs a handful of small `/proc` reads per thread.
+/// Keeps its procfs files open between samples, so a sample costs one `pread` per thread.
 pub struct TreeWalker {
     root: i32,
     labels: Vec<ProcessLabel>,
@@ -127,9 +236,11 @@ pub struct TreeWalker {
     first_sample_t: Option<f64>,
     last_sample_t: f64,
     buf: Vec<u8>,
-    path: PathBuf,
+    path: String,
     stack: Vec<i32>,
     visited: Vec<i32>,
+    tids: Vec<i32>,
+    open_fds: usize,
     has_children_files: bool,
 }
 
@@ -145,14 +256,17 @@ impl TreeWalker {
             samples: 0,
             first_sample_t: None,
             last_sample_t: 0.0,
-            buf: Vec::with_capacity(1024),
-            path: PathBuf::with_capacity(64),
+            buf: Vec::with_capacity(4096),
+            path: String::with_capacity(64),
             stack: Vec::new(),
             visited: Vec::new(),
-            has_children_files: std::path::Path::new("/proc/self/task")
-                .join(std::process::id().to_string())
-                .join("children")
-                .exists(),
+            tids: Vec::new(),
+            open_fds: 0,
+            has_children_files: std::path::Path::new(&format!(
+                "/proc/self/task/{}/children",
+                std::process::id()
+            ))
+            .exists(),
         }
     }
 
@@ -166,11 +280,12 @@ impl TreeWalker {
             .map(|(p, s)| (*p, s.start_ticks))
             .collect();
         for (pid, start) in pids {
-            self.path.clear();
-            self.path.push(format!("/proc/{pid}/stat"));
-            if read_into(&self.path, &mut self.buf) {
+            if read_into(
+                std::path::Path::new(&format!("/proc/{pid}/stat")),
+                &mut self.buf,
+            ) {
                 if let Some(st) = parse_stat(&self.buf) {
-                    if st.start_ticks == start {
+                    if st.start_ticks == start && !is_zombie(&self.buf) {
                         out.push(pid);
                     }
                 }
@@ -198,19 +313,35 @@ impl TreeWalker {
         if !self.has_children_files {
             self.scan_children_by_ppid();
         }
+        let all_children = u64::from(self.samples) % ALL_CHILDREN_EVERY == 1;
         while let Some(pid) = self.stack.pop() {
             if self.visited.contains(&pid) {
                 continue;
             }
             self.visited.push(pid);
-            self.sample_process(pid, t);
+            self.sample_process(pid, t, all_children);
         }
+        // Processes that are gone give their descriptors back.
+        let mut freed = 0;
+        for p in self.procs.values_mut().filter(|p| !p.alive) {
+            freed += usize::from(p.stat_fd.take().is_some())
+                + usize::from(p.children_fd.take().is_some());
+            p.task_dir = None;
+        }
+        for th in self.threads.values_mut() {
+            if th.seen.last_t < t && th.fd.take().is_some() {
+                freed += 1;
+            }
+        }
+        self.open_fds = self.open_fds.saturating_sub(freed);
     }
 
-    fn sample_process(&mut self, pid: i32, t: f64) {
+    fn sample_process(&mut self, pid: i32, t: f64, all_children: bool) {
+        use std::fmt::Write as _;
         self.path.clear();
-        self.path.push(format!("/proc/{pid}/stat"));
-        if !read_into(&self.path, &mut self.buf) {
+        let _ = write!(self.path, "/proc/{pid}/stat");
+        let mut stat_fd = self.procs.get_mut(&pid).and_then(|p| p.stat_fd.take());
+        if !read_proc(&mut stat_fd, &self.path, &mut self.buf, &mut self.open_fds) {
             return;
         }
         let Some(st) = parse_stat(&self.buf) else {
@@ -246,8 +377,12 @@ impl TreeWalker {
                 },
                 series: Vec::new(),
                 alive: true,
+                stat_fd: None,
+                task_dir: None,
+                children_fd: None,
             }
         });
+        entry.stat_fd = stat_fd;
         // An exec changes comm and the command line: label the new program afresh.
         if entry.comm != comm {
             let cmd = procfs::cmdline(pid);
@@ -264,22 +399,26 @@ impl TreeWalker {
         entry.seen.last_ticks = ticks;
         entry.series.push((t, ticks as f64 / tps));
 
-        // Threads and the children each thread forked.
-        self.path.clear();
-        self.path.push(format!("/proc/{pid}/task"));
-        let Ok(dir) = std::fs::read_dir(&self.path) else {
-            return;
+        // Threads, and the children each thread forked.
+        if entry.task_dir.is_none() {
+            entry.task_dir = ProcDir::open(&format!("/proc/{pid}/task"));
+        }
+        let listed = match entry.task_dir.as_mut() {
+            Some(d) => d.list(&mut self.tids),
+            None => false,
         };
-        for ent in dir.flatten() {
-            let Some(tid) = ent.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
-                continue;
-            };
+        if !listed {
+            return;
+        }
+        let mut children_fd = entry.children_fd.take();
+        for i in 0..self.tids.len() {
+            let tid = self.tids[i];
             self.path.clear();
-            self.path.push(format!("/proc/{pid}/task/{tid}/stat"));
-            if read_into(&self.path, &mut self.buf) {
+            let _ = write!(self.path, "/proc/{pid}/task/{tid}/stat");
+            let mut fd = self.threads.get_mut(&tid).and_then(|th| th.fd.take());
+            if read_proc(&mut fd, &self.path, &mut self.buf, &mut self.open_fds) {
                 if let Some(ts) = parse_stat(&self.buf) {
-                    let name = String::from_utf8_lossy(ts.comm);
-                    let th = self.threads.entry(tid).or_insert_with(|| ThreadState {
+                    let fresh = |name: &str| ThreadState {
                         pid,
                         start_ticks: ts.start_ticks,
                         name: name.to_string(),
@@ -289,31 +428,35 @@ impl TreeWalker {
                             last_t: t,
                             last_ticks: ts.cpu_ticks,
                         },
-                    });
+                        fd: None,
+                    };
+                    let name = String::from_utf8_lossy(ts.comm);
+                    let th = self.threads.entry(tid).or_insert_with(|| fresh(&name));
                     if th.start_ticks != ts.start_ticks || th.pid != pid {
-                        *th = ThreadState {
-                            pid,
-                            start_ticks: ts.start_ticks,
-                            name: name.to_string(),
-                            seen: Seen {
-                                first_t: t,
-                                first_ticks: ts.cpu_ticks,
-                                last_t: t,
-                                last_ticks: ts.cpu_ticks,
-                            },
-                        };
+                        *th = fresh(&name);
                     }
                     if th.name != name {
                         th.name = name.into_owned();
                     }
                     th.seen.last_t = t;
                     th.seen.last_ticks = ts.cpu_ticks;
+                    th.fd = fd;
                 }
             }
-            if self.has_children_files {
+            if self.has_children_files && (tid == pid || all_children) {
                 self.path.clear();
-                self.path.push(format!("/proc/{pid}/task/{tid}/children"));
-                if read_into(&self.path, &mut self.buf) {
+                let _ = write!(self.path, "/proc/{pid}/task/{tid}/children");
+                let ok = if tid == pid {
+                    read_proc(
+                        &mut children_fd,
+                        &self.path,
+                        &mut self.buf,
+                        &mut self.open_fds,
+                    )
+                } else {
+                    read_into(std::path::Path::new(&self.path), &mut self.buf)
+                };
+                if ok {
                     for c in self.buf.split(|&b| b == b' ' || b == b'\n') {
                         if let Some(cpid) = std::str::from_utf8(c).ok().and_then(|s| s.parse().ok())
                         {
@@ -322,6 +465,9 @@ impl TreeWalker {
                     }
                 }
             }
+        }
+        if let Some(p) = self.procs.get_mut(&pid) {
+            p.children_fd = children_fd;
         }
     }
 
@@ -336,9 +482,10 @@ impl TreeWalker {
             let Some(pid) = ent.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
                 continue;
             };
-            self.path.clear();
-            self.path.push(format!("/proc/{pid}/stat"));
-            if read_into(&self.path, &mut self.buf) {
+            if read_into(
+                std::path::Path::new(&format!("/proc/{pid}/stat")),
+                &mut self.buf,
+            ) {
                 if let Some(st) = parse_stat(&self.buf) {
                     parent.push((pid, st.ppid));
                 }
