@@ -5,6 +5,9 @@ use std::process::ExitCode;
 use arena_report::{Exit, ExitKind};
 use clap::{Parser, Subcommand};
 
+mod compare;
+mod gate;
+mod plot;
 mod matrix;
 mod serve;
 mod wire;
@@ -21,6 +24,13 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     // Subcommands are added here, one thin file each (src/cli/<name>.rs).
+    /// Compare runs or arms: quantiles, deltas with bootstrap intervals, Mann-Whitney p,
+    /// `~` for noise, and warnings next to the figures they concern.
+    Compare(compare::CompareArgs),
+    /// CI gate: exit 1 only on a significant regression past a limit (2 on bad input).
+    Gate(gate::GateArgs),
+    /// Plot runs: latency CDF per arm (log x) and a per-click timeline, SVG or PNG.
+    Plot(plot::PlotArgs),
     /// Run a matrix file: cases x arms x repeats, best (or median) per cell with the start
     /// figure and % against the baseline arm, per-thread CPU beside every run.
     Matrix(matrix::MatrixArgs),
@@ -52,6 +62,9 @@ pub fn main() -> ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
+        Command::Compare(a) => compare::run(a),
+        Command::Gate(a) => gate::run(a),
+        Command::Plot(a) => plot::run(a),
         Command::Matrix(a) => matrix::run(a),
         Command::Wire(a) => wire::run(a),
         Command::Serve(a) => serve::run(a),

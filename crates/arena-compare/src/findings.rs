@@ -71,7 +71,7 @@ pub fn check(groups: &[Group], metrics: &[Metric], opts: &CheckOptions) -> Vec<F
     for g in groups {
         let col = Some(g.name.clone());
         for &m in metrics {
-            let n = g.values(m, opts.include_cold).len();
+            let n = g.count(m, opts.include_cold);
             for (q, stat) in SIZE_CHECKED {
                 let need = (1.0 / (1.0 - q)).round() as usize;
                 if n > 0 && n < need {

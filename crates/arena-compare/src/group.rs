@@ -73,6 +73,16 @@ impl Group<'_> {
         v
     }
 
+    /// How many values [`Group::values`] would return, without collecting them.
+    pub fn count(&self, metric: Metric, include_cold: bool) -> usize {
+        self.runs
+            .iter()
+            .flat_map(|r| r.loops.iter())
+            .filter(|l| include_cold || !l.cold)
+            .filter(|l| metric.of(l).is_some_and(|x| !x.is_nan()))
+            .count()
+    }
+
     pub fn loops(&self) -> u64 {
         self.runs.iter().map(|r| r.loops.len() as u64).sum()
     }

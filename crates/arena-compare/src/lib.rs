@@ -6,12 +6,20 @@
 //! as a numbered marker next to the figure they concern.
 
 mod by_run;
+mod compare;
 mod findings;
+mod gate;
 mod group;
 mod input;
+pub mod plot;
 pub mod synthetic;
 
+pub use arena_run::Metric;
 pub use by_run::by_run_table;
+pub use compare::{
+    compare, delta_cell, fmt_ms_signed, fmt_p, CompareOptions, Comparison, MetricChange, QUANTILES,
+};
 pub use findings::{annotate, check, CheckOptions, Finding};
+pub use gate::{gate, CheckStatus, GateCheck, GateResult, Limit};
 pub use group::{groups, By, Group};
 pub use input::load_runs;

@@ -1,0 +1,329 @@
+//! `arena-perf compare`: every column against a baseline, figure by figure, with the
+//! size of the change, whether it is real, and what is suspect about the measurement.
+
+use anyhow::Result;
+use arena_report::{fmt_count, fmt_ms, fmt_pct_change, Cell, Column, Exit, Table};
+use arena_run::{Metric, Run};
+use arena_stats::{
+    mann_whitney_u_sorted, quantile_change, MannWhitney, QuantileChange, Verdict, VerdictOptions,
+};
+use serde::Serialize;
+
+use crate::findings::{annotate, check, CheckOptions, Finding};
+use crate::group::{groups, By, Group};
+
+#[derive(Debug, Clone)]
+pub struct CompareOptions {
+    pub by: By,
+    /// Column name or arm name of the baseline; the first column when `None`.
+    pub baseline: Option<String>,
+    /// Loop metrics to show; all four when empty.
+    pub metrics: Vec<Metric>,
+    pub verdict: VerdictOptions,
+    pub checks: CheckOptions,
+}
+
+impl Default for CompareOptions {
+    fn default() -> Self {
+        CompareOptions {
+            by: By::Arm,
+            baseline: None,
+            metrics: Vec::new(),
+            verdict: VerdictOptions::default(),
+            checks: CheckOptions::default(),
+        }
+    }
+}
+
+/// One metric of one column against the baseline.
+#[derive(Debug, Clone, Serialize)]
+pub struct MetricChange {
+    pub column: String,
+    pub metric: &'static str,
+    pub n_baseline: usize,
+    pub n: usize,
+    pub mann_whitney: Option<MannWhitney>,
+    /// p50, p90, p99.
+    pub quantiles: Vec<QuantileChange>,
+}
+
+/// What `compare` found: the table to print and the same facts as data.
+#[derive(Debug, Clone)]
+pub struct Comparison {
+    pub table: Table,
+    pub baseline: String,
+    pub changes: Vec<MetricChange>,
+    pub findings: Vec<Finding>,
+}
+
+/// A count read off a column (bytes, frames, loops, ...).
+type GroupCount = fn(&Group) -> u64;
+
+pub const QUANTILES: [(f64, &str); 3] = [(0.5, "p50"), (0.9, "p90"), (0.99, "p99")];
+
+/// A signed millisecond figure with the true minus sign: `+3.1ms`, `−12.0ms`.
+pub fn fmt_ms_signed(ms: f64) -> String {
+    let s = fmt_ms(ms.abs());
+    if !ms.is_finite() {
+        s
+    } else if ms < 0.0 {
+        format!("\u{2212}{s}")
+    } else {
+        format!("+{s}")
+    }
+}
+
+pub fn fmt_p(p: f64) -> String {
+    if p < 0.001 {
+        "<0.001".into()
+    } else {
+        format!("{p:.3}")
+    }
+}
+
+/// The change of one quantile as a cell: `−21 % (−12.0ms)`, with ` ~` when noise.
+pub fn delta_cell(c: &QuantileChange) -> Cell {
+    let mut text = format!(
+        "{} ({})",
+        fmt_pct_change(c.delta_pct),
+        fmt_ms_signed(c.delta)
+    );
+    if c.verdict == Verdict::Noise {
+        text.push_str(" ~");
+    }
+    let cell = Cell::num(text, c.delta_pct);
+    if c.verdict == Verdict::Noise {
+        cell
+    } else {
+        cell.strong()
+    }
+}
+
+fn resolve_baseline(gs: &[Group], want: Option<&str>) -> Result<usize> {
+    let Some(want) = want else { return Ok(0) };
+    gs.iter()
+        .position(|g| g.name == want)
+        .or_else(|| gs.iter().position(|g| g.arm == want))
+        .ok_or_else(|| {
+            let names: Vec<&str> = gs.iter().map(|g| g.name.as_str()).collect();
+            Exit::bad_input(format!(
+                "--baseline {want}: no such arm or run among {}",
+                names.join(", ")
+            ))
+            .into()
+        })
+}
+
+pub fn compare(runs: &[Run], opts: &CompareOptions) -> Result<Comparison> {
+    let gs = groups(runs, opts.by);
+    if gs.is_empty() {
+        return Err(Exit::bad_input("no runs to compare").into());
+    }
+    let metrics: Vec<Metric> = if opts.metrics.is_empty() {
+        Metric::ALL.to_vec()
+    } else {
+        opts.metrics.clone()
+    };
+    let base = resolve_baseline(&gs, opts.baseline.as_deref())?;
+    let include_cold = opts.checks.include_cold;
+
+    // Each column's sorted values per metric, computed once.
+    let values: Vec<Vec<Vec<f64>>> = gs
+        .iter()
+        .map(|g| metrics.iter().map(|&m| g.values(m, include_cold)).collect())
+        .collect();
+
+    let others: Vec<usize> = (0..gs.len()).filter(|&i| i != base).collect();
+    let mut changes = Vec::new();
+    for &i in &others {
+        for (k, &m) in metrics.iter().enumerate() {
+            let (b, c) = (&values[base][k], &values[i][k]);
+            let mwu = mann_whitney_u_sorted(b, c);
+            let quantiles = QUANTILES
+                .iter()
+                .filter_map(|&(q, _)| quantile_change(b, c, q, mwu.as_ref(), &opts.verdict))
+                .collect();
+            changes.push(MetricChange {
+                column: gs[i].name.clone(),
+                metric: m.name(),
+                n_baseline: b.len(),
+                n: c.len(),
+                mann_whitney: mwu,
+                quantiles,
+            });
+        }
+    }
+
+    let level = 100.0 * (1.0 - opts.verdict.alpha);
+    let mut columns = vec![Column::left(""), Column::right(gs[base].name.clone())];
+    for &i in &others {
+        let name = &gs[i].name;
+        columns.push(Column::right(name.clone()));
+        columns.push(Column::right(format!("\u{394} {name}")));
+        columns.push(Column::right(format!("{level:.0}% CI {name}")));
+        columns.push(Column::right(format!("p {name}")));
+    }
+    let mut table = Table::new(columns).with_title(format!(
+        "Against {} ({}); warm answered loops, ms",
+        gs[base].name,
+        match opts.by {
+            By::Arm => "runs of an arm pooled",
+            By::Run => "one column per run",
+        }
+    ));
+
+    for (k, &m) in metrics.iter().enumerate() {
+        for (qi, &(q, stat)) in QUANTILES.iter().enumerate() {
+            let mut row = vec![Cell::text(format!("{} {stat}", m.name()))];
+            row.push(ms_cell(arena_stats::quantile_sorted(&values[base][k], q)));
+            for &i in &others {
+                row.push(ms_cell(arena_stats::quantile_sorted(&values[i][k], q)));
+                let ch = changes
+                    .iter()
+                    .find(|c| c.column == gs[i].name && c.metric == m.name())
+                    .and_then(|c| c.quantiles.get(qi));
+                match ch {
+                    Some(c) => {
+                        row.push(delta_cell(c));
+                        row.push(match c.ci {
+                            Some(ci) => Cell::text(format!(
+                                "{} \u{2026} {}",
+                                fmt_ms_signed(ci.lo),
+                                fmt_ms_signed(ci.hi)
+                            )),
+                            None => Cell::text("-"),
+                        });
+                        row.push(match c.p {
+                            Some(p) => Cell::num(fmt_p(p), p),
+                            None => Cell::text("-"),
+                        });
+                    }
+                    None => row.extend([Cell::text("-"), Cell::text("-"), Cell::text("-")]),
+                }
+            }
+            table.push_row(row);
+        }
+        let max = |v: &Vec<f64>| v.last().copied();
+        let mut row = vec![Cell::text(format!("{} max", m.name()))];
+        let bmax = max(&values[base][k]);
+        row.push(ms_cell(bmax));
+        for &i in &others {
+            let cmax = max(&values[i][k]);
+            row.push(ms_cell(cmax));
+            row.push(match (bmax, cmax) {
+                (Some(b), Some(c)) => plain_delta(b, c, true),
+                _ => Cell::text("-"),
+            });
+            // One loop each: no interval, no test.
+            row.extend([Cell::text(""), Cell::text("")]);
+        }
+        table.push_row(row);
+        let mut row = vec![Cell::text(format!("{} n", m.name()))];
+        row.push(count_cell(values[base][k].len() as u64));
+        for &i in &others {
+            row.push(count_cell(values[i][k].len() as u64));
+            row.extend([Cell::text(""), Cell::text(""), Cell::text("")]);
+        }
+        table.push_row(row);
+    }
+
+    let per_run = opts.by == By::Arm;
+    let suffix = if per_run { " / run" } else { "" };
+    let mean_per_run = |g: &Group, total: u64| {
+        if per_run {
+            total as f64 / g.runs.len().max(1) as f64
+        } else {
+            total as f64
+        }
+    };
+    let totals: [(String, GroupCount, bool); 5] = [
+        (
+            format!("bytes received{suffix}"),
+            |g: &Group| g.bytes_received(),
+            true,
+        ),
+        (
+            format!("frames received{suffix}"),
+            |g: &Group| g.frames_received(),
+            true,
+        ),
+        ("loops".to_string(), |g: &Group| g.loops(), false),
+        ("unanswered".to_string(), |g: &Group| g.unanswered(), false),
+        ("cold loops".to_string(), |g: &Group| g.cold(), false),
+    ];
+    for (label, f, averaged) in totals {
+        let val = |g: &Group| {
+            if averaged {
+                mean_per_run(g, f(g))
+            } else {
+                f(g) as f64
+            }
+        };
+        let mut row = vec![Cell::text(label)];
+        let b = val(&gs[base]);
+        row.push(count_cell_f(b));
+        for &i in &others {
+            let c = val(&gs[i]);
+            row.push(count_cell_f(c));
+            row.push(if averaged {
+                plain_delta(b, c, false)
+            } else {
+                Cell::text("")
+            });
+            row.extend([Cell::text(""), Cell::text("")]);
+        }
+        table.push_row(row);
+    }
+
+    table.note(format!(
+        "\u{394}: candidate \u{2212} baseline of the same quantile (type 7). CI: seeded percentile bootstrap of that difference ({} resamples, seed {}). p: Mann-Whitney U, two-sided (SciPy's method choice). ~: not significant at \u{3b1}={} (needs p < \u{3b1}, a CI excluding 0, and at least {} % change).",
+        opts.verdict.bootstrap.resamples,
+        opts.verdict.bootstrap.seed,
+        opts.verdict.alpha,
+        opts.verdict.noise_bar_pct
+    ));
+    if per_run {
+        table.note("bytes and frames are per run (mean over the arm's runs), so arms with different run counts compare.");
+    }
+    let findings = check(&gs, &metrics, &opts.checks);
+    annotate(&mut table, &findings, |f| match (f.metric, &f.stat) {
+        (Some(m), Some(s)) => Some(format!("{m} {s}")),
+        (None, Some(s)) => Some(s.clone()),
+        _ => None,
+    });
+    Ok(Comparison {
+        table,
+        baseline: gs[base].name.clone(),
+        changes,
+        findings,
+    })
+}
+
+fn ms_cell(v: Option<f64>) -> Cell {
+    match v {
+        Some(x) => Cell::num(fmt_ms(x), x),
+        None => Cell::text("-"),
+    }
+}
+
+fn count_cell(n: u64) -> Cell {
+    Cell::num(fmt_count(n as i64), n as f64)
+}
+
+fn count_cell_f(x: f64) -> Cell {
+    Cell::num(fmt_count(x.round() as i64), x)
+}
+
+fn plain_delta(b: f64, c: f64, ms: bool) -> Cell {
+    let pct = if b != 0.0 {
+        (c - b) / b.abs() * 100.0
+    } else {
+        f64::NAN
+    };
+    let text = if ms {
+        format!("{} ({})", fmt_pct_change(pct), fmt_ms_signed(c - b))
+    } else {
+        fmt_pct_change(pct)
+    };
+    Cell::num(text, pct)
+}

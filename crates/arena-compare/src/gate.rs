@@ -1,0 +1,284 @@
+//! `arena-perf gate`: fail CI only on a significant regression past a threshold.
+//!
+//! A check `--max sendToRecv.p50=+10%` fails when the candidate's p50 is higher than the
+//! baseline's by more than 10 % **and** the change is real by the noise verdict
+//! (Mann-Whitney p < alpha, bootstrap interval of the difference excluding 0, and past
+//! the 2 % noise bar). A large change that is not significant passes and says so: noise
+//! never fails a build.
+
+use anyhow::Result;
+use arena_report::{fmt_ms, fmt_pct_change, Cell, Column, Exit, Table};
+use arena_run::{Metric, Run};
+use arena_stats::{
+    mann_whitney_u_sorted, quantile_change, QuantileChange, Verdict, VerdictOptions,
+};
+use serde::Serialize;
+
+use crate::compare::{fmt_ms_signed, fmt_p};
+use crate::findings::{annotate, check, CheckOptions, Finding};
+use crate::group::Group;
+
+/// One `--max METRIC.pQ=+PCT` limit.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Limit {
+    pub metric: &'static str,
+    #[serde(skip)]
+    pub metric_enum: Metric,
+    /// Quantile in [0, 1].
+    pub q: f64,
+    /// Label of the quantile as given (`p50`).
+    pub stat: String,
+    /// Largest allowed increase, percent of the baseline.
+    pub max_pct: f64,
+}
+
+impl Limit {
+    /// Parses `METRIC[.|:| ]pQ=+PCT[%]`, e.g. `sendToRecv.p50=+10%`; the quantile
+    /// defaults to p50. Errors name the argument and what was expected (exit 2).
+    pub fn parse(spec: &str) -> Result<Limit> {
+        let bad = |why: &str| -> anyhow::Error {
+            Exit::bad_input(format!(
+                "--max {spec}: {why} (expected METRIC.pQ=+PCT, e.g. sendToRecv.p50=+10%; metrics: {})",
+                Metric::ALL.map(|m| m.name()).join(", ")
+            ))
+            .into()
+        };
+        let (left, right) = spec.split_once('=').ok_or_else(|| bad("no '='"))?;
+        let (metric_text, stat) = match left
+            .rsplit_once(['.', ':', ' '])
+            .filter(|(_, q)| q.starts_with(['p', 'P']))
+        {
+            Some((m, q)) => (m.trim(), q.trim().to_ascii_lowercase()),
+            None => (left.trim(), "p50".to_string()),
+        };
+        let metric = Metric::parse(metric_text).ok_or_else(|| bad("unknown metric"))?;
+        let q: f64 = stat[1..]
+            .parse()
+            .map_err(|_| bad("the quantile is p followed by a percent, e.g. p90"))?;
+        if !(0.0..=100.0).contains(&q) {
+            return Err(bad("the quantile must be between p0 and p100"));
+        }
+        let pct_text = right.trim().trim_end_matches('%').trim();
+        let max_pct: f64 = pct_text
+            .parse()
+            .map_err(|_| bad("the limit is a percent, e.g. +10%"))?;
+        if !max_pct.is_finite() || max_pct < 0.0 {
+            return Err(bad("the limit is an allowed increase, 0 or more"));
+        }
+        Ok(Limit {
+            metric: metric.name(),
+            metric_enum: metric,
+            q: q / 100.0,
+            stat,
+            max_pct,
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CheckStatus {
+    Pass,
+    Fail,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct GateCheck {
+    pub limit: Limit,
+    pub n_baseline: usize,
+    pub n_candidate: usize,
+    pub change: QuantileChange,
+    pub status: CheckStatus,
+    /// Why, in words: `regression past the limit`, `within the limit`, `not significant`.
+    pub reason: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct GateResult {
+    pub checks: Vec<GateCheck>,
+    pub findings: Vec<Finding>,
+    pub table: Table,
+}
+
+impl GateResult {
+    pub fn failed(&self) -> bool {
+        self.checks.iter().any(|c| c.status == CheckStatus::Fail)
+    }
+}
+
+fn group<'a>(name: &str, runs: &'a [Run]) -> Group<'a> {
+    let arms: Vec<&str> = runs.iter().map(|r| r.meta.arm.as_str()).collect();
+    let mut distinct = arms.clone();
+    distinct.dedup();
+    Group {
+        name: name.to_string(),
+        arm: if distinct.len() == 1 {
+            distinct[0].to_string()
+        } else {
+            format!("{name} arms")
+        },
+        runs: runs.iter().collect(),
+    }
+}
+
+/// Evaluates every limit on the pooled baseline runs against the pooled candidate runs.
+pub fn gate(
+    baseline: &[Run],
+    candidate: &[Run],
+    limits: &[Limit],
+    opts: &VerdictOptions,
+    checks: &CheckOptions,
+) -> Result<GateResult> {
+    if limits.is_empty() {
+        return Err(Exit::bad_input("gate: no --max limits given").into());
+    }
+    if baseline.is_empty() || candidate.is_empty() {
+        return Err(Exit::bad_input("gate: needs baseline and candidate runs").into());
+    }
+    if let (Some(b), Some(c)) = (baseline.first(), candidate.first()) {
+        if b.meta.pilot_hash != c.meta.pilot_hash {
+            return Err(Exit::bad_input(format!(
+                "gate: baseline runs ({}) and candidate runs ({}) come from different pilots (hash {} vs {}): not comparable",
+                b.meta.arm,
+                c.meta.arm,
+                b.meta.pilot_hash.get(..12).unwrap_or(&b.meta.pilot_hash),
+                c.meta.pilot_hash.get(..12).unwrap_or(&c.meta.pilot_hash)
+            ))
+            .into());
+        }
+    }
+    let gb = group("baseline", baseline);
+    let gc = group("candidate", candidate);
+    let mut out = Vec::new();
+    for limit in limits {
+        let m = limit.metric_enum;
+        let b = gb.values(m, checks.include_cold);
+        let c = gc.values(m, checks.include_cold);
+        let (side, empty) = if b.is_empty() {
+            ("baseline", true)
+        } else {
+            ("candidate", c.is_empty())
+        };
+        if empty {
+            return Err(Exit::bad_input(format!(
+                "gate: the {side} runs have no {} values (every loop unanswered or cold?)",
+                limit.metric
+            ))
+            .into());
+        }
+        let mwu = mann_whitney_u_sorted(&b, &c);
+        let Some(change) = quantile_change(&b, &c, limit.q, mwu.as_ref(), opts) else {
+            return Err(Exit::bad_input(format!(
+                "gate: {} {}: no value",
+                limit.metric, limit.stat
+            ))
+            .into());
+        };
+        let past =
+            change.delta_pct > limit.max_pct || (change.baseline == 0.0 && change.delta > 0.0);
+        let (status, reason) = match (change.verdict, past) {
+            (Verdict::Higher, true) => (CheckStatus::Fail, "significant regression past the limit"),
+            (Verdict::Higher, false) => {
+                (CheckStatus::Pass, "significant increase, within the limit")
+            }
+            (Verdict::Lower, _) => (CheckStatus::Pass, "significantly lower"),
+            (Verdict::Noise, true) => (CheckStatus::Pass, "past the limit but not significant (~)"),
+            (Verdict::Noise, false) => (CheckStatus::Pass, "not significant (~)"),
+        };
+        out.push(GateCheck {
+            limit: limit.clone(),
+            n_baseline: b.len(),
+            n_candidate: c.len(),
+            change,
+            status,
+            reason: reason.to_string(),
+        });
+    }
+
+    let level = 100.0 * (1.0 - opts.alpha);
+    let mut table = Table::new(vec![
+        Column::left("check"),
+        Column::right("baseline"),
+        Column::right("candidate"),
+        Column::right("\u{394}"),
+        Column::right(format!("{level:.0}% CI")),
+        Column::right("p"),
+        Column::right("limit"),
+        Column::left("verdict"),
+    ])
+    .with_title(format!(
+        "Gate: {} baseline run(s) against {} candidate run(s), \u{3b1}={}",
+        baseline.len(),
+        candidate.len(),
+        opts.alpha
+    ));
+    for c in &out {
+        let ch = &c.change;
+        let mut delta = format!(
+            "{} ({})",
+            fmt_pct_change(ch.delta_pct),
+            fmt_ms_signed(ch.delta)
+        );
+        if ch.verdict == Verdict::Noise {
+            delta.push_str(" ~");
+        }
+        let verdict = match c.status {
+            CheckStatus::Fail => format!("FAIL: {}", c.reason),
+            CheckStatus::Pass => format!("pass: {}", c.reason),
+        };
+        let mut v = Cell::text(verdict);
+        if c.status == CheckStatus::Fail {
+            v = v.strong();
+        }
+        table.push_row(vec![
+            Cell::text(format!("{} {}", c.limit.metric, c.limit.stat)),
+            Cell::num(
+                format!("{} (n={})", fmt_ms(ch.baseline), c.n_baseline),
+                ch.baseline,
+            ),
+            Cell::num(
+                format!("{} (n={})", fmt_ms(ch.candidate), c.n_candidate),
+                ch.candidate,
+            ),
+            Cell::num(delta, ch.delta_pct),
+            match ch.ci {
+                Some(ci) => Cell::text(format!(
+                    "{} \u{2026} {}",
+                    fmt_ms_signed(ci.lo),
+                    fmt_ms_signed(ci.hi)
+                )),
+                None => Cell::text("-"),
+            },
+            match ch.p {
+                Some(p) => Cell::num(fmt_p(p), p),
+                None => Cell::text("-"),
+            },
+            Cell::num(fmt_pct_change(c.limit.max_pct), c.limit.max_pct),
+            v,
+        ]);
+    }
+    let failed = out.iter().filter(|c| c.status == CheckStatus::Fail).count();
+    table.note(format!(
+        "{} of {} checks failed. A check fails only on a significant regression (Mann-Whitney p < \u{3b1}, bootstrap CI excluding 0, past the {} % noise bar) larger than its limit.",
+        failed,
+        out.len(),
+        opts.noise_bar_pct
+    ));
+    let metrics: Vec<Metric> = {
+        let mut v: Vec<Metric> = Vec::new();
+        for l in limits {
+            if !v.contains(&l.metric_enum) {
+                v.push(l.metric_enum);
+            }
+        }
+        v
+    };
+    let findings = check(&[gb, gc], &metrics, checks);
+    // Gate rows are checks, not figures of one column: findings go under the table.
+    annotate(&mut table, &findings, |_| None);
+    Ok(GateResult {
+        checks: out,
+        findings,
+        table,
+    })
+}

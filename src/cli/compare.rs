@@ -1,0 +1,151 @@
+//! `arena-perf compare`: the notes' tables over run folders, with deltas, intervals,
+//! U-test p-values, `~` for noise, and warnings next to the figures.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use arena_compare::{compare, load_runs, By, CheckOptions, CompareOptions, Metric};
+use arena_report::{Exit, Format};
+use arena_stats::{BootstrapOptions, VerdictOptions};
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum ByArg {
+    /// One column per run: `<arm>, run N`.
+    Run,
+    /// One column per arm, its runs pooled.
+    Arm,
+}
+
+/// Statistics flags shared by `compare` and `gate`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct StatsArgs {
+    /// Significance level: a difference with p >= ALPHA is noise (`~`); intervals are at
+    /// 1 - ALPHA.
+    #[arg(long, default_value_t = 0.05, value_name = "A")]
+    pub alpha: f64,
+    /// Smallest change, in percent, ever called real.
+    #[arg(long, default_value_t = 2.0, value_name = "PCT")]
+    pub noise_bar: f64,
+    /// Bootstrap resamples per interval.
+    #[arg(long, default_value_t = 2000, value_name = "N")]
+    pub resamples: usize,
+    /// Bootstrap seed: same runs and seed, same intervals.
+    #[arg(long, default_value_t = BootstrapOptions::default().seed, value_name = "N")]
+    pub seed: u64,
+    /// Put cold loops (first interaction of a page) into the figures; warned about.
+    #[arg(long)]
+    pub include_cold: bool,
+    /// An arm whose share of replies over 4 KB is below this looks idle (warned about).
+    #[arg(long, default_value_t = 0.25, value_name = "SHARE")]
+    pub idle_share: f64,
+}
+
+impl StatsArgs {
+    pub fn options(&self) -> anyhow::Result<(VerdictOptions, CheckOptions)> {
+        if !(self.alpha > 0.0 && self.alpha < 1.0) {
+            return Err(
+                Exit::bad_input(format!("--alpha {}: must be in (0, 1)", self.alpha)).into(),
+            );
+        }
+        if self.resamples < 100 {
+            return Err(
+                Exit::bad_input(format!("--resamples {}: at least 100", self.resamples)).into(),
+            );
+        }
+        let bootstrap = BootstrapOptions {
+            resamples: self.resamples,
+            seed: self.seed,
+            level: 1.0 - self.alpha,
+        };
+        let verdict = VerdictOptions {
+            alpha: self.alpha,
+            noise_bar_pct: self.noise_bar,
+            bootstrap,
+        };
+        let checks = CheckOptions {
+            include_cold: self.include_cold,
+            idle_share: self.idle_share,
+            ..CheckOptions::default()
+        };
+        Ok((verdict, checks))
+    }
+}
+
+pub fn parse_metrics(names: &[String]) -> anyhow::Result<Vec<Metric>> {
+    names
+        .iter()
+        .map(|n| {
+            Metric::parse(n).ok_or_else(|| {
+                Exit::bad_input(format!(
+                    "--metric {n}: unknown metric (one of {})",
+                    Metric::ALL.map(|m| m.name()).join(", ")
+                ))
+                .into()
+            })
+        })
+        .collect()
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CompareArgs {
+    /// Run folders, or folders holding run folders.
+    #[arg(required = true, value_name = "RUN_OR_DIR")]
+    pub runs: Vec<PathBuf>,
+    /// Arm (or column, e.g. "stock, run 2") the others are compared against; the first
+    /// arm by default.
+    #[arg(long, value_name = "ARM")]
+    pub baseline: Option<String>,
+    /// Columns per run or pooled per arm.
+    #[arg(long, value_enum, default_value = "arm")]
+    pub by: ByArg,
+    /// Loop metric to show (repeatable): inputToSocket, sendToRecv, recvToDraw,
+    /// inputToPaint. All four by default.
+    #[arg(long = "metric", value_name = "M")]
+    pub metrics: Vec<String>,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Also write the latency plots (latency.svg, latency.png) into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub plot: Option<PathBuf>,
+    #[command(flatten)]
+    pub stats: StatsArgs,
+}
+
+pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
+    let (verdict, checks) = a.stats.options()?;
+    let metrics = parse_metrics(&a.metrics)?;
+    let runs = load_runs(&a.runs)?;
+    let opts = CompareOptions {
+        by: match a.by {
+            ByArg::Run => By::Run,
+            ByArg::Arm => By::Arm,
+        },
+        baseline: a.baseline,
+        metrics: metrics.clone(),
+        verdict,
+        checks,
+    };
+    let cmp = compare(&runs, &opts)?;
+    if a.format == Format::Json {
+        let v = serde_json::json!({
+            "baseline": cmp.baseline,
+            "table": cmp.table.to_json(),
+            "changes": cmp.changes,
+            "findings": cmp.findings,
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        print!("{}", cmp.table.render(a.format));
+    }
+    if let Some(dir) = a.plot {
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| Exit::bad_input(format!("{}: {e}", dir.display())))?;
+        let metric = metrics.first().copied().unwrap_or(Metric::InputToPaint);
+        for name in ["latency.svg", "latency.png"] {
+            let out = dir.join(name);
+            arena_compare::plot::plot(&runs, metric, &out)?;
+            eprintln!("wrote {}", out.display());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,40 @@
+//! `arena-perf plot`: latency CDF per arm and the per-click timeline, SVG or PNG.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use arena_compare::{load_runs, Metric};
+
+use super::compare::parse_metrics;
+
+#[derive(Debug, clap::Args)]
+pub struct PlotArgs {
+    /// Run folders, or folders holding run folders.
+    #[arg(required = true, value_name = "RUN_OR_DIR")]
+    pub runs: Vec<PathBuf>,
+    /// Output file; `.svg` or `.png` chooses the format.
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// Loop metric plotted.
+    #[arg(long, default_value = "inputToPaint", value_name = "M")]
+    pub metric: String,
+}
+
+pub fn run(a: PlotArgs) -> anyhow::Result<ExitCode> {
+    let metric = parse_metrics(std::slice::from_ref(&a.metric))?
+        .first()
+        .copied()
+        .unwrap_or(Metric::InputToPaint);
+    let runs = load_runs(&a.runs)?;
+    let info = arena_compare::plot::plot(&runs, metric, &a.out)?;
+    println!(
+        "wrote {}: {} of {} arms ({}), {} clicks on the timeline, {} cold",
+        a.out.display(),
+        metric.name(),
+        info.series,
+        info.arms.join(", "),
+        info.timeline_points,
+        info.cold_points
+    );
+    Ok(ExitCode::SUCCESS)
+}

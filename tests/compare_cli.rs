@@ -1,0 +1,449 @@
+//! `compare`, `gate` and `plot` through the real binary, on run folders written to disk.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use arena_compare::synthetic;
+
+/// A scratch folder removed on drop (tests run in parallel: pid + counter).
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(tag: &str) -> Scratch {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let p = std::env::temp_dir().join(format!(
+            "arena-compare-test-{}-{}-{tag}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::SeqCst)
+        ));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        Scratch(p)
+    }
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn arena(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_arena-perf"))
+        .args(args)
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .output()
+        .unwrap()
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// Writes a synthetic run of `n` loops (lognormal around `median` ms) and returns its folder.
+fn write_run(dir: &Path, arm: &str, n: usize, median: f64, seed: u64) -> PathBuf {
+    let r = synthetic::run(arm, &synthetic::lognormal(n, median, 0.3, 0.0, seed), 6000);
+    let out = dir.join(format!("{arm}-{seed}"));
+    r.write(&out).unwrap();
+    out
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn bad_input_exits_2_naming_the_file() {
+    let d = Scratch::new("bad");
+    let good = write_run(&d.0, "stock", 150, 50.0, 1);
+
+    // A folder that is not a run.
+    let not_run = d.path("not-a-run");
+    std::fs::create_dir_all(&not_run).unwrap();
+    std::fs::write(not_run.join("notes.txt"), "hello").unwrap();
+    let o = arena(&["compare", s(&good), s(&not_run)]);
+    assert_eq!(o.status.code(), Some(2), "{:?}", text(&o));
+    assert!(text(&o).1.contains("not-a-run"), "{}", text(&o).1);
+
+    // Another schema version.
+    let v2 = write_run(&d.0, "stock", 150, 50.0, 2);
+    let meta = std::fs::read_to_string(v2.join("run.json")).unwrap();
+    std::fs::write(
+        v2.join("run.json"),
+        meta.replace("\"schema_version\": 1", "\"schema_version\": 2"),
+    )
+    .unwrap();
+    let o = arena(&["compare", s(&good), s(&v2)]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = text(&o).1;
+    assert!(
+        err.contains("run.json") && err.contains("schema_version 2"),
+        "{err}"
+    );
+    assert!(err.contains("stock-2"), "{err}");
+
+    // Mixed pilots.
+    let other = write_run(&d.0, "lazy-png", 150, 40.0, 3);
+    let meta = std::fs::read_to_string(other.join("run.json")).unwrap();
+    std::fs::write(
+        other.join("run.json"),
+        meta.replace(&"0".repeat(64), &"f".repeat(64)),
+    )
+    .unwrap();
+    let o = arena(&["compare", s(&good), s(&other)]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = text(&o).1;
+    assert!(
+        err.contains("lazy-png-3/run.json") && err.contains("different pilots"),
+        "{err}"
+    );
+    let o = arena(&[
+        "gate",
+        "--baseline",
+        s(&good),
+        "--candidate",
+        s(&other),
+        "--max",
+        "sendToRecv.p50=+10%",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{:?}", text(&o));
+
+    // An empty run.
+    let empty = d.path("empty");
+    synthetic::run("stock", &[], 6000).write(&empty).unwrap();
+    let o = arena(&["compare", s(&good), s(&empty)]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = text(&o).1;
+    assert!(
+        err.contains("empty/loops.csv") && err.contains("empty run"),
+        "{err}"
+    );
+
+    // Bad flags are bad input too.
+    let o = arena(&[
+        "gate",
+        "--baseline",
+        s(&good),
+        "--candidate",
+        s(&good),
+        "--max",
+        "sendToRecv.p50",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o).1.contains("--max sendToRecv.p50"),
+        "{}",
+        text(&o).1
+    );
+    let o = arena(&["compare", s(&good), "--metric", "latency"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = arena(&["compare", s(&good), "--baseline", "nope"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).1.contains("nope"));
+}
+
+#[test]
+fn compare_marks_noise_and_real_changes() {
+    let d = Scratch::new("cmp");
+    let a1 = write_run(&d.0, "stock", 300, 60.0, 11);
+    let b1 = write_run(&d.0, "slow", 300, 90.0, 12);
+    let c1 = write_run(&d.0, "same", 300, 60.0, 13);
+    let o = arena(&[
+        "compare",
+        s(&a1),
+        s(&b1),
+        s(&c1),
+        "--metric",
+        "inputToPaint",
+        "--format",
+        "markdown",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    let md = text(&o).0;
+    let p50 = md
+        .lines()
+        .find(|l| l.starts_with("| inputToPaint p50 |"))
+        .unwrap();
+    let cells: Vec<&str> = p50.split('|').map(str::trim).collect();
+    // | label | stock | slow | Δ slow | CI slow | p slow | same | Δ same | CI same | p same |
+    assert!(
+        cells[4].starts_with("**+") && !cells[4].contains('~'),
+        "{p50}"
+    );
+    assert_eq!(cells[6], "<0.001", "{p50}");
+    assert!(cells[8].ends_with('~'), "{p50}");
+    assert!(md.contains("Mann-Whitney U"), "{md}");
+
+    // JSON carries the same facts as data.
+    let o = arena(&[
+        "compare",
+        s(&a1),
+        s(&b1),
+        "--metric",
+        "sendToRecv",
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["baseline"], "stock");
+    let q = &v["changes"][0]["quantiles"][0];
+    assert_eq!(q["verdict"], "higher");
+    assert!(q["ci"]["lo"].as_f64().unwrap() > 0.0);
+
+    // Same seed, same intervals: the output is reproducible.
+    let again = arena(&[
+        "compare",
+        s(&a1),
+        s(&b1),
+        "--metric",
+        "sendToRecv",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(o.stdout, again.stdout);
+
+    // Per run: columns named "<arm>, run N".
+    let a2 = write_run(&d.0, "stock", 300, 60.0, 14);
+    let o = arena(&[
+        "compare",
+        s(&a1),
+        s(&b1),
+        s(&a2),
+        "--by",
+        "run",
+        "--format",
+        "csv",
+    ]);
+    let header = text(&o).0.lines().next().unwrap().to_string();
+    assert!(
+        header.contains("\"stock, run 1\"") && header.contains("\"stock, run 2\""),
+        "{header}"
+    );
+    assert!(header.contains("\"slow, run 1\""), "{header}");
+}
+
+#[test]
+fn idle_arm_and_cold_mixing_are_warned_next_to_the_figure() {
+    let d = Scratch::new("warn");
+    let busy = write_run(&d.0, "stock", 200, 60.0, 21);
+    // The fixture's deploy phase: small replies, phase label `deploy`.
+    let mut idle = synthetic::run(
+        "deploy",
+        &synthetic::lognormal(200, 50.0, 0.3, 0.0, 22),
+        900,
+    );
+    for l in &mut idle.loops {
+        l.label = "deploy".into();
+    }
+    idle.meta.knobs.insert("phase".into(), "deploy".into());
+    let idle_dir = d.path("deploy");
+    idle.write(&idle_dir).unwrap();
+    let o = arena(&[
+        "compare",
+        s(&busy),
+        s(&idle_dir),
+        "--metric",
+        "inputToPaint",
+        "--format",
+        "markdown",
+    ]);
+    let md = text(&o).0;
+    let header = md.lines().find(|l| l.starts_with("|  | stock")).unwrap();
+    assert!(header.contains("| deploy \u{26a0}"), "{header}");
+    assert!(!header.contains("stock \u{26a0}"), "{header}");
+    assert!(md.contains("deploy: looks idle: phase 'deploy'"), "{md}");
+
+    // Cold loops: out of the figures by default; in with --include-cold, and then warned.
+    let mut cold = synthetic::run(
+        "stock",
+        &synthetic::lognormal(200, 60.0, 0.3, 0.0, 23),
+        6000,
+    );
+    cold.loops[0].cold = true;
+    cold.loops[0].input_to_paint = Some(839.0);
+    let cold_dir = d.path("cold");
+    cold.write(&cold_dir).unwrap();
+    let o = arena(&[
+        "compare",
+        s(&cold_dir),
+        "--metric",
+        "inputToPaint",
+        "--format",
+        "markdown",
+    ]);
+    let md = text(&o).0;
+    assert!(
+        !md.contains("839.0ms") && !md.contains("cold_mixed"),
+        "{md}"
+    );
+    assert!(md.contains("| cold loops | 1 |"), "{md}");
+    let o = arena(&[
+        "compare",
+        s(&cold_dir),
+        "--metric",
+        "inputToPaint",
+        "--include-cold",
+        "--format",
+        "markdown",
+    ]);
+    let md = text(&o).0;
+    assert!(md.contains("| inputToPaint max | 839.0ms |"), "{md}");
+    assert!(
+        md.contains("1 cold loops mixed into the warm figures"),
+        "{md}"
+    );
+
+    // A cold loop the pilot did not mark: the first loop far above the rest.
+    cold.loops[0].cold = false;
+    let unmarked = d.path("unmarked");
+    cold.write(&unmarked).unwrap();
+    let o = arena(&[
+        "compare",
+        s(&unmarked),
+        "--metric",
+        "inputToPaint",
+        "--format",
+        "markdown",
+    ]);
+    let md = text(&o).0;
+    let max = md
+        .lines()
+        .find(|l| l.starts_with("| inputToPaint max |"))
+        .unwrap();
+    assert!(max.contains("839.0ms \u{26a0}"), "{max}");
+    assert!(md.contains("looks cold but is not marked cold"), "{md}");
+}
+
+#[test]
+fn gate_fails_only_on_a_significant_regression_past_the_limit() {
+    let d = Scratch::new("gate");
+    let base: Vec<PathBuf> = (0..2)
+        .map(|i| write_run(&d.0, "stock", 200, 60.0, 100 + i))
+        .collect();
+    let slow: Vec<PathBuf> = (0..2)
+        .map(|i| write_run(&d.0, "slow", 200, 75.0, 200 + i))
+        .collect();
+    let summary = d.path("summary.md");
+    let step = d.path("step.md");
+    std::fs::write(&step, "earlier step\n").unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_arena-perf"))
+        .args([
+            "gate",
+            "--baseline",
+            s(&base[0]),
+            s(&base[1]),
+            "--candidate",
+            s(&slow[0]),
+            s(&slow[1]),
+        ])
+        .args([
+            "--max",
+            "sendToRecv.p50=+10%",
+            "--max",
+            "inputToPaint:p90=+50%",
+        ])
+        .args(["--summary", s(&summary)])
+        .env("GITHUB_STEP_SUMMARY", &step)
+        .output()
+        .unwrap();
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}{err}");
+    assert!(
+        out.contains("sendToRecv p50") && out.contains("FAIL: significant regression"),
+        "{out}"
+    );
+    assert!(
+        out.contains("inputToPaint p90")
+            && out.contains("pass: significant increase, within the limit"),
+        "{out}"
+    );
+    assert!(err.contains("1 of 2 checks failed"), "{err}");
+    let md = std::fs::read_to_string(&summary).unwrap();
+    assert!(
+        md.contains("| sendToRecv p50 |") && md.contains("**FAIL"),
+        "{md}"
+    );
+    let step = std::fs::read_to_string(&step).unwrap();
+    assert!(
+        step.starts_with("earlier step\n") && step.contains("| sendToRecv p50 |"),
+        "{step}"
+    );
+
+    // Improvements never fail.
+    let o = arena(&[
+        "gate",
+        "--baseline",
+        s(&slow[0]),
+        "--candidate",
+        s(&base[0]),
+        "--max",
+        "sendToRecv.p50=+0%",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+}
+
+#[test]
+fn gate_raises_no_false_alarm_on_ten_same_arm_comparisons() {
+    let d = Scratch::new("noalarm");
+    let mut fails = 0;
+    for k in 0..10u64 {
+        let b = write_run(&d.0, "stock", 150, 60.0, 1000 + 2 * k);
+        let c = write_run(&d.0, "stock", 150, 60.0, 1001 + 2 * k);
+        let o = arena(&[
+            "gate",
+            "--baseline",
+            s(&b),
+            "--candidate",
+            s(&c),
+            "--max",
+            "sendToRecv.p50=+10%",
+            "--max",
+            "inputToPaint.p90=+10%",
+        ]);
+        match o.status.code() {
+            Some(0) => {}
+            Some(1) => fails += 1,
+            other => panic!("exit {other:?}: {:?}", text(&o)),
+        }
+    }
+    assert_eq!(fails, 0, "same-arm comparisons failed the gate");
+}
+
+#[test]
+fn plot_writes_svg_and_png_by_extension() {
+    let d = Scratch::new("plot");
+    let a = write_run(&d.0, "stock", 150, 60.0, 31);
+    let b = write_run(&d.0, "lazy-png", 150, 45.0, 32);
+    for name in ["p.svg", "p.png"] {
+        let out = d.path(name);
+        let o = arena(&["plot", s(&a), s(&b), "--out", s(&out)]);
+        assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+        assert!(
+            text(&o).0.contains("2 arms (stock, lazy-png)"),
+            "{}",
+            text(&o).0
+        );
+        let bytes = std::fs::read(&out).unwrap();
+        if name.ends_with(".png") {
+            assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+        } else {
+            assert!(bytes.starts_with(b"<svg"));
+        }
+    }
+    let o = arena(&["plot", s(&a), "--out", s(&d.path("p.gif"))]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).1.contains("p.gif"));
+
+    // compare --plot writes both beside the table.
+    let dir = d.path("plots");
+    let o = arena(&["compare", s(&a), s(&b), "--plot", s(&dir)]);
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    assert!(dir.join("latency.svg").is_file() && dir.join("latency.png").is_file());
+}
