@@ -1,1 +1,293 @@
-fn main() {}
+//! Throughput of the GC and collapsed-stack reducers on 1 GB inputs, side by side with
+//! `grep -c Pause` on the same GC log, in one run.
+//!
+//! The inputs are generated once into `$ARENA_LOGS_BENCH_DIR` (default
+//! `/tmp/arena-logs-bench`) and reused: the GC log repeats a real `-Xlog:gc*` G1 log from
+//! this machine's JDK (the Alloc fixture) with its uptime shifted forward on each pass; the
+//! collapsed file is folded stacks built from JDK 17 frame names (no profiler runs here).
+//! Each measurement is the median of 5 runs after one warm-up run (page cache warm).
+
+use std::fmt::Write as _;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use arena_logs::{gc, profile};
+
+const SIZE: u64 = 1 << 30;
+const RUNS: usize = 5;
+
+fn dir() -> PathBuf {
+    let d = std::env::var_os("ARENA_LOGS_BENCH_DIR")
+        .map_or_else(|| PathBuf::from("/tmp/arena-logs-bench"), PathBuf::from);
+    std::fs::create_dir_all(&d).expect("bench dir");
+    d
+}
+
+/// A real G1 `-Xlog:gc*` log from the fixture, made once.
+fn real_gc_log(d: &Path) -> Vec<String> {
+    let log = d.join("seed-g1full.log");
+    if !log.exists() {
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/java");
+        let classes = d.join("classes");
+        let ok = Command::new("javac")
+            .arg("-d")
+            .arg(&classes)
+            .arg(fixtures.join("Alloc.java"))
+            .status()
+            .expect("javac");
+        assert!(ok.success());
+        let ok = Command::new("java")
+            .arg("-cp")
+            .arg(&classes)
+            .args(["-XX:+UseG1GC", "-Xmx64m"])
+            .arg(format!(
+                "-Xlog:gc*:file={}:time,uptime,level,tags",
+                log.display()
+            ))
+            .args(["Alloc", "20000"])
+            .stdout(std::process::Stdio::null())
+            .status()
+            .expect("java");
+        assert!(ok.success());
+    }
+    std::fs::read_to_string(&log)
+        .expect("seed log")
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+fn gc_input(d: &Path) -> PathBuf {
+    let out = d.join("gc-1g.log");
+    if out.metadata().is_ok_and(|m| m.len() >= SIZE) {
+        return out;
+    }
+    let seed = real_gc_log(d);
+    // Split each line around its uptime decoration `[0.060s]` so passes can shift it.
+    let parts: Vec<(String, f64, String)> = seed
+        .iter()
+        .filter_map(|l| {
+            let i = l.find("s][")?;
+            let open = l[..i].rfind('[')?;
+            let t: f64 = l[open + 1..i].parse().ok()?;
+            Some((l[..open + 1].to_string(), t, l[i..].to_string()))
+        })
+        .collect();
+    let span = parts.last().map_or(1.0, |p| p.1) + 0.001;
+    let mut w = BufWriter::with_capacity(1 << 20, std::fs::File::create(&out).expect("create"));
+    let (mut written, mut pass) = (0u64, 0u64);
+    let mut line = String::new();
+    while written < SIZE {
+        for (pre, t, post) in &parts {
+            line.clear();
+            let _ = writeln!(line, "{pre}{:.3}{post}", t + pass as f64 * span);
+            w.write_all(line.as_bytes()).expect("write");
+            written += line.len() as u64;
+        }
+        pass += 1;
+    }
+    w.flush().expect("flush");
+    out
+}
+
+fn collapsed_input(d: &Path) -> PathBuf {
+    let out = d.join("stacks-1g.collapsed");
+    if out.metadata().is_ok_and(|m| m.len() >= SIZE) {
+        return out;
+    }
+    let roots: [&[&str]; 5] = [
+        &[
+            "[C2 CompilerThre tid=21]",
+            "thread_native_entry",
+            "Thread::call_run",
+            "JavaThread::thread_main_inner",
+            "CompileBroker::compiler_thread_loop",
+            "CompileBroker::invoke_compiler_on_method",
+            "C2Compiler::compile_method",
+            "Compile::Compile",
+            "Compile::Optimize",
+            "PhaseIdealLoop::build_and_optimize",
+        ],
+        &[
+            "[GC Thread#0 tid=14]",
+            "thread_native_entry",
+            "Thread::call_run",
+            "GangWorker::run",
+            "GangWorker::loop",
+            "G1EvacuateRegionsBaseTask::work",
+            "G1EvacuateRegionsTask::evacuate_live_objects",
+            "G1ParEvacuateFollowersClosure::do_void",
+        ],
+        &[
+            "[main tid=1]",
+            "java/lang/Thread.run_[j]",
+            "org/webswing/toolkit/WebToolkit$1.run_[j]",
+            "java/awt/EventDispatchThread.run_[j]",
+            "java/awt/EventDispatchThread.pumpEvents_[j]",
+            "java/awt/EventQueue.dispatchEvent_[j]",
+            "javax/swing/RepaintManager.paintDirtyRegions_[j]",
+            "javax/swing/JComponent.paint_[j]",
+            "megamek/client/ui/swing/boardview/BoardView.paintComponent_[j]",
+        ],
+        &[
+            "[main tid=1]",
+            "java/lang/Thread.run_[j]",
+            "a/Main.main_[j]",
+            "java/lang/ClassLoader.loadClass_[j]",
+            "jdk/internal/loader/BuiltinClassLoader.loadClass_[j]",
+            "java/lang/ClassLoader.defineClass1_[j]",
+            "JVM_DefineClassWithSource",
+            "SystemDictionary::resolve_from_stream",
+            "ClassFileParser::ClassFileParser",
+            "ClassFileParser::parse_stream",
+        ],
+        &[
+            "[VM Thread tid=9]",
+            "thread_native_entry",
+            "Thread::call_run",
+            "VMThread::run",
+            "VMThread::inner_execute",
+            "VMThread::evaluate_operation",
+            "VM_Operation::evaluate",
+            "VM_G1CollectForAllocation::doit",
+            "G1CollectedHeap::do_collection_pause_at_safepoint",
+        ],
+    ];
+    let leaves = [
+        "java/util/zip/Deflater.deflateBytes_[j]",
+        "deflate_slow_[k]",
+        "sun/java2d/loops/Blit.Blit_[j]",
+        "Interpreter",
+        "memcpy_[k]",
+        "java/util/HashMap.getNode_[i]",
+        "ObjectMonitor::enter",
+        "SpinPause",
+    ];
+    let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut w = BufWriter::with_capacity(1 << 20, std::fs::File::create(&out).expect("create"));
+    let mut written = 0u64;
+    let mut line = String::new();
+    while written < SIZE {
+        line.clear();
+        let r = roots[(next() % roots.len() as u64) as usize];
+        line.push_str(&r.join(";"));
+        // Deep application stacks like a Swing app's: 10 to 60 more frames.
+        for i in 0..(10 + next() % 50) {
+            let _ = write!(
+                line,
+                ";megamek/common/Frame{}.method{}_[j]",
+                next() % 400,
+                i
+            );
+        }
+        let _ = writeln!(
+            line,
+            ";{} {}",
+            leaves[(next() % leaves.len() as u64) as usize],
+            1 + next() % 20
+        );
+        w.write_all(line.as_bytes()).expect("write");
+        written += line.len() as u64;
+    }
+    w.flush().expect("flush");
+    out
+}
+
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    xs[xs.len() / 2]
+}
+
+fn time<F: FnMut()>(mut f: F) -> f64 {
+    f();
+    median(
+        (0..RUNS)
+            .map(|_| {
+                let t = Instant::now();
+                f();
+                t.elapsed().as_secs_f64()
+            })
+            .collect(),
+    )
+}
+
+fn mbps(bytes: u64, secs: f64) -> f64 {
+    bytes as f64 / 1e6 / secs
+}
+
+fn main() {
+    // `cargo bench` passes --bench; `cargo test --benches` would too: nothing else to parse.
+    let d = dir();
+    let gc_log = gc_input(&d);
+    let stacks = collapsed_input(&d);
+    let gc_bytes = gc_log.metadata().expect("gc log").len();
+    let st_bytes = stacks.metadata().expect("stacks").len();
+
+    let mut pauses = 0;
+    let ours = time(|| {
+        let s = gc::summarize(&gc_log, None).expect("gc log reduces");
+        pauses = s.all.ms.count();
+    });
+    let mut grep_count = String::new();
+    let grep = time(|| {
+        let o = Command::new("grep")
+            .arg("-c")
+            .arg("Pause")
+            .arg(&gc_log)
+            .output()
+            .expect("grep");
+        grep_count = String::from_utf8_lossy(&o.stdout).trim().to_string();
+    });
+    let classifier = profile::load_rules(None).expect("default rules");
+    let mut samples = 0;
+    let prof = time(|| {
+        let s = profile::summarize(&stacks, &classifier).expect("stacks reduce");
+        samples = s.samples;
+    });
+
+    println!("arena-logs throughput, median of {RUNS} runs after a warm-up (page cache warm)");
+    println!(
+        "  logs gc        {:>7.0} MB/s  {:.3} s  {} MB G1 -Xlog:gc* log, {pauses} pauses",
+        mbps(gc_bytes, ours),
+        ours,
+        gc_bytes / 1_000_000
+    );
+    println!(
+        "  grep -c Pause  {:>7.0} MB/s  {:.3} s  same file, {grep_count} matching lines",
+        mbps(gc_bytes, grep),
+        grep
+    );
+    println!(
+        "  ratio          logs gc is {:.2}x the speed of grep -c Pause",
+        grep / ours
+    );
+    println!(
+        "  logs profile   {:>7.0} MB/s  {:.3} s  {} MB collapsed stacks, {samples} samples",
+        mbps(st_bytes, prof),
+        prof,
+        st_bytes / 1_000_000
+    );
+    let floor = 200.0;
+    println!(
+        "  floor {floor:.0} MB/s: gc {}, profile {}; faster than grep: {}",
+        if mbps(gc_bytes, ours) >= floor {
+            "met"
+        } else {
+            "MISSED"
+        },
+        if mbps(st_bytes, prof) >= floor {
+            "met"
+        } else {
+            "MISSED"
+        },
+        if ours < grep { "yes" } else { "NO" }
+    );
+}

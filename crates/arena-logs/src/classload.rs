@@ -53,7 +53,7 @@ impl LineParser for ClassLoadParser {
                 if d.level.is_some_and(|l| l != b"info") || d.message.starts_with(b" ") {
                     return Parsed::Known;
                 }
-                (d.time, d.message)
+                (d.time(), d.message)
             }
             None => (None, line),
         };

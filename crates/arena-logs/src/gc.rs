@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use arena_report::{fmt_count, fmt_ms, fmt_pct_change, Cell, Column, Table};
 use arena_stats::StreamingSummary;
 
-use crate::scan::{scan_path, LineParser, Parsed, ScanReport};
+use crate::scan::{scan_path_parallel, threads_for, Fold, LineParser, Parsed, ScanReport};
 use crate::unified::{decorations, parse_f64};
 use crate::{fmt_mb, fmt_secs};
 
@@ -63,10 +63,31 @@ pub struct GcRecord<'a> {
 }
 
 /// Reads GC lines; remembers the first and last time seen on any line (the log's span).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct GcParser {
-    pub first_time: Option<f64>,
-    pub last_time: Option<f64>,
+    first_time: Option<f64>,
+    /// The last line's raw time decoration, parsed only when asked: copying a few bytes a
+    /// line is cheaper than parsing a timestamp a line.
+    last_raw: [u8; 32],
+    last_len: usize,
+}
+
+impl GcParser {
+    /// First and last time seen on any timed line, in seconds on the log's clock.
+    pub fn span(&self) -> Option<(f64, f64)> {
+        let last = crate::unified::parse_time(&self.last_raw[..self.last_len])?;
+        Some((self.first_time?, last))
+    }
+}
+
+/// The message without its `GC(n) ` prefix.
+fn after_gc_id(msg: &[u8]) -> &[u8] {
+    if msg.starts_with(b"GC(") {
+        if let Some(close) = memchr::memchr(b')', msg) {
+            return crate::unified::trim(&msg[close + 1..]);
+        }
+    }
+    msg
 }
 
 impl LineParser for GcParser {
@@ -74,18 +95,22 @@ impl LineParser for GcParser {
     const KIND: &'static str = "a GC log (-Xlog:gc)";
 
     fn parse<'a>(&mut self, line: &'a [u8]) -> Parsed<GcRecord<'a>> {
-        let (time, tags, msg) = match decorations(line) {
+        let (deco, tags, msg) = match decorations(line) {
             Some(d) => {
                 match d.tags {
                     Some(t) if t == b"gc" || t.starts_with(b"gc,") => {}
                     // Another subsystem's line: not GC logging.
                     _ => return Parsed::Unknown,
                 }
-                if let Some(t) = d.time {
-                    self.first_time.get_or_insert(t);
-                    self.last_time = Some(t);
+                if let Some(raw) = d.uptime.or(d.wall) {
+                    if self.first_time.is_none() {
+                        self.first_time = d.time();
+                    }
+                    let n = raw.len().min(self.last_raw.len());
+                    self.last_raw[..n].copy_from_slice(&raw[..n]);
+                    self.last_len = n;
                 }
-                (d.time, d.tags.unwrap_or(b"gc"), d.message)
+                (Some(d), d.tags.unwrap_or(b"gc"), d.message)
             }
             // `-Xlog:gc::none` writes bare messages.
             None if line.starts_with(b"GC(")
@@ -96,15 +121,26 @@ impl LineParser for GcParser {
             }
             None => return Parsed::Unknown,
         };
-        // A summary-tag pause line without a readable duration is damaged (cut off,
-        // mangled), not merely uninteresting.
-        let damaged = |msg: &[u8]| {
-            (tags == b"gc" || tags == b"gc,phases")
-                && memchr::memmem::find(msg, b"Pause ").is_some_and(|i| i < 16)
-        };
+        // Only three tags carry anything the tables use; reject the rest (most of a gc*
+        // log) before touching the message.
+        let summary = tags == b"gc";
+        let phases = tags == b"gc,phases";
+        if !(summary || phases || tags == b"gc,init") {
+            return Parsed::Known;
+        }
+        let pause = after_gc_id(msg).starts_with(b"Pause ");
+        if phases && !pause {
+            return Parsed::Known;
+        }
         match parse_message(tags, msg) {
-            Some((gc_id, event)) => Parsed::Record(GcRecord { time, gc_id, event }),
-            None if damaged(msg) => Parsed::Unknown,
+            Some((gc_id, event)) => Parsed::Record(GcRecord {
+                time: deco.and_then(|d| d.time()),
+                gc_id,
+                event,
+            }),
+            // A pause line without a readable duration is damaged (cut off, mangled), not
+            // merely uninteresting.
+            None if pause => Parsed::Unknown,
             None => Parsed::Known,
         }
     }
@@ -325,6 +361,12 @@ impl Default for PauseStats {
 }
 
 impl PauseStats {
+    fn merge(&mut self, other: &PauseStats) {
+        self.ms.merge(&other.ms);
+        self.humongous += other.humongous;
+        self.humongous_ms += other.humongous_ms;
+    }
+
     fn record(&mut self, ms: f64, humongous: bool) {
         self.ms.record(ms);
         if humongous {
@@ -353,33 +395,38 @@ pub struct GcSummary {
     pub to_space_exhausted: u64,
     /// Window index (from the first line's time) -> stats, when `--window` is given.
     pub windows: Vec<(i64, PauseStats, StreamingSummary)>,
+    window: Option<f64>,
+    origin: Option<f64>,
 }
 
-/// Reduces one GC log. `window` (seconds) splits pauses and stalls by time.
-pub fn summarize(path: &std::path::Path, window: Option<f64>) -> anyhow::Result<GcSummary> {
-    let mut parser = GcParser::default();
-    let mut s = GcSummary {
-        scan: ScanReport::default(),
-        collector: None,
-        region_size: None,
-        span: None,
-        all: PauseStats::default(),
-        by_kind: Vec::new(),
-        cycles: Vec::new(),
-        stalls: ms_summary(),
-        heap_before_mb: StreamingSummary::new(1000.0),
-        heap_after_mb: StreamingSummary::new(1000.0),
-        peak_committed: None,
-        to_space_exhausted: 0,
-        windows: Vec::new(),
-    };
-    let mut origin: Option<f64> = None;
-    let window = window.filter(|w| *w > 0.0);
-    let scan = scan_path(path, &mut parser, |_, r| {
-        if let Some(t) = r.time {
-            origin.get_or_insert(t);
+impl GcSummary {
+    fn new(window: Option<f64>) -> Self {
+        GcSummary {
+            scan: ScanReport::default(),
+            collector: None,
+            region_size: None,
+            span: None,
+            all: PauseStats::default(),
+            by_kind: Vec::new(),
+            cycles: Vec::new(),
+            stalls: ms_summary(),
+            heap_before_mb: StreamingSummary::new(1000.0),
+            heap_after_mb: StreamingSummary::new(1000.0),
+            peak_committed: None,
+            to_space_exhausted: 0,
+            windows: Vec::new(),
+            window: window.filter(|w| *w > 0.0),
+            origin: None,
         }
-        let win = match (window, r.time, origin) {
+    }
+}
+
+impl Fold<GcParser> for GcSummary {
+    fn add(&mut self, r: GcRecord<'_>) {
+        if let Some(t) = r.time {
+            self.origin.get_or_insert(t);
+        }
+        let win = match (self.window, r.time, self.origin) {
             (Some(w), Some(t), Some(o)) => Some(((t - o) / w).floor() as i64),
             _ => None,
         };
@@ -392,8 +439,8 @@ pub fn summarize(path: &std::path::Path, window: Option<f64>) -> anyhow::Result<
             } => {
                 let cause = cause.unwrap_or("");
                 let humongous = cause.contains("Humongous");
-                s.all.record(ms, humongous);
-                match s
+                self.all.record(ms, humongous);
+                match self
                     .by_kind
                     .iter_mut()
                     .find(|(k, c, _)| k == kind && c == cause)
@@ -402,14 +449,14 @@ pub fn summarize(path: &std::path::Path, window: Option<f64>) -> anyhow::Result<
                     None => {
                         let mut st = PauseStats::default();
                         st.record(ms, humongous);
-                        s.by_kind.push((kind.to_string(), cause.to_string(), st));
+                        self.by_kind.push((kind.to_string(), cause.to_string(), st));
                     }
                 }
                 if let Some(h) = heap {
-                    record_heap(&mut s, h);
+                    record_heap(self, h);
                 }
                 if let Some(w) = win {
-                    window_slot(&mut s.windows, w).1.record(ms, humongous);
+                    window_slot(&mut self.windows, w).1.record(ms, humongous);
                 }
             }
             GcEvent::Cycle { name, heap, ms } => {
@@ -419,7 +466,7 @@ pub fn summarize(path: &std::path::Path, window: Option<f64>) -> anyhow::Result<
                 } else {
                     name
                 };
-                match s.cycles.iter_mut().find(|(n, _, _)| n == key) {
+                match self.cycles.iter_mut().find(|(n, _, _)| n == key) {
                     Some((_, n, st)) => {
                         *n += 1;
                         if let Some(ms) = ms {
@@ -431,29 +478,89 @@ pub fn summarize(path: &std::path::Path, window: Option<f64>) -> anyhow::Result<
                         if let Some(ms) = ms {
                             st.record(ms);
                         }
-                        s.cycles.push((key.to_string(), 1, st));
+                        self.cycles.push((key.to_string(), 1, st));
                     }
                 }
                 if let Some(h) = heap {
-                    record_heap(&mut s, h);
+                    record_heap(self, h);
                 }
             }
             GcEvent::Stall { ms, .. } => {
-                s.stalls.record(ms);
+                self.stalls.record(ms);
                 if let Some(w) = win {
-                    window_slot(&mut s.windows, w).2.record(ms);
+                    window_slot(&mut self.windows, w).2.record(ms);
                 }
             }
             GcEvent::Collector(name) => {
-                if s.collector.is_none() {
-                    s.collector = Some(name.to_string());
+                if self.collector.is_none() {
+                    self.collector = Some(name.to_string());
                 }
             }
-            GcEvent::RegionSize(b) => s.region_size = Some(b),
-            GcEvent::ToSpaceExhausted => s.to_space_exhausted += 1,
+            GcEvent::RegionSize(b) => self.region_size = Some(b),
+            GcEvent::ToSpaceExhausted => self.to_space_exhausted += 1,
         }
-    })?;
-    s.span = parser.first_time.zip(parser.last_time);
+    }
+
+    fn merge(&mut self, later: GcSummary) {
+        self.all.merge(&later.all);
+        for (k, c, st) in later.by_kind {
+            match self
+                .by_kind
+                .iter_mut()
+                .find(|(k2, c2, _)| *k2 == k && *c2 == c)
+            {
+                Some((_, _, mine)) => mine.merge(&st),
+                None => self.by_kind.push((k, c, st)),
+            }
+        }
+        for (name, n, st) in later.cycles {
+            match self.cycles.iter_mut().find(|(n2, _, _)| *n2 == name) {
+                Some((_, mine_n, mine)) => {
+                    *mine_n += n;
+                    mine.merge(&st);
+                }
+                None => self.cycles.push((name, n, st)),
+            }
+        }
+        self.stalls.merge(&later.stalls);
+        self.heap_before_mb.merge(&later.heap_before_mb);
+        self.heap_after_mb.merge(&later.heap_after_mb);
+        self.peak_committed = self.peak_committed.max(later.peak_committed);
+        self.to_space_exhausted += later.to_space_exhausted;
+        if self.collector.is_none() {
+            self.collector = later.collector;
+        }
+        if later.region_size.is_some() {
+            self.region_size = later.region_size;
+        }
+        // Windows need one origin: a windowed run is read on one thread, so there is
+        // nothing to merge here.
+    }
+}
+
+/// Reduces one GC log. `window` (seconds) splits pauses and stalls by time (read on one
+/// thread, since windows count from the first line); otherwise large files are read in
+/// parallel chunks.
+pub fn summarize(path: &std::path::Path, window: Option<f64>) -> anyhow::Result<GcSummary> {
+    let threads = if window.is_some() {
+        1
+    } else {
+        threads_for(path)
+    };
+    summarize_with(path, window, threads)
+}
+
+/// [`summarize`] with an explicit thread count.
+pub fn summarize_with(
+    path: &std::path::Path,
+    window: Option<f64>,
+    threads: usize,
+) -> anyhow::Result<GcSummary> {
+    let (scan, mut s, parsers) =
+        scan_path_parallel(path, threads, GcParser::default, || GcSummary::new(window))?;
+    let first = parsers.iter().find_map(|p| p.first_time);
+    let last = parsers.iter().rev().find_map(|p| p.span().map(|x| x.1));
+    s.span = first.zip(last);
     s.scan = scan;
     s.windows.sort_by_key(|w| w.0);
     if s.scan.understood() == 0 {

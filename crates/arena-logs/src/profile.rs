@@ -15,7 +15,7 @@ use arena_report::{fmt_count, Cell, Column, Exit, Table};
 use serde::Deserialize;
 
 use crate::gc::short_name;
-use crate::scan::{scan_path, LineParser, Parsed, ScanReport};
+use crate::scan::{scan_path_parallel, threads_for, Fold, LineParser, Parsed, ScanReport};
 
 /// One collapsed stack line.
 #[derive(Debug, Clone, PartialEq)]
@@ -351,23 +351,57 @@ pub fn load_rules(path: Option<&Path>) -> anyhow::Result<Classifier> {
     Classifier::new(&rules, &fallback)
 }
 
-pub fn summarize(path: &Path, classifier: &Classifier) -> anyhow::Result<ProfileSummary> {
-    let mut s = ProfileSummary {
-        by_bucket: vec![0; classifier.buckets().len()],
-        ..ProfileSummary::default()
-    };
-    let scan = scan_path(path, &mut CollapsedParser, |_, st| {
-        let b = classifier.classify(&st);
-        s.samples += st.count;
-        s.by_bucket[b] += st.count;
+/// The running reduction of one chunk of a collapsed file.
+struct ProfileFold<'c> {
+    classifier: &'c Classifier,
+    s: ProfileSummary,
+}
+
+impl Fold<CollapsedParser> for ProfileFold<'_> {
+    fn add(&mut self, st: Stack<'_>) {
+        let b = self.classifier.classify(&st);
+        self.s.samples += st.count;
+        self.s.by_bucket[b] += st.count;
         let leaf = strip_annotation(st.leaf());
-        match s.leaves.get_mut(leaf) {
+        match self.s.leaves.get_mut(leaf) {
             Some(e) => e.0 += st.count,
             None => {
-                s.leaves.insert(leaf.to_vec(), (st.count, b));
+                self.s.leaves.insert(leaf.to_vec(), (st.count, b));
             }
         }
-    })?;
+    }
+
+    fn merge(&mut self, later: Self) {
+        self.s.samples += later.s.samples;
+        for (mine, theirs) in self.s.by_bucket.iter_mut().zip(later.s.by_bucket) {
+            *mine += theirs;
+        }
+        for (leaf, (n, b)) in later.s.leaves {
+            self.s.leaves.entry(leaf).or_insert((0, b)).0 += n;
+        }
+    }
+}
+
+/// Reduces one collapsed file; large files are read in parallel chunks.
+pub fn summarize(path: &Path, classifier: &Classifier) -> anyhow::Result<ProfileSummary> {
+    summarize_with(path, classifier, threads_for(path))
+}
+
+/// [`summarize`] with an explicit thread count.
+pub fn summarize_with(
+    path: &Path,
+    classifier: &Classifier,
+    threads: usize,
+) -> anyhow::Result<ProfileSummary> {
+    let fresh = || ProfileFold {
+        classifier,
+        s: ProfileSummary {
+            by_bucket: vec![0; classifier.buckets().len()],
+            ..ProfileSummary::default()
+        },
+    };
+    let (scan, fold, _) = scan_path_parallel(path, threads, || CollapsedParser, fresh)?;
+    let mut s = fold.s;
     s.scan = scan;
     if s.scan.records == 0 {
         return Err(s.scan.nothing_understood(CollapsedParser::KIND).into());
@@ -557,6 +591,37 @@ mod tests {
             panic!()
         };
         assert_eq!(c.buckets()[c.classify(&s)], "zlib");
+    }
+
+    #[test]
+    fn parallel_chunks_give_the_single_thread_shares() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.collapsed");
+        let mut body = String::new();
+        for i in 0..3000u64 {
+            let root = [
+                "[C2 CompilerThre tid=1];CompileBroker::compiler_thread_loop",
+                "GangWorker::loop",
+                "a/B.c_[j]",
+            ][(i % 3) as usize];
+            body.push_str(&format!("{root};leaf{}_[j] {}\n", i % 17, 1 + i % 5));
+        }
+        std::fs::write(&p, body).unwrap();
+        let c = Classifier::new(&default_rules(), APPLICATION).unwrap();
+        let one = summarize_with(&p, &c, 1).unwrap();
+        let four = summarize_with(&p, &c, 4).unwrap();
+        assert_eq!(
+            (one.samples, &one.by_bucket, &one.leaves),
+            (four.samples, &four.by_bucket, &four.leaves)
+        );
+        assert_eq!(one.scan, four.scan);
+        assert_eq!(
+            one.by_bucket[0],
+            (0..3000u64)
+                .filter(|i| i % 3 == 0)
+                .map(|i| 1 + i % 5)
+                .sum::<u64>()
+        );
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! the same words and at the same speed.
 
 use std::fs::File;
-use std::io::{self, Read};
+use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 
 use arena_report::Exit;
@@ -72,6 +72,10 @@ pub struct ScanReport {
     pub first_backwards: Option<(u64, f64, f64)>,
     pub first_time: Option<f64>,
     pub last_time: Option<f64>,
+    /// Line of the first timed record, and the time of the last one (to check the seam
+    /// between chunks read in parallel).
+    pub first_time_line: u64,
+    pub last_seen_time: Option<f64>,
 }
 
 impl ScanReport {
@@ -211,6 +215,7 @@ where
                 if let Some(t) = P::time_of(&r) {
                     if rep.first_time.is_none() {
                         rep.first_time = Some(t);
+                        rep.first_time_line = rep.lines;
                     }
                     if let Some(p) = prev_time {
                         if t < p {
@@ -221,6 +226,7 @@ where
                         }
                     }
                     prev_time = Some(t);
+                    rep.last_seen_time = Some(t);
                     rep.last_time = Some(rep.last_time.map_or(t, |l: f64| l.max(t)));
                 }
                 sink(rep.lines, r);
@@ -309,6 +315,166 @@ where
         .map_err(|e| Exit::bad_input(format!("{name}: read failed: {e}")).into())
 }
 
+impl ScanReport {
+    /// Appends the report of the chunk that followed this one in the same file.
+    fn append(&mut self, later: ScanReport) {
+        let offset = self.lines;
+        if let (Some(prev), Some(next)) = (self.last_seen_time, later.first_time) {
+            if next < prev {
+                self.backwards += 1;
+                if self.first_backwards.is_none() {
+                    self.first_backwards = Some((offset + later.first_time_line, next, prev));
+                }
+            }
+        }
+        if self.first_backwards.is_none() {
+            self.first_backwards = later.first_backwards.map(|(l, t, p)| (l + offset, t, p));
+        }
+        self.backwards += later.backwards;
+        for smp in later.samples {
+            if self.samples.len() < SAMPLE_LINES {
+                self.samples.push(Sample {
+                    line: smp.line + offset,
+                    text: smp.text,
+                });
+            }
+        }
+        if self.first_time.is_none() && later.first_time.is_some() {
+            self.first_time = later.first_time;
+            self.first_time_line = later.first_time_line + offset;
+        }
+        self.last_time = match (self.last_time, later.last_time) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        self.last_seen_time = later.last_seen_time.or(self.last_seen_time);
+        self.bytes += later.bytes;
+        self.lines += later.lines;
+        self.records += later.records;
+        self.known += later.known;
+        self.unknown += later.unknown;
+        self.crlf_lines += later.crlf_lines;
+        self.binary_lines += later.binary_lines;
+        self.truncated_last_line = later.truncated_last_line;
+    }
+}
+
+/// A reducer's running state that can be split across chunks of one file and merged back.
+pub trait Fold<P: LineParser>: Send {
+    fn add(&mut self, rec: P::Record<'_>);
+    /// Folds in the state of the chunk that came after this one.
+    fn merge(&mut self, later: Self);
+}
+
+/// Below this size a file is read on one thread: splitting costs more than it saves.
+pub const PARALLEL_MIN_BYTES: u64 = 64 << 20;
+
+/// Reads `path` in up to `threads` chunks split at line boundaries, each on its own
+/// thread with its own parser and fold, and merges them in file order. Line numbers in the
+/// report are the file's own. Returns the parsers too (in order) for state they keep.
+pub fn scan_path_parallel<P, F>(
+    path: &Path,
+    threads: usize,
+    make_parser: impl Fn() -> P + Sync,
+    make_fold: impl Fn() -> F + Sync,
+) -> anyhow::Result<(ScanReport, F, Vec<P>)>
+where
+    P: LineParser + Send,
+    F: Fold<P>,
+{
+    let name = path.display().to_string();
+    let open =
+        || File::open(path).map_err(|e| Exit::bad_input(format!("{name}: cannot open: {e}")));
+    let len = open()?.metadata().map(|m| m.len()).unwrap_or(0);
+    let threads = threads.max(1);
+    let bounds = if threads == 1 || len == 0 {
+        vec![0, len]
+    } else {
+        chunk_bounds(&mut open()?, len, threads)
+            .map_err(|e| Exit::bad_input(format!("{name}: read failed: {e}")))?
+    };
+    let results: Vec<anyhow::Result<(ScanReport, F, P)>> = std::thread::scope(|sc| {
+        let handles: Vec<_> = bounds
+            .windows(2)
+            .map(|w| {
+                let (start, end) = (w[0], w[1]);
+                let (open, name, make_parser, make_fold) = (&open, &name, &make_parser, &make_fold);
+                sc.spawn(move || -> anyhow::Result<(ScanReport, F, P)> {
+                    let mut f = open()?;
+                    f.seek(SeekFrom::Start(start))
+                        .map_err(|e| Exit::bad_input(format!("{name}: seek failed: {e}")))?;
+                    let mut parser = make_parser();
+                    let mut fold = make_fold();
+                    let rep = scan(name, f.take(end - start), &mut parser, |_, r| fold.add(r))
+                        .map_err(|e| Exit::bad_input(format!("{name}: read failed: {e}")))?;
+                    Ok((rep, fold, parser))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("{name}: a reader thread failed")))
+            })
+            .collect()
+    });
+    let mut report: Option<ScanReport> = None;
+    let mut fold: Option<F> = None;
+    let mut parsers = Vec::new();
+    for r in results {
+        let (rep, f, p) = r?;
+        match report.as_mut() {
+            None => report = Some(rep),
+            Some(acc) => acc.append(rep),
+        }
+        match fold.as_mut() {
+            None => fold = Some(f),
+            Some(acc) => acc.merge(f),
+        }
+        parsers.push(p);
+    }
+    let report = report.unwrap_or_default();
+    let fold = fold.unwrap_or_else(make_fold);
+    Ok((report, fold, parsers))
+}
+
+/// Byte offsets `0 = b0 < b1 < ... = len`, each boundary just after a newline.
+fn chunk_bounds(f: &mut File, len: u64, threads: usize) -> io::Result<Vec<u64>> {
+    let mut bounds = vec![0u64];
+    let mut buf = vec![0u8; 64 << 10];
+    for k in 1..threads as u64 {
+        let mut pos = (len * k / threads as u64).max(*bounds.last().unwrap_or(&0));
+        f.seek(SeekFrom::Start(pos))?;
+        let boundary = loop {
+            let n = f.read(&mut buf)?;
+            if n == 0 {
+                break len;
+            }
+            if let Some(i) = memchr::memchr(b'\n', &buf[..n]) {
+                break pos + i as u64 + 1;
+            }
+            pos += n as u64;
+        };
+        if boundary > *bounds.last().unwrap_or(&0) && boundary < len {
+            bounds.push(boundary);
+        }
+    }
+    bounds.push(len);
+    Ok(bounds)
+}
+
+/// How many threads a reducer uses on `path`: one below [`PARALLEL_MIN_BYTES`], else the
+/// machine's parallelism, at most 4.
+pub fn threads_for(path: &Path) -> usize {
+    match std::fs::metadata(path) {
+        Ok(m) if m.len() >= PARALLEL_MIN_BYTES => std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(4),
+        _ => 1,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -376,6 +542,41 @@ mod tests {
         assert_eq!(got.last(), Some(&(400_000, 399_999.0)));
         assert_eq!(rep.bytes, input.len() as u64);
         assert!(!rep.truncated_last_line);
+    }
+
+    struct Sum(u64, u64);
+    impl Fold<Numbers> for Sum {
+        fn add(&mut self, r: f64) {
+            self.0 += 1;
+            self.1 += r as u64;
+        }
+        fn merge(&mut self, later: Sum) {
+            self.0 += later.0;
+            self.1 += later.1;
+        }
+    }
+
+    #[test]
+    fn parallel_chunks_merge_to_the_single_thread_answer() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("n.txt");
+        let mut body = String::new();
+        // A 3 MB file with a bad line and a clock step back near the end.
+        let mut i = 0u64;
+        while body.len() < 3 << 20 {
+            body.push_str(&format!("{i}\n"));
+            i += 1;
+        }
+        body.push_str("oops\n3\n");
+        std::fs::write(&p, &body).unwrap();
+        let (one, s1, _) = scan_path_parallel(&p, 1, || Numbers, || Sum(0, 0)).unwrap();
+        let (four, s4, parsers) = scan_path_parallel(&p, 4, || Numbers, || Sum(0, 0)).unwrap();
+        assert_eq!(parsers.len(), 4);
+        assert_eq!((s1.0, s1.1), (s4.0, s4.1));
+        assert_eq!(s1.0, i + 1);
+        assert_eq!(one, four);
+        assert_eq!(four.samples[0].line, i + 1);
+        assert_eq!(four.first_backwards.map(|b| b.0), Some(i + 2));
     }
 
     #[test]

@@ -6,17 +6,29 @@
 //! the widest value seen so far on that output (`[info   ]`, `[gc          ]`), so every
 //! value is trimmed. Each decoration is recognised by its shape, not its position.
 
-/// The decorations of one line, borrowed from it.
+/// The decorations of one line, borrowed from it. Times are kept raw and parsed on demand
+/// ([`Decorated::time`]): most lines of a `gc*` log never need theirs.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Decorated<'a> {
-    /// Seconds on the log's clock: uptime when present, else wall time (epoch seconds).
-    pub time: Option<f64>,
+    /// `uptime`, `uptimemillis` or `uptimenanos`, as written (`0.060s`, `60ms`).
+    pub uptime: Option<&'a [u8]>,
+    /// `time`, `utctime`, `timemillis` or `timenanos`, as written.
+    pub wall: Option<&'a [u8]>,
     /// The `tags` decoration, trimmed (`gc,phases`), if the line has one.
     pub tags: Option<&'a [u8]>,
     /// The `level` decoration, trimmed (`info`), if present.
     pub level: Option<&'a [u8]>,
     /// Everything after the decorations (one separating space removed).
     pub message: &'a [u8],
+}
+
+impl Decorated<'_> {
+    /// Seconds on the log's clock: uptime when present, else wall time (epoch seconds).
+    pub fn time(&self) -> Option<f64> {
+        self.uptime
+            .and_then(parse_time)
+            .or_else(|| self.wall.and_then(parse_time))
+    }
 }
 
 const LEVELS: [&[u8]; 6] = [b"trace", b"debug", b"info", b"warning", b"error", b"off"];
@@ -26,15 +38,14 @@ const LEVELS: [&[u8]; 6] = [b"trace", b"debug", b"info", b"warning", b"error", b
 pub fn decorations(line: &[u8]) -> Option<Decorated<'_>> {
     let mut rest = line;
     let mut d = Decorated::default();
-    let mut uptime: Option<f64> = None;
-    let mut wall: Option<f64> = None;
     let mut any = false;
     while let [b'[', after @ ..] = rest {
-        let close = memchr::memchr(b']', after)?;
+        // Decorations are short: a plain loop beats memchr's setup here.
+        let close = after.iter().position(|&c| c == b']')?;
         let value = trim(&after[..close]);
         rest = &after[close + 1..];
         any = true;
-        classify(value, &mut d, &mut uptime, &mut wall);
+        classify(value, &mut d);
     }
     if !any {
         return None;
@@ -43,64 +54,62 @@ pub fn decorations(line: &[u8]) -> Option<Decorated<'_>> {
         rest = msg;
     }
     d.message = rest;
-    d.time = uptime.or(wall);
     Some(d)
 }
 
-fn classify<'a>(
-    v: &'a [u8],
-    d: &mut Decorated<'a>,
-    uptime: &mut Option<f64>,
-    wall: &mut Option<f64>,
-) {
-    if v.is_empty() {
+/// Recognises a decoration by its shape alone (no number is parsed here).
+fn classify<'a>(v: &'a [u8], d: &mut Decorated<'a>) {
+    let (Some(&first), Some(&last)) = (v.first(), v.last()) else {
         return;
-    }
-    let first = v[0];
+    };
     if first.is_ascii_digit() {
-        // uptime "0.053s", uptimemillis "53ms", timemillis "1700000000000ms",
-        // nanos "...ns", ISO time "2026-11-29T18:09:57.563+0000", pid/tid digits.
-        if let Some(num) = v.strip_suffix(b"ms") {
-            if let Some(x) = parse_f64(num) {
-                // Epoch milliseconds are > 1e11; uptime in ms never gets there.
-                if x > 1e11 {
-                    wall.get_or_insert(x / 1e3);
+        if v.len() >= 19 && v[4] == b'-' && v[10] == b'T' {
+            d.wall.get_or_insert(v);
+        } else if last == b's' {
+            // `0.053s`, `53ms`, `53ns`: uptime, unless the magnitude says epoch
+            // (timemillis/timenanos have 13+/19+ digits).
+            let digits = v.len()
+                - if v.ends_with(b"ms") || v.ends_with(b"ns") {
+                    2
                 } else {
-                    uptime.get_or_insert(x / 1e3);
-                }
-            }
-        } else if let Some(num) = v.strip_suffix(b"ns") {
-            if let Some(x) = parse_f64(num) {
-                if x > 1e17 {
-                    wall.get_or_insert(x / 1e9);
-                } else {
-                    uptime.get_or_insert(x / 1e9);
-                }
-            }
-        } else if let Some(num) = v.strip_suffix(b"s") {
-            if let Some(x) = parse_f64(num) {
-                uptime.get_or_insert(x);
-            }
-        } else if v.len() >= 19 && v[4] == b'-' && v[10] == b'T' {
-            if let Some(x) = parse_iso(v) {
-                wall.get_or_insert(x);
+                    1
+                };
+            let epoch =
+                (v.ends_with(b"ms") && digits >= 12) || (v.ends_with(b"ns") && digits >= 18);
+            if epoch {
+                d.wall.get_or_insert(v);
+            } else {
+                d.uptime.get_or_insert(v);
             }
         }
         // Bare digits are a pid or tid: nothing to keep.
         return;
     }
-    if LEVELS.contains(&v) {
-        d.level = Some(v);
-        return;
-    }
-    if first.is_ascii_lowercase()
-        && v.iter()
-            .all(|&c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b',' || c == b'_')
-        && d.tags.is_none()
-    {
-        d.tags = Some(v);
+    if first.is_ascii_lowercase() {
+        if LEVELS.contains(&v) {
+            d.level = Some(v);
+        } else if d.tags.is_none()
+            && v.iter()
+                .all(|&c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b',' || c == b'_')
+        {
+            d.tags = Some(v);
+        }
     }
     // Anything else (a hostname) is ignored.
+}
+
+/// Reads one time decoration as seconds: `0.053s`, `53ms`, `53ns`, ISO-8601 wall time.
+pub fn parse_time(v: &[u8]) -> Option<f64> {
+    if v.len() >= 19 && v.get(4) == Some(&b'-') {
+        return parse_iso(v);
+    }
+    if let Some(num) = v.strip_suffix(b"ms") {
+        return parse_f64(num).map(|x| x / 1e3);
+    }
+    if let Some(num) = v.strip_suffix(b"ns") {
+        return parse_f64(num).map(|x| x / 1e9);
+    }
+    parse_f64(v.strip_suffix(b"s")?)
 }
 
 /// Trims spaces, tabs and CRs on both ends (HotSpot's padding, stray line ends).
@@ -228,7 +237,7 @@ mod tests {
     fn padded_full_decorations() {
         let l = b"[2026-11-29T18:09:57.563+0000][0.060s][info   ][gc,phases,start] GC(0) Pause";
         let d = decorations(l).unwrap();
-        assert_eq!(d.time, Some(0.060));
+        assert_eq!(d.time(), Some(0.060));
         assert_eq!(d.tags, Some(&b"gc,phases,start"[..]));
         assert_eq!(d.level, Some(&b"info"[..]));
         assert_eq!(d.message, b"GC(0) Pause");
@@ -237,13 +246,13 @@ mod tests {
     #[test]
     fn wall_clock_only_and_millis() {
         let d = decorations(b"[2026-11-29T18:09:57.563+0000][gc] x").unwrap();
-        let t = d.time.unwrap();
+        let t = d.time().unwrap();
         assert!((t - 1_795_975_797.563).abs() < 1e-3, "{t}");
         let d = decorations(b"[53ms][1234][info][gc] x").unwrap();
-        assert_eq!(d.time, Some(0.053));
+        assert_eq!(d.time(), Some(0.053));
         assert_eq!(d.tags, Some(&b"gc"[..]));
         let d = decorations(b"[1795975797563ms][gc] x").unwrap();
-        assert_eq!(d.time, Some(1_795_975_797.563));
+        assert_eq!(d.time(), Some(1_795_975_797.563));
     }
 
     #[test]

@@ -535,3 +535,38 @@ fn classload_tables_marks_and_plot() {
         .unwrap() as u64;
     assert_eq!(s.marks[0].1.map(|m| m.1), Some(before));
 }
+
+#[test]
+fn parallel_chunks_give_the_single_thread_tables() {
+    let l = logs();
+    for path in [&l.g1_full, &l.zgc_full, &l.parallel_stdout] {
+        let one = gc::summarize_with(path, None, 1).unwrap();
+        let three = gc::summarize_with(path, None, 3).unwrap();
+        let render = |s: &gc::GcSummary| {
+            let by_kind: Vec<String> = s
+                .by_kind
+                .iter()
+                .map(|(k, c, st)| {
+                    format!(
+                        "{k}|{c}|{}|{:.6}|{:?}",
+                        st.ms.count(),
+                        st.ms.sum(),
+                        st.ms.quantile(0.9)
+                    )
+                })
+                .collect();
+            format!(
+                "{by_kind:?} {:?} {:?} {} {} {:?} {:?} {:?}",
+                s.span,
+                s.collector,
+                s.all.humongous,
+                s.stalls.count(),
+                s.cycles.iter().map(|c| (&c.0, c.1)).collect::<Vec<_>>(),
+                s.heap_after_mb.quantile(0.5),
+                s.region_size
+            )
+        };
+        assert_eq!(render(&one), render(&three), "{}", path.display());
+        assert_eq!(one.scan, three.scan);
+    }
+}

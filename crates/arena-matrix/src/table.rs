@@ -33,6 +33,9 @@ pub enum Verdict {
     Change(f64),
     /// Under the noise bar, percent.
     Noise(f64),
+    /// Over the bar, but the runs of the two cells do not differ by a Mann-Whitney U test
+    /// (percent, p).
+    NotSignificant(f64, f64),
     /// No figure here or in the baseline.
     None,
 }
@@ -103,6 +106,39 @@ pub fn verdict(value: Option<f64>, base: Option<f64>, noise_pct: f64) -> Verdict
     }
 }
 
+/// Significance level of the per-cell U test.
+pub const ALPHA: f64 = 0.05;
+
+/// Whether an exact U test of samples this small can reach `alpha` at all: its smallest
+/// two-sided p is 2 / C(n1 + n2, n1) (3 runs against 3 can never go under 0.1).
+pub fn u_test_can_decide(n1: usize, n2: usize, alpha: f64) -> bool {
+    if n1 == 0 || n2 == 0 {
+        return false;
+    }
+    let (k, n) = (n1.min(n2), n1 + n2);
+    let mut c = 1.0f64;
+    for i in 0..k {
+        c = c * (n - i) as f64 / (i + 1) as f64;
+    }
+    2.0 / c < alpha
+}
+
+/// The noise-bar verdict, then the U test over the cells' runs when it can decide: a change
+/// over the bar that the runs do not support reads `~` too.
+pub fn cell_verdict(cell: &CellSummary, base: &CellSummary, noise_pct: f64) -> Verdict {
+    let v = verdict(cell.value, base.value, noise_pct);
+    let Verdict::Change(pct) = v else { return v };
+    if !u_test_can_decide(cell.ok.len(), base.ok.len(), ALPHA) {
+        return v;
+    }
+    let a: Vec<f64> = base.ok.iter().map(|o| o.0).collect();
+    let b: Vec<f64> = cell.ok.iter().map(|o| o.0).collect();
+    match arena_stats::mann_whitney_u(&a, &b) {
+        Some(m) if m.p >= ALPHA => Verdict::NotSignificant(pct, m.p),
+        _ => v,
+    }
+}
+
 /// A figure as the notes write it: 115.2, 1,052, 0.734.
 pub fn fmt_figure(v: f64) -> String {
     if !v.is_finite() {
@@ -153,7 +189,7 @@ pub fn cell_text(s: &CellSummary, v: Verdict) -> String {
     }
     match v {
         Verdict::Change(p) => t.push_str(&format!(" {}", fmt_pct_change(p))),
-        Verdict::Noise(_) => t.push_str(" ~"),
+        Verdict::Noise(_) | Verdict::NotSignificant(..) => t.push_str(" ~"),
         Verdict::Baseline | Verdict::None => {}
     }
     for (f, n) in failures {
@@ -215,7 +251,7 @@ pub fn matrix_table(m: &MatrixResult) -> Table {
             let v = if a == m.baseline {
                 Verdict::Baseline
             } else {
-                verdict(s.value, base.value, m.noise_pct)
+                cell_verdict(&s, &base, m.noise_pct)
             };
             let text = cell_text(&s, v);
             row.push(match s.value {
@@ -245,6 +281,16 @@ pub fn matrix_table(m: &MatrixResult) -> Table {
         m.repeats,
         m.noise_pct
     ));
+    if u_test_can_decide(m.repeats as usize, m.repeats as usize, ALPHA) {
+        t.note(format!(
+            "`~` also when a Mann-Whitney U test of the two cells' runs gives p >= {ALPHA}"
+        ));
+    } else {
+        t.note(format!(
+            "{} runs per cell are too few for a Mann-Whitney U test at {ALPHA} (4 or more can decide); only the bar applies",
+            m.repeats
+        ));
+    }
     if m.figure_kind == "steady" {
         t.note("each run's figure is the mean of its steady windows; the start figure is its first window");
     }
@@ -470,6 +516,34 @@ mod tests {
         );
         assert_eq!(verdict(None, Some(1.0), 2.0), Verdict::None);
         assert_eq!(verdict(Some(1.0), Some(0.0), 2.0), Verdict::None);
+    }
+
+    #[test]
+    fn u_test_decides_only_when_it_can() {
+        assert!(!u_test_can_decide(3, 3, 0.05));
+        assert!(u_test_can_decide(4, 4, 0.05));
+        assert!(!u_test_can_decide(1, 20, 0.05));
+        let cell = |v: &[f64]| CellSummary {
+            ok: v.iter().map(|x| (*x, None)).collect(),
+            failures: vec![],
+            value: v.iter().copied().reduce(f64::max),
+            start: None,
+            runs: v.len(),
+        };
+        // Overlapping runs: the best differs by 5 % but the runs do not.
+        let base = cell(&[100.0, 90.0, 80.0, 95.0, 85.0]);
+        let over = cell(&[105.0, 80.0, 91.0, 84.0, 96.0]);
+        assert!(matches!(
+            cell_verdict(&over, &base, 2.0),
+            Verdict::NotSignificant(..)
+        ));
+        // Separated runs: a real change.
+        let far = cell(&[120.0, 121.0, 122.0, 123.0, 124.0]);
+        assert!(matches!(cell_verdict(&far, &base, 2.0), Verdict::Change(_)));
+        // Three against three: the bar alone.
+        let b3 = cell(&[100.0, 90.0, 80.0]);
+        let c3 = cell(&[105.0, 80.0, 91.0]);
+        assert!(matches!(cell_verdict(&c3, &b3, 2.0), Verdict::Change(_)));
     }
 
     #[test]

@@ -316,6 +316,10 @@ fn matrix_2x3x3_renders_the_notes_layout_and_survives_a_dying_launch() {
     let tail = std::fs::read_to_string(died.dir.join("stderr.tail")).unwrap();
     assert!(tail.contains("start-up failed"), "{tail}");
     assert!(md.contains("1 of 18 runs gave no figure"), "{md}");
+    assert!(
+        md.contains("3 runs per cell are too few for a Mann-Whitney U test"),
+        "{md}"
+    );
 
     let json = matrix_table(&m).to_json();
     assert_eq!(json["rows"][0]["dev (pull)"], serde_json::json!(103.0));
@@ -659,4 +663,116 @@ fn bad_matrix_files_exit_2_with_key_and_line() {
         source: GenericSource::Command(String::new()),
         interval: Duration::from_millis(1),
     };
+}
+
+/// A pilot run folder written under the run folder: its warm inputToPaint p50 (or p90) is
+/// the figure, read through `arena_run::Run::load_loops_only`.
+#[test]
+fn pilot_figure_reads_the_nested_run_folder() {
+    use arena_run::{
+        Host, Loop, Run, RunMeta, RunStatus as PilotStatus, RunSummary, SocketSource,
+        SCHEMA_VERSION,
+    };
+    let dir = common::scratch("pilot");
+    let make = |arm: &str, paints: &[f64]| -> std::path::PathBuf {
+        let loops: Vec<Loop> = paints
+            .iter()
+            .enumerate()
+            .map(|(i, &p)| Loop {
+                index: i as u64,
+                arm: arm.into(),
+                label: "firing".into(),
+                event: "mousedown".into(),
+                cold: false,
+                answered: true,
+                t_input: 1000.0 * i as f64,
+                t_send: Some(1000.0 * i as f64 + 1.0),
+                t_recv: Some(1000.0 * i as f64 + 2.0),
+                t_draw: Some(1000.0 * i as f64 + 3.0),
+                t_paint: Some(1000.0 * i as f64 + p),
+                input_to_socket: Some(1.0),
+                send_to_recv: Some(1.0),
+                recv_to_draw: Some(1.0),
+                input_to_paint: Some(p),
+                reply_bytes: 5000,
+                reply_frames: 1,
+            })
+            .collect();
+        let now = arena_run::rfc3339_utc(std::time::SystemTime::now());
+        let run = Run {
+            meta: RunMeta {
+                schema_version: SCHEMA_VERSION,
+                arm: arm.into(),
+                knobs: Default::default(),
+                pilot_file: None,
+                pilot_hash: "00".repeat(32),
+                url: "http://127.0.0.1:1/".into(),
+                chromium_version: "test".into(),
+                arena_perf_version: "0.1.0".into(),
+                host: Host::current(),
+                started_at: now.clone(),
+                ended_at: now,
+                status: PilotStatus::Complete,
+                status_message: None,
+                socket_source: SocketSource::PageHook,
+                seed: 1,
+                summary: RunSummary {
+                    loops: loops.len() as u64,
+                    answered: loops.len() as u64,
+                    input_to_paint: arena_stats::Summary::of(paints),
+                    ..RunSummary::default()
+                },
+                warnings: Vec::new(),
+            },
+            loops,
+            events: Vec::new(),
+        };
+        let d = dir.join(format!("prebuilt-{arm}"));
+        run.write(&d).unwrap();
+        d
+    };
+    let stock = make("stock", &[60.0, 67.0, 70.0, 75.0, 141.0]);
+    let lazy = make("lazy", &[40.0, 49.0, 52.0, 60.0, 90.0]);
+    let text = format!(
+        r#"
+repeats = 1
+baseline = "stock"
+[figure]
+kind = "pilot"
+metric = "p50"
+[[arm]]
+name = "stock"
+args = "{}"
+[[arm]]
+name = "lazy"
+args = "{}"
+[[arm]]
+name = "broken"
+args = "/nonexistent"
+[[case]]
+name = "firing"
+command = "cp -r {{args}} {{run_dir}}/pilot"
+"#,
+        stock.display(),
+        lazy.display()
+    );
+    let spec = arena_matrix::load(&write_matrix(&dir, &text)).unwrap();
+    let m = run_matrix(
+        &spec,
+        &MatrixOptions {
+            out_dir: dir.join("out"),
+        },
+        &AtomicBool::new(false),
+        |_, _, _| {},
+    );
+    assert_eq!(m.runs[0].figure.as_ref().unwrap().value, 70.0);
+    assert_eq!(m.runs[1].figure.as_ref().unwrap().value, 52.0);
+    assert!(matches!(m.runs[2].status, RunStatus::Died(_)));
+    let md = matrix_table(&m).render(Format::Markdown);
+    assert!(
+        md.contains("| firing | 70.0 | 52.0 \u{2212}26 % | died: exit 1 |"),
+        "{md}"
+    );
+    assert!(md.contains("best of 1, ms, % against stock"), "{md}");
+    assert!(md.contains("lower is better"), "{md}");
 }

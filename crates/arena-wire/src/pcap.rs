@@ -2,7 +2,7 @@
 //! a conversion hint rather than misread.
 
 use std::fs::File;
-use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::io::{self, BufWriter, Read, Write};
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
@@ -18,6 +18,7 @@ pub const LINKTYPE_LINUX_SLL2: u32 = 276;
 /// from making the reader allocate gigabytes.
 pub const MAX_RECORD: u32 = 16 << 20;
 
+const READ_AHEAD: usize = 1 << 20;
 const MAGIC_US: u32 = 0xa1b2_c3d4;
 const MAGIC_NS: u32 = 0xa1b2_3c4d;
 const PCAPNG_SHB: u32 = 0x0a0d_0d0a;
@@ -39,7 +40,12 @@ pub struct PcapReader<R> {
     nanos: bool,
     pub linktype: u32,
     pub snaplen: u32,
+    /// Read-ahead window over the file: records are returned as slices of it, so each
+    /// byte is copied once (kernel to here), not twice.
     buf: Vec<u8>,
+    start: usize,
+    end: usize,
+    eof: bool,
     /// Records read so far (the next record's 1-based index is `records + 1`).
     pub records: u64,
     /// Byte offset of the next record header.
@@ -48,13 +54,10 @@ pub struct PcapReader<R> {
     pub truncated: Option<String>,
 }
 
-impl PcapReader<BufReader<File>> {
+impl PcapReader<File> {
     pub fn open(path: &Path) -> Result<Self> {
         let f = File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
-        PcapReader::new(
-            BufReader::with_capacity(1 << 20, f),
-            path.display().to_string(),
-        )
+        PcapReader::new(f, path.display().to_string())
     }
 }
 
@@ -131,7 +134,10 @@ impl<R: Read> PcapReader<R> {
             nanos,
             linktype,
             snaplen,
-            buf: Vec::with_capacity(1 << 16),
+            buf: vec![0; READ_AHEAD],
+            start: 0,
+            end: 0,
+            eof: false,
             records: 0,
             offset: 24,
             truncated: None,
@@ -151,15 +157,44 @@ impl<R: Read> PcapReader<R> {
         }
     }
 
+    /// Makes at least `n` unread bytes available if the file has them; returns how many are.
+    fn fill(&mut self, n: usize) -> Result<usize> {
+        if self.end - self.start >= n || self.eof {
+            return Ok(self.end - self.start);
+        }
+        if self.start > 0 {
+            self.buf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+        }
+        if self.buf.len() < n {
+            self.buf.resize(n.max(READ_AHEAD), 0);
+        }
+        while self.end < n {
+            match self.r.read(&mut self.buf[self.end..]) {
+                Ok(0) => {
+                    self.eof = true;
+                    break;
+                }
+                Ok(k) => self.end += k,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    return Err(e).with_context(|| {
+                        format!("{}: byte {}: read error", self.name, self.offset)
+                    })
+                }
+            }
+        }
+        Ok(self.end - self.start)
+    }
+
     /// The next record, `None` at the end of the file. A file cut short inside a record
     /// ends the stream and sets [`PcapReader::truncated`]; a corrupt length is an error.
     pub fn next_record(&mut self) -> Result<Option<Record<'_>>> {
         if self.truncated.is_some() {
             return Ok(None);
         }
-        let mut h = [0u8; 16];
-        let n = read_full(&mut self.r, &mut h)
-            .with_context(|| format!("{}: byte {}: read error", self.name, self.offset))?;
+        let n = self.fill(16)?;
         if n == 0 {
             return Ok(None);
         }
@@ -172,6 +207,7 @@ impl<R: Read> PcapReader<R> {
             ));
             return Ok(None);
         }
+        let h = &self.buf[self.start..self.start + 16];
         let sec = self.u32_at(&h[0..4]) as u64;
         let frac = self.u32_at(&h[4..8]) as u64;
         let caplen = self.u32_at(&h[8..12]);
@@ -184,20 +220,22 @@ impl<R: Read> PcapReader<R> {
                 self.offset
             );
         }
-        self.buf.resize(caplen as usize, 0);
-        let got = read_full(&mut self.r, &mut self.buf)
-            .with_context(|| format!("{}: byte {}: read error", self.name, self.offset + 16))?;
-        if got < caplen as usize {
+        let total = 16 + caplen as usize;
+        let got = self.fill(total)?;
+        if got < total {
             self.truncated = Some(format!(
-                "{}: byte {}: file ends inside record {index} ({got} of {caplen} bytes); the \
+                "{}: byte {}: file ends inside record {index} ({} of {caplen} bytes); the \
                  capture was cut short",
                 self.name,
-                self.offset + 16
+                self.offset + 16,
+                got - 16
             ));
             return Ok(None);
         }
+        let at = self.start + 16;
+        self.start += total;
         self.records += 1;
-        self.offset += 16 + caplen as u64;
+        self.offset += total as u64;
         let ts_ns = if self.nanos {
             sec * 1_000_000_000 + frac
         } else {
@@ -206,7 +244,7 @@ impl<R: Read> PcapReader<R> {
         Ok(Some(Record {
             ts_ns,
             orig_len: orig_len.max(caplen),
-            data: &self.buf,
+            data: &self.buf[at..at + caplen as usize],
         }))
     }
 }

@@ -208,6 +208,7 @@ struct Conn {
     ctx: ConnCtx,
     dirs: [Dir; 2],
     bytes: [u64; 2],
+    fin: [bool; 2],
 }
 
 impl Conn {
@@ -223,6 +224,7 @@ impl Conn {
             ctx: ConnCtx::default(),
             dirs: [dir(), dir()],
             bytes: [0, 0],
+            fin: [false, false],
         }
     }
 }
@@ -344,6 +346,10 @@ struct State {
     linktype: u32,
     conns: Vec<Option<Conn>>,
     index: HashMap<(IpAddr, u16, IpAddr, u16), usize>,
+    /// Connections already closed (both FINs or a RST), by 4-tuple: their client, so
+    /// trailing ACKs are still counted in the right direction after the state is freed.
+    closed: HashMap<(IpAddr, u16, IpAddr, u16), (IpAddr, u16)>,
+    free: Vec<usize>,
     acc: [DirAcc; 2],
     finished: Vec<ConnInfo>,
     connections: u64,
@@ -381,6 +387,8 @@ impl State {
             linktype,
             conns: Vec::new(),
             index: HashMap::new(),
+            closed: HashMap::new(),
+            free: Vec::new(),
             acc: [mk(), mk()],
             finished: Vec::new(),
             connections: 0,
@@ -477,10 +485,26 @@ impl State {
                 i
             }
             None => {
+                if let Some(&client) = self.closed.get(&key) {
+                    if !syn_only {
+                        let d = if (seg.src, seg.sport) == client { 0 } else { 1 };
+                        self.count_packet(d, ts, orig_len, seg);
+                        return;
+                    }
+                    self.closed.remove(&key);
+                }
                 let c = self.new_conn(seg);
-                self.conns.push(Some(c));
                 self.connections += 1;
-                let i = self.conns.len() - 1;
+                let i = match self.free.pop() {
+                    Some(i) => {
+                        self.conns[i] = Some(c);
+                        i
+                    }
+                    None => {
+                        self.conns.push(Some(c));
+                        self.conns.len() - 1
+                    }
+                };
                 self.index.insert(key, i);
                 i
             }
@@ -493,10 +517,30 @@ impl State {
         } else {
             1
         };
+        if seg.flags & FIN != 0 {
+            conn.fin[d] = true;
+        }
+        let ended = seg.flags & RST != 0 || conn.fin == [true, true];
+        let client = conn.client;
+        self.count_packet(d, ts, orig_len, seg);
+        self.deliver(idx, d, ts, seg);
+        if ended {
+            // Free the connection's parser and inflate state now: memory stays bounded by
+            // the connections open at once, not by all the file has seen.
+            self.close(idx);
+            self.index.remove(&key);
+            self.free.push(idx);
+            if self.closed.len() >= 1 << 20 {
+                self.closed.clear();
+            }
+            self.closed.insert(key, client);
+        }
+    }
+
+    fn count_packet(&mut self, d: usize, ts: u64, orig_len: u32, seg: &Segment) {
         let acc = &mut self.acc[d];
         acc.packets += 1;
         acc.wire_bytes += orig_len as u64;
-        let syn = seg.flags & SYN != 0;
         if seg.payload.is_empty() && seg.flags & (SYN | FIN | RST) == 0 {
             acc.pure_acks += 1;
         }
@@ -504,6 +548,14 @@ impl State {
         if let Some(w) = acc.window(ts) {
             w.packets += 1;
         }
+    }
+
+    fn deliver(&mut self, idx: usize, d: usize, ts: u64, seg: &Segment) {
+        let Some(conn) = self.conns[idx].as_mut() else {
+            return;
+        };
+        let acc = &mut self.acc[d];
+        let syn = seg.flags & SYN != 0;
         let dir = &mut conn.dirs[d];
         if dir.parser.is_none() && (syn || !seg.payload.is_empty()) {
             let role = if d == 0 { Role::Client } else { Role::Server };

@@ -100,6 +100,11 @@ impl Rng {
 /// Deflates one message with a shared context and a sync flush, minus the trailing
 /// `00 00 ff ff` (RFC 7692 section 7.2.1).
 pub fn deflate_message(c: &mut Compress, data: &[u8]) -> Result<Vec<u8>> {
+    if data.is_empty() {
+        // zlib emits nothing for an empty sync flush right after another one; RFC 7692
+        // section 7.2.3.6 sends an empty message as the single octet 0x00.
+        return Ok(vec![0x00]);
+    }
     let mut out = Vec::with_capacity(data.len() + data.len() / 8 + 64);
     let start_in = c.total_in();
     loop {
@@ -307,7 +312,7 @@ fn server_payload(rng: &mut Rng, len: usize, out: &mut Vec<u8>) {
     out.clear();
     out.push(0x01);
     out.extend_from_slice(&(rng.next() as u32).to_le_bytes());
-    let ops = len * 2 / 5;
+    let ops = len * 9 / 20;
     while out.len() < ops {
         let x = rng.below(40) as u16;
         out.extend_from_slice(&[
@@ -340,7 +345,8 @@ pub fn write_session<W: Write>(w: W, spec: &SynthSpec) -> Result<SynthTotals> {
         seg_no: 0,
         held: None,
     };
-    let level = Compression::fast();
+    // flate2 and Jetty (java.util.zip.Deflater) both default to level 6.
+    let level = Compression::default();
     let mut c = Side {
         seq: spec.isn_client,
         port: 40_000,

@@ -352,17 +352,19 @@ impl DirParser {
             self.msg_wire += n as u64;
             if self.msg_compressed {
                 if self.inflate_error.is_none() {
-                    let mut buf = std::mem::take(&mut self.scratch);
-                    buf.clear();
-                    buf.extend_from_slice(chunk);
                     if self.masked {
+                        let mut buf = std::mem::take(&mut self.scratch);
+                        buf.clear();
+                        buf.extend_from_slice(chunk);
                         for b in buf.iter_mut() {
                             *b ^= self.mask[self.mask_pos & 3];
                             self.mask_pos += 1;
                         }
+                        self.inflate(&buf, false);
+                        self.scratch = buf;
+                    } else {
+                        self.inflate(chunk, false);
                     }
-                    self.inflate(&buf, false);
-                    self.scratch = buf;
                 }
             } else {
                 self.msg_app += n as u64;
