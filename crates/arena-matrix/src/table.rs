@@ -213,9 +213,22 @@ pub fn matrix_table(m: &MatrixResult) -> Table {
     };
     let mut cols = vec![Column::left(m.case_label.clone())];
     cols.extend(arms.iter().map(|&a| Column::right(m.arm_labels[a].clone())));
+    // n as run, not as planned: an interrupted matrix has fewer.
+    let counts: Vec<usize> = m
+        .cells
+        .iter()
+        .map(|&(c, a)| m.runs_of(c, a).count())
+        .collect();
+    let n_max = counts.iter().copied().max().unwrap_or(0);
+    let n_min = counts.iter().copied().min().unwrap_or(0);
+    let n_text = if n_min == n_max {
+        n_max.to_string()
+    } else {
+        format!("{n_min}-{n_max}")
+    };
     let stat = match m.stat {
-        Stat::Best => format!("best of {}", m.repeats),
-        Stat::Median => format!("median of {}", m.repeats),
+        Stat::Best => format!("best of {n_text}"),
+        Stat::Median => format!("median of {n_text}"),
     };
     let unit = if m.unit.is_empty() {
         String::new()
@@ -272,23 +285,21 @@ pub fn matrix_table(m: &MatrixResult) -> Table {
         Better::Lower => "lower is better",
     };
     t.note(format!(
-        "{}{better}; n = {} runs per cell; `~` = change under the {} % noise bar",
+        "{}{better}; n = {n_text} runs per cell; `~` = change under the {} % noise bar",
         if m.unit.is_empty() {
             String::new()
         } else {
             format!("unit {}; ", m.unit)
         },
-        m.repeats,
         m.noise_pct
     ));
-    if u_test_can_decide(m.repeats as usize, m.repeats as usize, ALPHA) {
+    if u_test_can_decide(n_min, n_min, ALPHA) {
         t.note(format!(
             "`~` also when a Mann-Whitney U test of the two cells' runs gives p >= {ALPHA}"
         ));
     } else {
         t.note(format!(
-            "{} runs per cell are too few for a Mann-Whitney U test at {ALPHA} (4 or more can decide); only the bar applies",
-            m.repeats
+            "{n_text} runs per cell are too few for a Mann-Whitney U test at {ALPHA} (4 or more can decide); only the bar applies"
         ));
     }
     if m.figure_kind == "steady" {

@@ -531,6 +531,7 @@ command = "sleep 0.15; echo 31.5151 >/dev/null"
     assert_eq!(whole["interrupted"], serde_json::json!(true));
     assert_eq!(whole["runs"].as_array().unwrap().len(), m.runs.len());
     let md = matrix_table(&m).render(Format::Markdown);
+    assert!(md.contains(&format!("best of {}, ms", m.runs.len())), "{md}");
     assert!(
         md.contains(&format!(
             "interrupted: {} of 50 planned runs finished",
