@@ -13,12 +13,10 @@ mod common;
 
 use std::os::unix::process::CommandExt;
 use std::process::Command;
-use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use arena_matrix::procfs::thread_cpu_seconds;
 use arena_matrix::sampler::{TreeSampler, TreeSamplerConfig, TreeWalker};
-use arena_matrix::{run_matrix, MatrixOptions};
 
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -92,18 +90,8 @@ fn bookkeeping() {
     let text = format!(
         "repeats = {n}\n[figure]\nkind = \"regex\"\npattern = 'x=(?P<value>\\d+)'\n[[arm]]\nname = \"a\"\n[[case]]\nname = \"c\"\ncommand = \"echo x=1\"\n"
     );
-    let p = dir.join("m.toml");
-    std::fs::write(&p, text).expect("write matrix");
-    let spec = arena_matrix::load(&p).expect("matrix parses");
     let t = Instant::now();
-    let m = run_matrix(
-        &spec,
-        &MatrixOptions {
-            out_dir: dir.join("out"),
-        },
-        &AtomicBool::new(false),
-        |_, _, _| {},
-    );
+    let m = common::run_text(&dir, &text);
     let total = t.elapsed().as_secs_f64();
     let wall: f64 = m.runs.iter().map(|r| r.wall_s).sum();
     let mut book: Vec<f64> = m.runs.iter().map(|r| r.bookkeeping_ms).collect();

@@ -607,47 +607,31 @@ impl StopSignal {
     }
 }
 
-/// A tree sampler running on its own thread until [`TreeSampler::stop`].
-pub struct TreeSampler {
+/// A sampling loop on its own thread, stopped (and joined) early through its signal.
+struct SamplerThread<T> {
     signal: Arc<StopSignal>,
-    handle: Option<JoinHandle<(TreeCpu, Vec<i32>)>>,
+    handle: Option<JoinHandle<T>>,
 }
 
-impl TreeSampler {
-    /// Starts sampling the tree under `root` now and every `config.interval` after, on a
-    /// fixed schedule (a slow sample does not shift the next ones).
-    pub fn start(root: i32, config: &TreeSamplerConfig, t0: Instant) -> std::io::Result<Self> {
+impl<T: Default + Send + 'static> SamplerThread<T> {
+    /// Runs `body` on a named thread; `body` sleeps with `wait_until` and ends when it
+    /// returns true.
+    fn spawn(
+        name: String,
+        body: impl FnOnce(&StopSignal) -> T + Send + 'static,
+    ) -> std::io::Result<Self> {
         let signal = Arc::new(StopSignal::default());
         let sig = signal.clone();
-        let interval = config.interval.max(Duration::from_millis(1));
-        let labels = config.labels.clone();
         let handle = std::thread::Builder::new()
-            .name("tree-sampler".into())
-            .spawn(move || {
-                let cpu0 = procfs::thread_cpu_seconds();
-                let mut walker = TreeWalker::new(root, labels, t0);
-                let mut next = Instant::now();
-                loop {
-                    walker.sample();
-                    next += interval;
-                    if sig.wait_until(next) {
-                        break;
-                    }
-                }
-                // One last look, while an exited root is still an unreaped zombie.
-                walker.sample();
-                let pids = walker.live_pids();
-                let used = procfs::thread_cpu_seconds() - cpu0;
-                (walker.finish(used, interval), pids)
-            })?;
-        Ok(TreeSampler {
+            .name(name)
+            .spawn(move || body(&sig))?;
+        Ok(SamplerThread {
             signal,
             handle: Some(handle),
         })
     }
 
-    /// Stops, takes a final sample, and returns what was seen and which tree pids still run.
-    pub fn stop(mut self) -> (TreeCpu, Vec<i32>) {
+    fn stop(mut self) -> T {
         self.signal.stop();
         self.handle
             .take()
@@ -656,12 +640,47 @@ impl TreeSampler {
     }
 }
 
-impl Drop for TreeSampler {
+impl<T> Drop for SamplerThread<T> {
     fn drop(&mut self) {
         self.signal.stop();
         if let Some(h) = self.handle.take() {
             let _ = h.join();
         }
+    }
+}
+
+/// A tree sampler running on its own thread until [`TreeSampler::stop`].
+pub struct TreeSampler(SamplerThread<(TreeCpu, Vec<i32>)>);
+
+impl TreeSampler {
+    /// Starts sampling the tree under `root` now and every `config.interval` after, on a
+    /// fixed schedule (a slow sample does not shift the next ones).
+    pub fn start(root: i32, config: &TreeSamplerConfig, t0: Instant) -> std::io::Result<Self> {
+        let interval = config.interval.max(Duration::from_millis(1));
+        let labels = config.labels.clone();
+        SamplerThread::spawn("tree-sampler".into(), move |sig| {
+            let cpu0 = procfs::thread_cpu_seconds();
+            let mut walker = TreeWalker::new(root, labels, t0);
+            let mut next = Instant::now();
+            loop {
+                walker.sample();
+                next += interval;
+                if sig.wait_until(next) {
+                    break;
+                }
+            }
+            // One last look, while an exited root is still an unreaped zombie.
+            walker.sample();
+            let pids = walker.live_pids();
+            let used = procfs::thread_cpu_seconds() - cpu0;
+            (walker.finish(used, interval), pids)
+        })
+        .map(TreeSampler)
+    }
+
+    /// Stops, takes a final sample, and returns what was seen and which tree pids still run.
+    pub fn stop(self) -> (TreeCpu, Vec<i32>) {
+        self.0.stop()
     }
 }
 
@@ -719,76 +738,53 @@ pub fn first_number(s: &str) -> Option<f64> {
 }
 
 /// A generic sampler running on its own thread until [`GenericSampler::stop`].
-pub struct GenericSampler {
-    signal: Arc<StopSignal>,
-    handle: Option<JoinHandle<GenericSeries>>,
-}
+pub struct GenericSampler(SamplerThread<GenericSeries>);
 
 impl GenericSampler {
     pub fn start(spec: &GenericSpec, t0: Instant, cwd: Option<PathBuf>) -> std::io::Result<Self> {
-        let signal = Arc::new(StopSignal::default());
-        let sig = signal.clone();
         let spec = spec.clone();
-        let handle = std::thread::Builder::new()
-            .name(format!("sampler-{}", spec.name))
-            .spawn(move || {
-                let mut series = GenericSeries {
-                    name: spec.name.clone(),
-                    ..GenericSeries::default()
-                };
-                let mut next = Instant::now();
-                loop {
-                    let reading = match &spec.source {
-                        GenericSource::File(p) => std::fs::read_to_string(p).ok(),
-                        GenericSource::Command(c) => {
-                            let mut cmd = std::process::Command::new("/bin/sh");
-                            cmd.arg("-c").arg(c).stdin(std::process::Stdio::null());
-                            if let Some(d) = &cwd {
-                                cmd.current_dir(d);
-                            }
-                            cmd.output()
-                                .ok()
-                                .filter(|o| o.status.success())
-                                .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        SamplerThread::spawn(format!("sampler-{}", spec.name), move |sig| {
+            let mut series = GenericSeries {
+                name: spec.name.clone(),
+                ..GenericSeries::default()
+            };
+            let mut next = Instant::now();
+            loop {
+                let reading = match &spec.source {
+                    GenericSource::File(p) => std::fs::read_to_string(p).ok(),
+                    GenericSource::Command(c) => {
+                        let mut cmd = std::process::Command::new("/bin/sh");
+                        cmd.arg("-c").arg(c).stdin(std::process::Stdio::null());
+                        if let Some(d) = &cwd {
+                            cmd.current_dir(d);
                         }
-                    };
-                    match reading.as_deref().and_then(first_number) {
-                        Some(v) => series.points.push((t0.elapsed().as_secs_f64(), v)),
-                        None => series.misses += 1,
+                        cmd.output()
+                            .ok()
+                            .filter(|o| o.status.success())
+                            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
                     }
-                    next += spec.interval.max(Duration::from_millis(1));
-                    if sig.wait_until(next) {
-                        break;
-                    }
+                };
+                match reading.as_deref().and_then(first_number) {
+                    Some(v) => series.points.push((t0.elapsed().as_secs_f64(), v)),
+                    None => series.misses += 1,
                 }
-                let vals: Vec<f64> = series.points.iter().map(|p| p.1).collect();
-                if !vals.is_empty() {
-                    series.mean = Some(vals.iter().sum::<f64>() / vals.len() as f64);
-                    series.max = vals.iter().copied().reduce(f64::max);
+                next += spec.interval.max(Duration::from_millis(1));
+                if sig.wait_until(next) {
+                    break;
                 }
-                series
-            })?;
-        Ok(GenericSampler {
-            signal,
-            handle: Some(handle),
+            }
+            let vals: Vec<f64> = series.points.iter().map(|p| p.1).collect();
+            if !vals.is_empty() {
+                series.mean = Some(vals.iter().sum::<f64>() / vals.len() as f64);
+                series.max = vals.iter().copied().reduce(f64::max);
+            }
+            series
         })
+        .map(GenericSampler)
     }
 
-    pub fn stop(mut self) -> GenericSeries {
-        self.signal.stop();
-        self.handle
-            .take()
-            .and_then(|h| h.join().ok())
-            .unwrap_or_default()
-    }
-}
-
-impl Drop for GenericSampler {
-    fn drop(&mut self) {
-        self.signal.stop();
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
-        }
+    pub fn stop(self) -> GenericSeries {
+        self.0.stop()
     }
 }
 

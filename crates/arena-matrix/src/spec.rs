@@ -318,6 +318,24 @@ impl Ctx<'_> {
         .into())
     }
 
+    /// A trimmed, non-empty name not among `taken` (`what` is `arm` or `case`).
+    fn new_name<'a>(
+        &self,
+        name: &Spanned<String>,
+        what: &str,
+        mut taken: impl Iterator<Item = &'a str>,
+    ) -> anyhow::Result<String> {
+        let n = name.get_ref().trim().to_string();
+        let key = format!("{what}.name");
+        if n.is_empty() {
+            return self.err(name.span(), &key, format!("a {what} name cannot be empty"));
+        }
+        if taken.any(|x| x == n) {
+            return self.err(name.span(), &key, format!("{what} `{n}` is defined twice"));
+        }
+        Ok(n)
+    }
+
     /// Compiles a regex and checks it has the named group the reader needs.
     fn regex(&self, s: &Spanned<String>, key: &str, group: &str) -> anyhow::Result<Regex> {
         let re = match Regex::new(s.get_ref()) {
@@ -388,17 +406,7 @@ pub fn parse(path: &Path, text: &str) -> anyhow::Result<MatrixSpec> {
     }
     let mut arms: Vec<Arm> = Vec::new();
     for a in raw.arm {
-        let name = a.name.get_ref().trim().to_string();
-        if name.is_empty() {
-            return ctx.err(a.name.span(), "arm.name", "an arm name cannot be empty");
-        }
-        if arms.iter().any(|x| x.name == name) {
-            return ctx.err(
-                a.name.span(),
-                "arm.name",
-                format!("arm `{name}` is defined twice"),
-            );
-        }
+        let name = ctx.new_name(&a.name, "arm", arms.iter().map(|x| x.name.as_str()))?;
         arms.push(Arm {
             label: a.label.unwrap_or_else(|| name.clone()),
             name,
@@ -439,17 +447,7 @@ pub fn parse(path: &Path, text: &str) -> anyhow::Result<MatrixSpec> {
     }
     let mut cases: Vec<Case> = Vec::new();
     for c in raw.case {
-        let name = c.name.get_ref().trim().to_string();
-        if name.is_empty() {
-            return ctx.err(c.name.span(), "case.name", "a case name cannot be empty");
-        }
-        if cases.iter().any(|x| x.name == name) {
-            return ctx.err(
-                c.name.span(),
-                "case.name",
-                format!("case `{name}` is defined twice"),
-            );
-        }
+        let name = ctx.new_name(&c.name, "case", cases.iter().map(|x| x.name.as_str()))?;
         if c.command.get_ref().trim().is_empty() {
             return ctx.err(c.command.span(), "case.command", "the command is empty");
         }

@@ -389,15 +389,7 @@ command = "grep Cpus_allowed_list /proc/self/status > {{run_dir}}/cpus; sleep"
 "#,
         dir.join("busy").display()
     );
-    let spec = arena_matrix::load(&write_matrix(&dir, &text)).unwrap();
-    let m = run_matrix(
-        &spec,
-        &MatrixOptions {
-            out_dir: dir.join("out"),
-        },
-        &AtomicBool::new(false),
-        |_, _, _| {},
-    );
+    let m = common::run_text(&dir, &text);
     assert_eq!(m.runs.len(), 6, "2 warm-ups + 2 x 2 measured");
     assert!(m.runs[..2].iter().all(|r| r.warmup));
     assert!(dir.join("out/runs/sleep/short/w1").is_dir());
@@ -458,16 +450,8 @@ args = "(sleep 30.4343 &); echo result=7"
 name = "c"
 command = "{args}"
 "#;
-    let spec = arena_matrix::load(&write_matrix(&dir, text)).unwrap();
     let t = Instant::now();
-    let m = run_matrix(
-        &spec,
-        &MatrixOptions {
-            out_dir: dir.join("out"),
-        },
-        &AtomicBool::new(false),
-        |_, _, _| {},
-    );
+    let m = common::run_text(&dir, text);
     assert!(t.elapsed() < Duration::from_secs(8));
     let st: Vec<String> = m.runs.iter().map(|r| r.status.short()).collect();
     assert_eq!(st, vec!["timeout", "died: exit 3", "no figure", "ok"]);
@@ -531,7 +515,10 @@ command = "sleep 0.15; echo 31.5151 >/dev/null"
     assert_eq!(whole["interrupted"], serde_json::json!(true));
     assert_eq!(whole["runs"].as_array().unwrap().len(), m.runs.len());
     let md = matrix_table(&m).render(Format::Markdown);
-    assert!(md.contains(&format!("best of {}, ms", m.runs.len())), "{md}");
+    assert!(
+        md.contains(&format!("best of {}, ms", m.runs.len())),
+        "{md}"
+    );
     assert!(
         md.contains(&format!(
             "interrupted: {} of 50 planned runs finished",
@@ -565,15 +552,7 @@ name = "c"
 command = "echo phase=waiting; sleep 0.8; echo phase=firing; {burn} 1000 hot:80 --proc burner; echo phase=done"
 "#
     );
-    let spec = arena_matrix::load(&write_matrix(&dir, &text)).unwrap();
-    let m = run_matrix(
-        &spec,
-        &MatrixOptions {
-            out_dir: dir.join("out"),
-        },
-        &AtomicBool::new(false),
-        |_, _, _| {},
-    );
+    let m = common::run_text(&dir, &text);
     let r = &m.runs[0];
     let names: Vec<&str> = r.phase_marks.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(names, vec!["waiting", "firing", "done"]);
@@ -757,15 +736,7 @@ command = "cp -r {{args}} {{run_dir}}/pilot"
         stock.display(),
         lazy.display()
     );
-    let spec = arena_matrix::load(&write_matrix(&dir, &text)).unwrap();
-    let m = run_matrix(
-        &spec,
-        &MatrixOptions {
-            out_dir: dir.join("out"),
-        },
-        &AtomicBool::new(false),
-        |_, _, _| {},
-    );
+    let m = common::run_text(&dir, &text);
     assert_eq!(m.runs[0].figure.as_ref().unwrap().value, 70.0);
     assert_eq!(m.runs[1].figure.as_ref().unwrap().value, 52.0);
     assert!(matches!(m.runs[2].status, RunStatus::Died(_)));

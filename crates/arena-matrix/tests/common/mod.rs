@@ -82,3 +82,18 @@ pub fn pids_with_cmdline(needle: &str) -> Vec<i32> {
     }
     out
 }
+
+/// Writes `text` as `dir/matrix.toml` and runs it to the end into `dir/out`.
+pub fn run_text(dir: &Path, text: &str) -> arena_matrix::MatrixResult {
+    let p = dir.join("matrix.toml");
+    std::fs::write(&p, text).expect("write matrix");
+    let spec = arena_matrix::load(&p).expect("matrix parses");
+    arena_matrix::run_matrix(
+        &spec,
+        &arena_matrix::MatrixOptions {
+            out_dir: dir.join("out"),
+        },
+        &std::sync::atomic::AtomicBool::new(false),
+        |_, _, _| {},
+    )
+}
