@@ -17,8 +17,8 @@ use crate::reasm::{Reassembler, Sink};
 use crate::ws::{ConnCtx, Deflate, DirParser, Events, Framing, Role};
 
 /// Exact samples kept before a distribution switches to a constant-memory histogram
-/// (three significant digits).
-const EXACT_SAMPLES: usize = 1 << 20;
+/// (three significant digits): 1 MiB per distribution at most, 10 distributions.
+const EXACT_SAMPLES: usize = 1 << 17;
 /// Connections listed one by one in the summary; the rest are only counted.
 const LISTED_CONNECTIONS: usize = 256;
 
@@ -251,8 +251,8 @@ impl Sink for DirSink<'_> {
     }
 }
 
-/// Per-direction figures. Byte counts are exact; distributions are exact up to a
-/// million samples and to three significant digits past that.
+/// Per-direction figures. Byte counts are exact; distributions are exact up to 131,072
+/// samples and to three significant digits past that.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct DirSummary {
     pub packets: u64,
@@ -295,7 +295,7 @@ pub struct DirSummary {
     pub largest_frames: Vec<FrameRef>,
     /// Stream bytes that were counted but not read as frames.
     pub unframed_bytes: u64,
-    /// "websocket", "unknown" or "not websocket", with the reasons.
+    /// "websocket", "unknown", "not websocket", "mixed: ..." or "no payload"; reasons in notes.
     pub framing: String,
     pub framing_notes: Vec<String>,
 }
@@ -730,16 +730,13 @@ fn dir_summary(
     span_s: f64,
 ) -> DirSummary {
     let per_s = |b: u64| (span_s > 0.0).then(|| b as f64 / span_s);
-    let framing = if status[0] > 0 && status[1] == 0 && status[2] == 0 {
-        "websocket"
-    } else if status[1] > 0 {
-        "unknown"
-    } else if status[2] > 0 {
-        "not websocket"
-    } else {
-        "no payload"
-    }
-    .to_string();
+    let framing = match status {
+        [0, 0, 0] => "no payload".to_string(),
+        [_, 0, 0] => "websocket".to_string(),
+        [0, _, 0] => "unknown".to_string(),
+        [0, 0, _] => "not websocket".to_string(),
+        [w, u, n] => format!("mixed: {w} websocket, {u} unknown, {n} not websocket connection(s)"),
+    };
     let framing_notes = notes
         .into_iter()
         .map(|(k, n)| {

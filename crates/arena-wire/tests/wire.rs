@@ -43,6 +43,9 @@ struct Endpoint {
     seed: u32,
     sent: Sent,
     received_app: Vec<u64>,
+    /// Data frames and their payload bytes as read off the socket.
+    received_frames: u64,
+    received_payload: u64,
 }
 
 impl Endpoint {
@@ -59,6 +62,8 @@ impl Endpoint {
             seed: 0x1234_5678,
             sent: Sent::default(),
             received_app: Vec::new(),
+            received_frames: 0,
+            received_payload: 0,
         }
     }
 
@@ -145,6 +150,8 @@ impl Endpoint {
             if op != 0 {
                 compressed = h[0] & 0x40 != 0;
             }
+            self.received_frames += 1;
+            self.received_payload += len;
             msg.extend_from_slice(&p);
             if h[0] & 0x80 != 0 {
                 break;
@@ -723,4 +730,335 @@ fn forced_fallback_reports_interface_counters_as_its_source() {
     assert!(!pcap.exists(), "no pcap is written under the fallback");
     let json = serde_json::to_string(&st).unwrap();
     assert!(json.contains("\"kind\":\"interface_counters\""), "{json}");
+}
+
+/// Kills a browser's whole process group on every exit path, panics included.
+struct Chromium {
+    child: std::process::Child,
+    profile: PathBuf,
+}
+
+impl Drop for Chromium {
+    fn drop(&mut self) {
+        let pid = self.child.id() as i32;
+        unsafe { libc::kill(-pid, libc::SIGKILL) };
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.profile);
+    }
+}
+
+fn chromium_binary() -> PathBuf {
+    let real = Path::new("/usr/lib/chromium/chromium");
+    if real.exists() {
+        return real.to_path_buf();
+    }
+    PathBuf::from("chromium")
+}
+
+fn launch_chromium(url: &str, profile: &Path) -> Chromium {
+    use std::os::unix::process::CommandExt;
+    std::fs::create_dir_all(profile).unwrap();
+    let mut cmd = Command::new(chromium_binary());
+    cmd.args([
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--remote-debugging-port=0",
+    ])
+    .arg(format!("--user-data-dir={}", profile.display()))
+    .arg(url)
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::null())
+    .process_group(0);
+    // The browser dies with this thread even if the test process is SIGKILLed.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+    Chromium {
+        child: cmd.spawn().expect("chromium (apt-get install chromium)"),
+        profile: profile.to_path_buf(),
+    }
+}
+
+/// Serves the page (on its own port, so the captured port carries only the WebSocket).
+fn serve_page(listener: TcpListener, html: String) {
+    thread::spawn(move || {
+        for s in listener.incoming() {
+            let Ok(mut s) = s else { return };
+            let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+            let mut buf = [0u8; 4096];
+            let _ = s.read(&mut buf);
+            let _ = s.write_all(
+                format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
+                    html.len(),
+                    html
+                )
+                .as_bytes(),
+            );
+        }
+    });
+}
+
+#[test]
+fn chromium_session_agrees_with_the_page_the_server_and_tshark() {
+    let dir = tmpdir();
+    let pcap = dir.join("chromium.pcap");
+    let ws_listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = ws_listener.local_addr().unwrap().port();
+    let page_listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let page_port = page_listener.local_addr().unwrap().port();
+    // What the page sends: tiny inputs, mid-size, and large random (incompressible) ones.
+    let sizes: Vec<usize> = (0..40)
+        .map(|i| match i % 8 {
+            0 => 120_000,
+            1 => 21,
+            2 => 5,
+            3 => 3_000,
+            4 => 70_000,
+            _ => 300,
+        })
+        .collect();
+    let html = format!(
+        r#"<!doctype html><title>wire</title><script>
+const sizes = {sizes:?};
+const ws = new WebSocket("ws://127.0.0.1:{port}/ws");
+ws.binaryType = "arraybuffer";
+const sent = [], recv = [];
+let i = 0;
+function payload(n, k) {{
+  const a = new Uint8Array(n);
+  if (k % 2 == 0) {{
+    for (let o = 0; o < n; o += 65536) crypto.getRandomValues(a.subarray(o, Math.min(n, o + 65536)));
+  }} else {{
+    for (let o = 0; o < n; o++) a[o] = (o * 7 + k) % 13;
+  }}
+  return a;
+}}
+function next() {{
+  if (i < sizes.length) {{ const n = sizes[i]; ws.send(payload(n, i)); sent.push(n); i++; }}
+  else {{ ws.send(JSON.stringify({{sent, recv}})); }}
+}}
+ws.onopen = next;
+ws.onmessage = (e) => {{ recv.push(e.data.byteLength); next(); }};
+</script>"#
+    );
+    serve_page(page_listener, html);
+    let cap = Capture::start("lo", port, &pcap).unwrap();
+    thread::sleep(Duration::from_millis(50));
+    let server = thread::spawn(move || {
+        ws_listener.set_nonblocking(false).unwrap();
+        let (s, _) = ws_listener.accept().unwrap();
+        let mut rd = BufReader::new(s.try_clone().unwrap());
+        let mut req = String::new();
+        loop {
+            let mut line = String::new();
+            rd.read_line(&mut line).unwrap();
+            req.push_str(&line);
+            if line == "\r\n" || line.is_empty() {
+                break;
+            }
+        }
+        assert!(req.contains("permessage-deflate"), "{req}");
+        let key = req
+            .lines()
+            .find_map(|l| l.strip_prefix("Sec-WebSocket-Key: "))
+            .unwrap()
+            .trim()
+            .to_string();
+        let mut s2 = s.try_clone().unwrap();
+        s2.write_all(
+            format!(
+                "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+                 Sec-WebSocket-Accept: {}\r\nSec-WebSocket-Extensions: permessage-deflate\r\n\r\n",
+                accept_key(&key)
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+        let mut ep = Endpoint::new(s, false);
+        ep.rd = rd;
+        let mut i = 0;
+        let report = loop {
+            let m = ep.recv().expect("page message");
+            if m.first() == Some(&b'{') {
+                break String::from_utf8(m).unwrap();
+            }
+            i += 1;
+            match i % 5 {
+                0 => ep.send(&payload(i, 250_000, 0.7), true, 1),
+                1 => ep.send(&payload(i, 6_100, 0.6), true, 1),
+                2 => ep.send(&payload(i, 400, 0.0), false, 1),
+                3 => ep.send(&payload(i, 30_000, 0.5), true, 2),
+                _ => ep.send(&payload(i, 80, 0.1), true, 1),
+            }
+        };
+        ep.control(8, &[0x03, 0xe8]);
+        let _ = ep.recv();
+        (
+            ep.sent.clone(),
+            ep.received_app.clone(),
+            ep.received_frames,
+            ep.received_payload,
+            report,
+        )
+    });
+    let browser = launch_chromium(
+        &format!("http://127.0.0.1:{page_port}/"),
+        &dir.join("profile"),
+    );
+    let (sent, received, rframes, rpayload, report) = server.join().unwrap();
+    thread::sleep(Duration::from_millis(100));
+    drop(browser);
+    let _ = cap.stop().unwrap();
+
+    let report: serde_json::Value = serde_json::from_str(&report).unwrap();
+    let page_sent: u64 = report["sent"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    let page_recv: Vec<u64> = report["recv"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    let report_len = *received.last().unwrap();
+    assert_eq!(
+        page_recv, sent.app_sizes,
+        "the page saw what the server sent"
+    );
+
+    let w = summarize(
+        &pcap,
+        &SummaryOptions {
+            port: Some(port),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let (c2s, s2c) = (&w.client_to_server, &w.server_to_client);
+    assert_eq!(c2s.framing, "websocket", "{:?}", c2s.framing_notes);
+    assert_eq!(s2c.framing, "websocket", "{:?}", s2c.framing_notes);
+    // App bytes after inflate equal the sizes the page sent and saw.
+    assert_eq!(c2s.app_bytes, page_sent + report_len);
+    assert_eq!(s2c.app_bytes, page_recv.iter().sum::<u64>());
+    assert!(
+        c2s.compressed_messages > 0,
+        "Chromium compressed its messages"
+    );
+    // Frames and payload equal what the server read and wrote on its socket.
+    assert_eq!(c2s.frames, rframes);
+    assert_eq!(c2s.frame_payload_bytes, rpayload);
+    assert_eq!(s2c.frames, sent.frames);
+    assert_eq!(s2c.frame_payload_bytes, sent.frame_payload);
+    // And tshark agrees frame for frame and byte for byte.
+    let ws = tshark_ws(&pcap, port);
+    let tcp = tshark_tcp(&pcap, port);
+    for (i, d) in [c2s, s2c].into_iter().enumerate() {
+        assert_eq!(
+            (d.frames, d.frame_payload_bytes),
+            (ws[i].0, ws[i].1),
+            "tshark data frames, direction {i}"
+        );
+        assert_eq!(
+            (d.control_frames, d.control_payload_bytes),
+            (ws[i].2, ws[i].3),
+            "tshark control frames, direction {i}"
+        );
+        assert_eq!(
+            d.tcp_payload_bytes,
+            tcp[i].1 - tcp[i].2,
+            "tshark TCP payload, direction {i}"
+        );
+    }
+}
+
+/// Sec-WebSocket-Accept: base64(SHA-1(key + GUID)), which Chromium checks.
+fn accept_key(key: &str) -> String {
+    let digest = sha1(format!("{key}258EAFA5-E914-47DA-95CA-C5AB0DC85B11").as_bytes());
+    const T: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for c in digest.chunks(3) {
+        let b = [c[0], *c.get(1).unwrap_or(&0), *c.get(2).unwrap_or(&0)];
+        let n = (b[0] as u32) << 16 | (b[1] as u32) << 8 | b[2] as u32;
+        for k in 0..4 {
+            if k <= c.len() {
+                out.push(T[(n >> (18 - 6 * k) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+fn sha1(data: &[u8]) -> [u8; 20] {
+    let mut h: [u32; 5] = [0x67452301, 0xEFCDAB89, 0x98BADCFE, 0x10325476, 0xC3D2E1F0];
+    let mut msg = data.to_vec();
+    msg.push(0x80);
+    while msg.len() % 64 != 56 {
+        msg.push(0);
+    }
+    msg.extend_from_slice(&((data.len() as u64) * 8).to_be_bytes());
+    for block in msg.chunks(64) {
+        let mut w = [0u32; 80];
+        for i in 0..16 {
+            w[i] = u32::from_be_bytes([
+                block[4 * i],
+                block[4 * i + 1],
+                block[4 * i + 2],
+                block[4 * i + 3],
+            ]);
+        }
+        for i in 16..80 {
+            w[i] = (w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16]).rotate_left(1);
+        }
+        let [mut a, mut b, mut c, mut d, mut e] = h;
+        for (i, wi) in w.iter().enumerate() {
+            let (f, k) = match i {
+                0..=19 => ((b & c) | (!b & d), 0x5A827999),
+                20..=39 => (b ^ c ^ d, 0x6ED9EBA1),
+                40..=59 => ((b & c) | (b & d) | (c & d), 0x8F1BBCDC),
+                _ => (b ^ c ^ d, 0xCA62C1D6),
+            };
+            let t = a
+                .rotate_left(5)
+                .wrapping_add(f)
+                .wrapping_add(e)
+                .wrapping_add(k)
+                .wrapping_add(*wi);
+            e = d;
+            d = c;
+            c = b.rotate_left(30);
+            b = a;
+            a = t;
+        }
+        for (x, y) in h.iter_mut().zip([a, b, c, d, e]) {
+            *x = x.wrapping_add(y);
+        }
+    }
+    let mut out = [0u8; 20];
+    for (i, x) in h.iter().enumerate() {
+        out[4 * i..4 * i + 4].copy_from_slice(&x.to_be_bytes());
+    }
+    out
+}
+
+#[test]
+fn sha1_and_accept_key_match_rfc_6455_example() {
+    assert_eq!(
+        accept_key("dGhlIHNhbXBsZSBub25jZQ=="),
+        "s3pPLMBiTxaQ9kYGzzhZRbK+xOo="
+    );
 }
