@@ -325,9 +325,7 @@ fn run_one(
     let _ = std::fs::create_dir_all(&dir);
     let dir = dir.canonicalize().unwrap_or(dir);
     let command = spec.command_for(case, arm, slot.repeat + 1, &dir);
-    let mut env = spec.env.clone();
-    env.extend(arm.env.iter().cloned());
-    env.extend(case.env.iter().cloned());
+    let mut env = spec.env_for(case, arm, slot.repeat + 1, &dir);
     env.push(("ARENA_CASE".into(), case.name.clone()));
     env.push(("ARENA_ARM".into(), arm.name.clone()));
     let mut r = RunResult {

@@ -805,20 +805,40 @@ impl MatrixSpec {
     /// replaced too.
     pub fn command_for(&self, case: &Case, arm: &Arm, repeat: u32, run_dir: &Path) -> String {
         let args = arm.args.clone().unwrap_or_default();
-        let mut cmd = if case.command.contains("{args}") {
+        let cmd = if case.command.contains("{args}") {
             case.command.replace("{args}", &args)
         } else if args.is_empty() {
             case.command.clone()
         } else {
             format!("{} {}", case.command, args)
         };
-        cmd = cmd
-            .replace("{case}", &case.name)
-            .replace("{arm}", &arm.name)
-            .replace("{repeat}", &repeat.to_string())
-            .replace("{run_dir}", &run_dir.to_string_lossy());
-        cmd
+        expand(&cmd, case, arm, repeat, run_dir)
     }
+
+    /// The environment of one run: the file's, then the arm's, then the case's (later wins),
+    /// values expanded like the command.
+    pub fn env_for(
+        &self,
+        case: &Case,
+        arm: &Arm,
+        repeat: u32,
+        run_dir: &Path,
+    ) -> Vec<(String, String)> {
+        self.env
+            .iter()
+            .chain(&arm.env)
+            .chain(&case.env)
+            .map(|(k, v)| (k.clone(), expand(v, case, arm, repeat, run_dir)))
+            .collect()
+    }
+}
+
+/// Replaces `{case}`, `{arm}`, `{repeat}` and `{run_dir}`.
+fn expand(text: &str, case: &Case, arm: &Arm, repeat: u32, run_dir: &Path) -> String {
+    text.replace("{case}", &case.name)
+        .replace("{arm}", &arm.name)
+        .replace("{repeat}", &repeat.to_string())
+        .replace("{run_dir}", &run_dir.to_string_lossy())
 }
 
 #[cfg(test)]

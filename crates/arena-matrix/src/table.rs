@@ -402,14 +402,16 @@ pub fn cpu_table(m: &MatrixResult) -> Table {
             Cell::num(runs.len().to_string(), runs.len() as f64),
         ]);
     }
-    let samplers: f64 = m
+    // Over all runs together: a run that died at start-up has a span of a few ms, which
+    // the sampler's start-up cost alone would dominate.
+    let (used, span) = m
         .runs
         .iter()
         .filter_map(|r| r.cpu.as_ref())
-        .map(|c| 100.0 * c.sampler_cpu_s / c.span_s.max(1e-9))
-        .fold(0.0, f64::max);
+        .fold((0.0, 0.0), |(u, s), c| (u + c.sampler_cpu_s, s + c.span_s));
+    let samplers = if span > 0.0 { 100.0 * used / span } else { 0.0 };
     t.note(format!(
-        "top thread: busiest thread of each run, range over runs; the sampler itself used at most {samplers:.2} % of one core"
+        "top thread: busiest thread of each run, range over runs; the sampler itself used {samplers:.2} % of one core over all runs"
     ));
     t
 }
