@@ -13,7 +13,7 @@ use arena_report::{fmt_count, fmt_ms, fmt_pct_change, Cell, Column, Table};
 use arena_stats::StreamingSummary;
 
 use crate::scan::{scan_path_parallel, threads_for, Fold, LineParser, Parsed, ScanReport};
-use crate::unified::{decorations, parse_f64};
+use crate::unified::{decorations, parse_f64, tags_and_message};
 use crate::{fmt_mb, fmt_secs};
 
 /// Heap occupancy around a collection, in bytes.
@@ -63,19 +63,29 @@ pub struct GcRecord<'a> {
 }
 
 /// Reads GC lines; remembers the first and last time seen on any line (the log's span).
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Clone)]
 pub struct GcParser {
     first_time: Option<f64>,
-    /// The last line's raw time decoration, parsed only when asked: copying a few bytes a
-    /// line is cheaper than parsing a timestamp a line.
-    last_raw: [u8; 32],
+    /// The last line's decorations, parsed only when asked: copying a few bytes a line is
+    /// cheaper than parsing a timestamp a line.
+    last_raw: [u8; 96],
     last_len: usize,
+}
+
+impl Default for GcParser {
+    fn default() -> Self {
+        GcParser {
+            first_time: None,
+            last_raw: [0; 96],
+            last_len: 0,
+        }
+    }
 }
 
 impl GcParser {
     /// First and last time seen on any timed line, in seconds on the log's clock.
     pub fn span(&self) -> Option<(f64, f64)> {
-        let last = crate::unified::parse_time(&self.last_raw[..self.last_len])?;
+        let last = decorations(&self.last_raw[..self.last_len])?.time()?;
         Some((self.first_time?, last))
     }
 }
@@ -95,29 +105,29 @@ impl LineParser for GcParser {
     const KIND: &'static str = "a GC log (-Xlog:gc)";
 
     fn parse<'a>(&mut self, line: &'a [u8]) -> Parsed<GcRecord<'a>> {
-        let (deco, tags, msg) = match decorations(line) {
-            Some(d) => {
-                match d.tags {
+        let (tags, msg) = match tags_and_message(line) {
+            Some((tags, msg)) => {
+                match tags {
                     Some(t) if t == b"gc" || t.starts_with(b"gc,") => {}
                     // Another subsystem's line: not GC logging.
                     _ => return Parsed::Unknown,
                 }
-                if let Some(raw) = d.uptime.or(d.wall) {
-                    if self.first_time.is_none() {
-                        self.first_time = d.time();
-                    }
-                    let n = raw.len().min(self.last_raw.len());
-                    self.last_raw[..n].copy_from_slice(&raw[..n]);
-                    self.last_len = n;
+                // Keep the decorations of the latest line for the span; they are read once,
+                // at the end, instead of parsing a timestamp on every line.
+                let n = (line.len() - msg.len()).min(self.last_raw.len());
+                self.last_raw[..n].copy_from_slice(&line[..n]);
+                self.last_len = n;
+                if self.first_time.is_none() {
+                    self.first_time = decorations(line).and_then(|d| d.time());
                 }
-                (Some(d), d.tags.unwrap_or(b"gc"), d.message)
+                (tags.unwrap_or(b"gc"), msg)
             }
             // `-Xlog:gc::none` writes bare messages.
             None if line.starts_with(b"GC(")
                 || line.starts_with(b"Using ")
                 || line.starts_with(b"Allocation Stall (") =>
             {
-                (None, &b"gc"[..], line)
+                (&b"gc"[..], line)
             }
             None => return Parsed::Unknown,
         };
@@ -134,7 +144,7 @@ impl LineParser for GcParser {
         }
         match parse_message(tags, msg) {
             Some((gc_id, event)) => Parsed::Record(GcRecord {
-                time: deco.and_then(|d| d.time()),
+                time: decorations(line).and_then(|d| d.time()),
                 gc_id,
                 event,
             }),

@@ -243,8 +243,10 @@ impl Classifier {
             if pats.is_empty() {
                 return Ok(None);
             }
+            // Leftmost-first lets aho-corasick use its SIMD prefilter (Teddy); patterns are in
+            // rule order, so at one position the earlier rule's pattern wins.
             let ac = AhoCorasickBuilder::new()
-                .match_kind(MatchKind::Standard)
+                .match_kind(MatchKind::LeftmostFirst)
                 .build(&pats)
                 .map_err(|e| Exit::bad_input(format!("profile rules: {e}")))?;
             Ok(Some((ac, owner)))
@@ -268,7 +270,13 @@ impl Classifier {
         let mut best = usize::MAX;
         let scan = |auto: &Option<(AhoCorasick, Vec<usize>)>, hay: &[u8], best: &mut usize| {
             if let Some((ac, owner)) = auto {
-                for m in ac.find_overlapping_iter(hay) {
+                // Restart one byte past each match's start, not at its end, so a pattern
+                // that begins inside another match is still seen.
+                let mut at = 0;
+                while at < hay.len() {
+                    let Some(m) = ac.find(aho_corasick::Input::new(hay).span(at..hay.len())) else {
+                        return;
+                    };
                     let r = owner[m.pattern().as_usize()];
                     if r < *best {
                         *best = r;
@@ -276,6 +284,7 @@ impl Classifier {
                             return;
                         }
                     }
+                    at = m.start() + 1;
                 }
             }
         };
@@ -578,6 +587,20 @@ mod tests {
             ),
             APPLICATION
         );
+    }
+
+    #[test]
+    fn a_pattern_inside_another_match_is_seen() {
+        // "xCompileBroker::" starts before the JIT pattern inside it.
+        let rules = vec![
+            rule("first", &["CompileBroker::"], &[], &[]),
+            rule("second", &["xCompileB"], &[], &[]),
+        ];
+        let c = Classifier::new(&rules, APPLICATION).unwrap();
+        let Parsed::Record(s) = CollapsedParser.parse(b"a;xCompileBroker::loop 1") else {
+            panic!()
+        };
+        assert_eq!(c.buckets()[c.classify(&s)], "first");
     }
 
     #[test]

@@ -40,8 +40,15 @@ pub fn decorations(line: &[u8]) -> Option<Decorated<'_>> {
     let mut d = Decorated::default();
     let mut any = false;
     while let [b'[', after @ ..] = rest {
-        // Decorations are short: a plain loop beats memchr's setup here.
-        let close = after.iter().position(|&c| c == b']')?;
+        // The `time`/`utctime` decoration is always 28 bytes (`2026-11-29T18:09:57.563+0000`),
+        // and it is the longest one: check its end directly. The rest are short, where a
+        // plain loop beats memchr's setup.
+        let close =
+            if after.len() > 28 && after[28] == b']' && after[4] == b'-' && after[10] == b'T' {
+                28
+            } else {
+                after.iter().position(|&c| c == b']')?
+            };
         let value = trim(&after[..close]);
         rest = &after[close + 1..];
         any = true;
@@ -55,6 +62,45 @@ pub fn decorations(line: &[u8]) -> Option<Decorated<'_>> {
     }
     d.message = rest;
     Some(d)
+}
+
+/// The tags and message of a decorated line without reading the other decorations: the
+/// fast path for reducers that skip most lines by tag. HotSpot prints decorations in a
+/// fixed order with `tags` last, so the last bracket holds the tags when there are any.
+/// `None` when the line is not decorated.
+pub fn tags_and_message(line: &[u8]) -> Option<(Option<&[u8]>, &[u8])> {
+    if line.first() != Some(&b'[') {
+        return None;
+    }
+    let mut open = 0usize;
+    loop {
+        let rest = &line[open + 1..];
+        // `time` is always 28 bytes; everything else is found with one SIMD search.
+        let close = open
+            + 1
+            + if rest.len() > 28 && rest[28] == b']' && rest[10] == b'T' {
+                28
+            } else {
+                memchr::memchr(b']', rest)?
+            };
+        match line.get(close + 1) {
+            Some(b'[') => open = close + 1,
+            next => {
+                let v = trim(&line[open + 1..close]);
+                let tags = v
+                    .first()
+                    .is_some_and(|c| c.is_ascii_lowercase() && !v.contains(&b'.'))
+                    .then_some(v)
+                    .filter(|v| !LEVELS.contains(v));
+                let msg = if next == Some(&b' ') {
+                    &line[close + 2..]
+                } else {
+                    &line[close + 1..]
+                };
+                return Some((tags, msg));
+            }
+        }
+    }
 }
 
 /// Recognises a decoration by its shape alone (no number is parsed here).
@@ -86,12 +132,16 @@ fn classify<'a>(v: &'a [u8], d: &mut Decorated<'a>) {
         return;
     }
     if first.is_ascii_lowercase() {
-        if LEVELS.contains(&v) {
+        // Levels are checked by length and first letter before comparing bytes: this runs
+        // for every line of a large log.
+        let level = matches!(
+            (v.len(), first),
+            (5, b't' | b'd' | b'e') | (4, b'i') | (7, b'w') | (3, b'o')
+        ) && LEVELS.contains(&v);
+        if level {
             d.level = Some(v);
-        } else if d.tags.is_none()
-            && v.iter()
-                .all(|&c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b',' || c == b'_')
-        {
+        } else if d.tags.is_none() && !v.contains(&b'.') {
+            // Tags are lowercase words joined by commas; a hostname has dots.
             d.tags = Some(v);
         }
     }
@@ -253,6 +303,27 @@ mod tests {
         assert_eq!(d.tags, Some(&b"gc"[..]));
         let d = decorations(b"[1795975797563ms][gc] x").unwrap();
         assert_eq!(d.time(), Some(1_795_975_797.563));
+    }
+
+    #[test]
+    fn fast_split_agrees_with_the_full_parse() {
+        for l in [
+            &b"[2026-11-29T18:09:57.563+0000][0.060s][info   ][gc,phases,start] GC(0) Pause"[..],
+            b"[0.1s][info][gc] x",
+            b"[0.1s][info] no tags",
+            b"[gc] only tags",
+            b"[0.1s][gc]",
+        ] {
+            let d = decorations(l).unwrap();
+            assert_eq!(
+                tags_and_message(l),
+                Some((d.tags, d.message)),
+                "{}",
+                String::from_utf8_lossy(l)
+            );
+        }
+        assert_eq!(tags_and_message(b"[0.1s unclosed"), None);
+        assert_eq!(tags_and_message(b"plain"), None);
     }
 
     #[test]
