@@ -1,7 +1,7 @@
 //! `arena-perf matrix FILE.toml`: run every case x arm x repeat of a matrix file, print the
 //! table the field notes print, and keep every run's files.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
@@ -121,21 +121,23 @@ pub fn run(a: MatrixArgs) -> Result<ExitCode> {
         .map(|(_, t)| t.render(Format::Markdown))
         .collect();
     let _ = std::fs::write(out_dir.join("tables.md"), md.join("\n"));
-    match a.format {
+    let text = match a.format {
         Format::Json => {
             let obj: serde_json::Map<String, serde_json::Value> = tables
                 .iter()
                 .map(|(k, t)| (k.to_string(), t.to_json()))
                 .collect();
-            println!("{}", serde_json::to_string_pretty(&obj)?);
+            format!("{}\n", serde_json::to_string_pretty(&obj)?)
         }
         // CSV is one table: the matrix (the others are in tables.md and the run folders).
-        Format::Csv => print!("{}", tables[0].1.render(Format::Csv)),
+        Format::Csv => tables[0].1.render(Format::Csv),
         f => {
             let parts: Vec<String> = tables.iter().map(|(_, t)| t.render(f)).collect();
-            print!("{}", parts.join("\n"));
+            parts.join("\n")
         }
-    }
+    };
+    // A closed pipe (`| head`) is not an error of the matrix.
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
 
     if result.interrupted || interrupt.load(Ordering::Relaxed) {
         return Err(Exit::new(
