@@ -330,8 +330,15 @@ impl Ctx<'_> {
         if n.is_empty() {
             return self.err(name.span(), &key, format!("a {what} name cannot be empty"));
         }
-        if taken.any(|x| x == n) {
-            return self.err(name.span(), &key, format!("{what} `{n}` is defined twice"));
+        // Names become folder names; two that map to one folder would overwrite each other.
+        let folder = crate::matrix::safe_name(&n);
+        if let Some(x) = taken.find(|x| *x == n || crate::matrix::safe_name(x) == folder) {
+            let why = if x == n {
+                format!("{what} `{n}` is defined twice")
+            } else {
+                format!("{what} `{n}` and `{x}` share the run folder name `{folder}`")
+            };
+            return self.err(name.span(), &key, why);
         }
         Ok(n)
     }
@@ -908,6 +915,20 @@ command = "replay --backend espryt"
         let e = err_of(&text);
         assert!(e.contains("m.toml:25:"), "{e}");
         assert!(e.contains("case.arms") && e.contains("`shm`"), "{e}");
+    }
+
+    #[test]
+    fn names_that_share_a_folder_are_refused() {
+        let text = GOOD.replace(
+            "name = \"inproc\"",
+            "name = \"in proc\"\n[[arm]]\nname = \"in_proc\"",
+        );
+        let e = err_of(&text);
+        assert!(e.contains("m.toml:21:"), "{e}");
+        assert!(
+            e.contains("arm.name") && e.contains("share the run folder name `in_proc`"),
+            "{e}"
+        );
     }
 
     #[test]
