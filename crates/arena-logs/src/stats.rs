@@ -264,7 +264,8 @@ fn parse_old_ts(v: &[u8]) -> Option<f64> {
 /// The unit a Webswing metric is logged in; empty when the source does not say.
 pub fn unit_of(metric: &str) -> &'static str {
     match metric {
-        m if m.starts_with("latency") => "ms",
+        // Webswing's latency* metrics; the fixture match's renderMs, encodeMs, cpuMs.
+        m if m.starts_with("latency") || m.ends_with("Ms") => "ms",
         "inboundSize" | "outboundSize" => "B",
         "cpuUtilization" | "cpuUtilizationSession" | "cpuUtilizationServer" => "%",
         "edtThreadBlockedForSeconds" => "s",
@@ -425,6 +426,21 @@ mod tests {
                 .value,
             0.0015
         );
+    }
+
+    #[test]
+    fn the_fixture_matchs_lines() {
+        // As `arena_fixture::stats::stats_lines` writes them (UTC, instance fixture-<conn>).
+        let r = parse_webswing(b"12-Mar-2021-10:15:42.123,fixture-3,latencyServerRendering,3.000")
+            .unwrap();
+        assert_eq!(
+            (r.instance, r.metric, r.value),
+            (&b"fixture-3"[..], &b"latencyServerRendering"[..], 3.0)
+        );
+        let r = parse_webswing(b"12-Mar-2021-10:15:42.123,fixture-3,outboundSize,6120").unwrap();
+        assert_eq!(r.value, 6120.0);
+        assert_eq!(unit_of("encodeMs"), "ms");
+        assert_eq!(unit_of("constantsSent"), "");
     }
 
     #[test]
