@@ -374,7 +374,9 @@ command = "grep Cpus_allowed_list /proc/self/status > {{run_dir}}/cpus; sleep"
     for r in m.runs.iter().filter(|r| !r.warmup) {
         let f = r.figure.as_ref().expect("wall figure").value;
         let want = if r.arm == 0 { 100.0 } else { 300.0 };
-        assert!(f >= want && f < want + 150.0, "arm {} wall {f} ms", r.arm);
+        // At least the sleep; the upper bound only catches a figure in the wrong unit (a
+        // loaded machine with the command pinned to one core adds hundreds of ms).
+        assert!(f >= want && f < want + 3000.0, "arm {} wall {f} ms", r.arm);
         let cpus = std::fs::read_to_string(r.dir.join("cpus")).unwrap();
         assert!(
             cpus.trim().ends_with(":\t0") || cpus.trim().ends_with(" 0"),
@@ -480,7 +482,7 @@ command = "sleep 0.15; echo 31.5151 >/dev/null"
         |_, _, _| {},
     );
     setter.join().unwrap();
-    assert!(t.elapsed() < Duration::from_secs(3));
+    assert!(t.elapsed() < Duration::from_secs(6));
     assert!(m.interrupted);
     assert!(
         !m.runs.is_empty() && m.runs.len() < 50,
