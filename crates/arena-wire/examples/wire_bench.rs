@@ -455,35 +455,7 @@ fn main() {
         ours_small.1.push(c);
         rss_small = rss_small.max(rss);
     }
-    let (tw, twc, _, out) = timed(
-        Command::new("tshark")
-            .args(["-n", "-r"])
-            .arg(&small)
-            .args([
-                "-d",
-                "tcp.port==8080,http",
-                "-Y",
-                "websocket",
-                "-T",
-                "fields",
-            ])
-            .args([
-                "-e",
-                "tcp.srcport",
-                "-e",
-                "websocket.opcode",
-                "-e",
-                "websocket.payload_length",
-            ])
-            .args([
-                "-e",
-                "websocket.payload_length_ext_16",
-                "-e",
-                "websocket.payload_length_ext_64",
-            ])
-            // data.len makes tshark inflate: the app bytes are among the figures.
-            .args(["-e", "data.len", "-E", "occurrence=a", "-E", "aggregator=;"]),
-    );
+    let (tw, twc, _, out) = timed(&mut arena_wire::tshark::websocket_fields(&small, 8080));
     let frames: usize = out
         .lines()
         .map(|l| {

@@ -14,6 +14,7 @@ pub mod reasm;
 mod summary;
 pub mod synth;
 mod tables;
+pub mod tshark;
 pub mod ws;
 
 pub use capture::{

@@ -16,7 +16,23 @@ use arena_wire::{
 };
 use flate2::{Compress, Compression, Decompress, FlushDecompress};
 
+/// This run's scratch folder; folders of earlier runs whose process is gone are removed.
 fn tmpdir() -> PathBuf {
+    static SWEEP: std::sync::Once = std::sync::Once::new();
+    SWEEP.call_once(|| {
+        for e in std::fs::read_dir(std::env::temp_dir())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if let Some(pid) = name.strip_prefix("arena-wire-test-") {
+                if !Path::new(&format!("/proc/{pid}")).exists() {
+                    let _ = std::fs::remove_dir_all(e.path());
+                }
+            }
+        }
+    });
     let d = std::env::temp_dir().join(format!("arena-wire-test-{}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
     d
@@ -179,6 +195,42 @@ impl Endpoint {
     }
 }
 
+/// Accepts one connection, reads its upgrade request (which must offer
+/// permessage-deflate) and accepts it with permessage-deflate.
+fn accept_upgrade(listener: &TcpListener) -> Endpoint {
+    let (s, _) = listener.accept().unwrap();
+    let mut rd = BufReader::new(s.try_clone().unwrap());
+    let mut req = String::new();
+    loop {
+        let mut line = String::new();
+        rd.read_line(&mut line).unwrap();
+        req.push_str(&line);
+        if line == "\r\n" || line.is_empty() {
+            break;
+        }
+    }
+    assert!(req.contains("permessage-deflate"), "{req}");
+    let key = req
+        .lines()
+        .find_map(|l| l.strip_prefix("Sec-WebSocket-Key: "))
+        .unwrap()
+        .trim()
+        .to_string();
+    let mut s2 = s.try_clone().unwrap();
+    s2.write_all(
+        format!(
+            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+             Sec-WebSocket-Accept: {}\r\nSec-WebSocket-Extensions: permessage-deflate\r\n\r\n",
+            accept_key(&key)
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    let mut ep = Endpoint::new(s, false);
+    ep.rd = rd;
+    ep
+}
+
 fn payload(i: usize, len: usize, random_share: f64) -> Vec<u8> {
     let mut x = (i as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     let random = (len as f64 * random_share) as usize;
@@ -214,27 +266,7 @@ fn run_session(pcap: &Path) -> Session {
     assert!(matches!(cap.source(), CaptureSource::Pcap { .. }));
     thread::sleep(Duration::from_millis(50));
     let server = thread::spawn(move || {
-        let (s, _) = listener.accept().unwrap();
-        let mut rd = BufReader::new(s.try_clone().unwrap());
-        let mut req = String::new();
-        loop {
-            let mut line = String::new();
-            rd.read_line(&mut line).unwrap();
-            req.push_str(&line);
-            if line == "\r\n" {
-                break;
-            }
-        }
-        assert!(req.contains("permessage-deflate"));
-        let mut s2 = s.try_clone().unwrap();
-        s2.write_all(
-            b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
-              Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\
-              Sec-WebSocket-Extensions: permessage-deflate\r\n\r\n",
-        )
-        .unwrap();
-        let mut ep = Endpoint::new(s, false);
-        ep.rd = rd;
+        let mut ep = accept_upgrade(&listener);
         let mut i = 0;
         while let Some(_m) = ep.recv() {
             i += 1;
@@ -367,32 +399,7 @@ fn real_loopback_session_matches_what_the_endpoints_sent() {
 
 /// Per direction from tshark: (data frames, data payload, control frames, control payload).
 fn tshark_ws(pcap: &Path, port: u16) -> [(u64, u64, u64, u64); 2] {
-    let out = Command::new("tshark")
-        .args(["-n", "-r"])
-        .arg(pcap)
-        .args([
-            "-d",
-            &format!("tcp.port=={port},http"),
-            "-Y",
-            "websocket",
-            "-T",
-            "fields",
-        ])
-        .args([
-            "-e",
-            "tcp.srcport",
-            "-e",
-            "websocket.opcode",
-            "-e",
-            "websocket.payload_length",
-        ])
-        .args([
-            "-e",
-            "websocket.payload_length_ext_16",
-            "-e",
-            "websocket.payload_length_ext_64",
-        ])
-        .args(["-E", "occurrence=a", "-E", "aggregator=;"])
+    let out = arena_wire::tshark::websocket_fields(pcap, port)
         .output()
         .expect("tshark (apt-get install tshark)");
     assert!(
@@ -400,39 +407,27 @@ fn tshark_ws(pcap: &Path, port: u16) -> [(u64, u64, u64, u64); 2] {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let mut r = [(0, 0, 0, 0); 2];
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
-        let f: Vec<&str> = line.split('\t').collect();
-        let list = |i: usize| -> Vec<u64> {
-            f.get(i)
-                .map(|s| {
-                    s.split(';')
-                        .filter(|x| !x.is_empty())
-                        .map(|x| x.parse().unwrap())
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
-        let d = if f[0] == port.to_string() { 1 } else { 0 };
-        let (ops, lens, e16, e64) = (list(1), list(2), list(3), list(4));
-        let (mut i16, mut i64) = (e16.iter(), e64.iter());
-        for (op, len) in ops.iter().zip(lens) {
-            // payload_length is only the 7-bit field: the real length is in the extension.
-            let real = match len {
-                126 => *i16.next().unwrap(),
-                127 => *i64.next().unwrap(),
-                n => n,
-            };
-            if *op >= 8 {
-                r[d].2 += 1;
-                r[d].3 += real;
-            } else {
-                r[d].0 += 1;
-                r[d].1 += real;
-            }
-        }
-    }
-    r
+    let r = arena_wire::tshark::parse_websocket_fields(&String::from_utf8_lossy(&out.stdout), port)
+        .unwrap();
+    r.map(|d| {
+        (
+            d.data_frames,
+            d.data_payload,
+            d.control_frames,
+            d.control_payload,
+        )
+    })
+}
+
+fn summary_on(pcap: &Path, port: u16) -> arena_wire::WireSummary {
+    summarize(
+        pcap,
+        &SummaryOptions {
+            port: Some(port),
+            ..Default::default()
+        },
+    )
+    .unwrap()
 }
 
 /// Per direction from tshark: packets, TCP payload bytes, bytes it flags as
@@ -489,14 +484,7 @@ fn tshark_tcp(pcap: &Path, port: u16) -> [(u64, u64, u64, u64); 2] {
 #[test]
 fn real_loopback_session_agrees_with_tshark() {
     let s = session();
-    let w = summarize(
-        &s.pcap,
-        &SummaryOptions {
-            port: Some(s.port),
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let w = summary_on(&s.pcap, s.port);
     let ws = tshark_ws(&s.pcap, s.port);
     let tcp = tshark_tcp(&s.pcap, s.port);
     for (i, d) in [&w.client_to_server, &w.server_to_client]
@@ -549,14 +537,7 @@ fn capture_started_mid_stream_counts_bytes_and_marks_framing_unknown() {
     let cut = tmpdir().join("midstream.pcap");
     // Drop the handshake and the first exchanges: the capture starts inside the stream.
     copy_records(&s.pcap, &cut, |i| i > 40);
-    let w = summarize(
-        &cut,
-        &SummaryOptions {
-            port: Some(s.port),
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let w = summary_on(&cut, s.port);
     let tcp = tshark_tcp(&cut, s.port);
     for (i, d) in [&w.client_to_server, &w.server_to_client]
         .into_iter()
@@ -651,14 +632,7 @@ fn non_websocket_tcp_stream_is_counted_but_not_framed() {
     drop(c);
     thread::sleep(Duration::from_millis(50));
     cap.stop().unwrap();
-    let w = summarize(
-        &pcap,
-        &SummaryOptions {
-            port: Some(port),
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let w = summary_on(&pcap, port);
     for (d, n) in [(&w.client_to_server, 10_000), (&w.server_to_client, 50_000)] {
         assert_eq!(d.tcp_payload_bytes, n);
         assert_eq!(d.framing, "not websocket", "{:?}", d.framing_notes);
@@ -855,37 +829,7 @@ ws.onmessage = (e) => {{ recv.push(e.data.byteLength); next(); }};
     let cap = Capture::start("lo", port, &pcap).unwrap();
     thread::sleep(Duration::from_millis(50));
     let server = thread::spawn(move || {
-        ws_listener.set_nonblocking(false).unwrap();
-        let (s, _) = ws_listener.accept().unwrap();
-        let mut rd = BufReader::new(s.try_clone().unwrap());
-        let mut req = String::new();
-        loop {
-            let mut line = String::new();
-            rd.read_line(&mut line).unwrap();
-            req.push_str(&line);
-            if line == "\r\n" || line.is_empty() {
-                break;
-            }
-        }
-        assert!(req.contains("permessage-deflate"), "{req}");
-        let key = req
-            .lines()
-            .find_map(|l| l.strip_prefix("Sec-WebSocket-Key: "))
-            .unwrap()
-            .trim()
-            .to_string();
-        let mut s2 = s.try_clone().unwrap();
-        s2.write_all(
-            format!(
-                "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
-                 Sec-WebSocket-Accept: {}\r\nSec-WebSocket-Extensions: permessage-deflate\r\n\r\n",
-                accept_key(&key)
-            )
-            .as_bytes(),
-        )
-        .unwrap();
-        let mut ep = Endpoint::new(s, false);
-        ep.rd = rd;
+        let mut ep = accept_upgrade(&ws_listener);
         let mut i = 0;
         let report = loop {
             let m = ep.recv().expect("page message");
@@ -939,14 +883,7 @@ ws.onmessage = (e) => {{ recv.push(e.data.byteLength); next(); }};
         "the page saw what the server sent"
     );
 
-    let w = summarize(
-        &pcap,
-        &SummaryOptions {
-            port: Some(port),
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let w = summary_on(&pcap, port);
     let (c2s, s2c) = (&w.client_to_server, &w.server_to_client);
     assert_eq!(c2s.framing, "websocket", "{:?}", c2s.framing_notes);
     assert_eq!(s2c.framing, "websocket", "{:?}", s2c.framing_notes);
