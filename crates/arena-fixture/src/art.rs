@@ -6,9 +6,11 @@ pub const BOARD_W: u16 = 24;
 /// Board height in tiles.
 pub const BOARD_H: u16 = 16;
 /// Tile edge in pixels.
-pub const TILE_PX: u16 = 48;
+pub const TILE_PX: u16 = 40;
 
 const TP: usize = TILE_PX as usize;
+/// Centre of a tile in pixel coordinates.
+const MID: f32 = (TP as f32 - 1.0) / 2.0;
 /// Share of pixels, percent, that carry a speckle.
 const SPECKLE_PCT: u64 = 18;
 
@@ -316,7 +318,7 @@ impl Board {
                 for py in 0..TP {
                     for qx in 0..TP {
                         let o = (py * TP + qx) * 4;
-                        let (u, v) = (qx as f32 - 23.5, py as f32 - 23.5);
+                        let (u, v) = (qx as f32 - MID, py as f32 - MID);
                         // Distance from the arc's centre line through the tile.
                         let d = match stroke {
                             0 => v.abs(),
@@ -334,7 +336,7 @@ impl Board {
             Look::Marker => {
                 for py in 0..TP {
                     for qx in 0..TP {
-                        let (u, v) = (qx as f32 - 23.5, py as f32 - 23.5);
+                        let (u, v) = (qx as f32 - MID, py as f32 - MID);
                         let r = (u * u + v * v).sqrt();
                         if (r - 14.0).abs() < 2.0
                             || (u.abs() < 1.5 && r < 20.0)
@@ -347,13 +349,16 @@ impl Board {
                 }
             }
             Look::Chat { caret } => {
-                for py in 8..40 {
+                for py in TP / 6..TP * 5 / 6 {
                     for qx in 0..TP {
                         let o = (py * TP + qx) * 4;
                         for ch in 0..3 {
                             px[o + ch] = (px[o + ch] as u16 * 2 / 5) as u8;
                         }
-                        if caret && (20..23).contains(&qx) && (12..36).contains(&py) {
+                        if caret
+                            && (TP / 2 - 1..TP / 2 + 2).contains(&qx)
+                            && (TP / 4..TP * 3 / 4).contains(&py)
+                        {
                             px[o..o + 3].copy_from_slice(&[235, 235, 235]);
                         }
                     }

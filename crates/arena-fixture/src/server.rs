@@ -346,6 +346,7 @@ async fn connection(socket: WebSocket, st: Arc<Shared>) {
                         cpu_ms: cpu.as_secs_f64() * 1e3,
                         server_rendering_ms: (done - f.started).as_secs_f64() * 1e3,
                         inputs: f.inputs,
+                        input: f.last_input.map(|k| k.name().to_string()),
                         sent_unix_ms: SystemTime::now()
                             .duration_since(UNIX_EPOCH)
                             .map(|d| d.as_secs_f64() * 1e3)

@@ -600,14 +600,7 @@ mod tests {
         assert_eq!(f.kind, FrameKind::Board);
         assert_eq!(f.constants_sent as usize, TILES);
         let d = decode_frame(&f.bytes).unwrap();
-        assert!(matches!(
-            d.ops[0],
-            Op::Hello {
-                w: 1152,
-                h: 768,
-                ..
-            }
-        ));
+        assert!(matches!(d.ops[0], Op::Hello { w: 960, h: 640, .. }));
         let draws = d
             .ops
             .iter()
@@ -687,7 +680,7 @@ mod tests {
         assert_eq!(f.constants_sent, 0, "a cursor move ships no new image");
         assert!(
             ops.iter()
-                .any(|o| matches!(o, Op::Fill { x: 144, y: 144, .. })),
+                .any(|o| matches!(o, Op::Fill { x: 120, y: 120, .. })),
             "{ops:?}"
         );
     }

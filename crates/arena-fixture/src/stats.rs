@@ -38,6 +38,8 @@ pub struct FrameStat {
     pub server_rendering_ms: f64,
     /// Inputs whose changes the frame carries.
     pub inputs: u32,
+    /// Kind of the last input folded in (`mousedown`, ...), if any.
+    pub input: Option<String>,
     /// Wall clock when the send completed, ms since the Unix epoch.
     pub sent_unix_ms: f64,
 }
@@ -260,6 +262,7 @@ mod tests {
             cpu_ms: 12.75,
             server_rendering_ms: 3.0,
             inputs: 1,
+            input: Some("mousedown".into()),
             sent_unix_ms: 0.0,
         };
         let t = UNIX_EPOCH + Duration::from_millis(1_615_544_142_123);

@@ -77,8 +77,8 @@ impl Client {
     async fn input(&mut self, kind: InputKind, tx: u16, ty: u16) {
         let i = Input {
             kind,
-            x: tx * 48 + 20,
-            y: ty * 48 + 20,
+            x: tx * 40 + 20,
+            y: ty * 40 + 20,
             code: 0,
             t_ms: 1.5,
         };
@@ -160,9 +160,9 @@ async fn board_then_replies_with_bytes_counted_at_the_server() {
     assert!(matches!(
         board.ops[0],
         Op::Hello {
-            w: 1152,
-            h: 768,
-            tile: 48,
+            w: 960,
+            h: 640,
+            tile: 40,
             ack_paint: false,
             firing: true
         }

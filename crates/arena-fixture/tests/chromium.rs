@@ -1,0 +1,330 @@
+//! The fixture in real headless Chromium (every browser test in this one binary: it links
+//! slowly): the page loads cross-origin isolated, the board paints, a firing click is
+//! answered and repaints, the byte budgets hold at the server, both recorders see the
+//! fixture's socket, and no Chromium process outlives the test.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Result};
+use arena_browser::{
+    AppFields, AppRecorder, Browser, ClassifierSpec, LaunchOptions, Page, RecordKind,
+    RecorderConfig, SendClass, SocketSource,
+};
+use arena_fixture::session::FrameKind;
+use arena_fixture::{Knobs, Server, ServerHandle};
+use serde_json::Value;
+
+const TILE: f64 = 40.0;
+
+async fn wait_js(page: &Page, cond: &str, within: Duration) -> Result<()> {
+    let end = Instant::now() + within;
+    loop {
+        if page.eval_json(cond).await?.as_bool() == Some(true) {
+            return Ok(());
+        }
+        if Instant::now() > end {
+            bail!("timed out after {within:?} waiting for {cond}");
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Per-tile pixel sums of #board (384 numbers) plus blank-check figures.
+async fn board_pixels(page: &Page) -> Result<(Vec<f64>, f64, f64)> {
+    let v = page
+        .eval_json(
+            "(() => { const c = document.getElementById('board'); \
+             const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data; \
+             const T = 40, W = c.width / T, H = c.height / T; const tiles = new Array(W * H).fill(0); \
+             let opaque = 0; const colours = new Set(); \
+             for (let y = 0; y < c.height; y++) for (let x = 0; x < c.width; x++) { \
+               const i = (y * c.width + x) * 4; \
+               if (d[i + 3] === 255) opaque++; \
+               if ((x + y) % 7 === 0) colours.add((d[i] << 16) | (d[i + 1] << 8) | d[i + 2]); \
+               tiles[Math.floor(y / T) * W + Math.floor(x / T)] += d[i] + 3 * d[i + 1] + 7 * d[i + 2]; } \
+             return { tiles, opaque: opaque / (c.width * c.height), colours: colours.size }; })()",
+        )
+        .await?;
+    let tiles = v["tiles"]
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_f64).collect())
+        .unwrap_or_default();
+    Ok((
+        tiles,
+        v["opaque"].as_f64().unwrap_or(0.0),
+        v["colours"].as_f64().unwrap_or(0.0),
+    ))
+}
+
+/// Waits until the server has answered `inputs` inputs in total (mousedown and mouseup may
+/// share a frame when both land before one paint tick) and the page has painted the last
+/// frame sent.
+async fn settle(page: &Page, server: &ServerHandle, inputs: u32) -> Result<()> {
+    let end = Instant::now() + Duration::from_secs(20);
+    loop {
+        let frames = server.frames();
+        let answered: u32 = frames
+            .iter()
+            .filter(|f| f.kind == FrameKind::Reply)
+            .map(|f| f.inputs)
+            .sum();
+        let last = frames.iter().map(|f| f.frame_id).max().unwrap_or(0);
+        if answered >= inputs {
+            let painted = page
+                .eval_json("window.fixture.paintedFrameId")
+                .await?
+                .as_u64()
+                .unwrap_or(0);
+            if painted >= last as u64 {
+                return Ok(());
+            }
+        }
+        if Instant::now() > end {
+            bail!("{answered} of {inputs} inputs answered within 20 s");
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(s) => s
+            .rfind(')')
+            .and_then(|i| s[i + 1..].split_whitespace().next())
+            .is_some_and(|state| state != "Z"),
+        Err(_) => false,
+    }
+}
+
+fn app_recorder() -> RecorderConfig {
+    let kinds: BTreeMap<String, RecordKind> = [
+        ("Input", RecordKind::Input),
+        ("InputCoalesced", RecordKind::InputCoalesced),
+        ("WsSend", RecordKind::WsSend),
+        ("WsRecv", RecordKind::WsRecv),
+        ("Draw", RecordKind::Draw),
+        ("Paint", RecordKind::Paint),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    let classes = [("Input", SendClass::Input), ("Ack", SendClass::Ack)]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+    RecorderConfig {
+        app: Some(AppRecorder {
+            clear: "window.arenaPerf.clear()".into(),
+            drain: "window.arenaPerf.drain()".into(),
+            records_key: Some("records".into()),
+            dropped_key: Some("dropped".into()),
+            fields: AppFields {
+                kind: "kind".into(),
+                t_ms: "t_ms".into(),
+                size: Some("size".into()),
+                class: Some("class".into()),
+                event: Some("event".into()),
+                trusted: Some("trusted".into()),
+                target: Some("target".into()),
+                seq: Some("seq".into()),
+            },
+            kinds,
+            classes,
+        }),
+        ..RecorderConfig::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fixture_in_headless_chromium() -> Result<()> {
+    // A light sweep: tests run unoptimised. The cost itself is the benchmark's business.
+    let mut knobs = Knobs::default();
+    knobs.set("los_work", "300").map_err(anyhow::Error::msg)?;
+    let server = Server::start(knobs).await?;
+    let browser = Browser::launch(LaunchOptions::default()).await?;
+    let pids = browser.pids();
+    assert!(!pids.is_empty());
+    let result = exercise(&browser, &server).await;
+    browser.close().await?;
+    let left: Vec<i32> = {
+        let end = Instant::now() + Duration::from_secs(5);
+        loop {
+            let left: Vec<i32> = pids.iter().copied().filter(|&p| alive(p)).collect();
+            if left.is_empty() || Instant::now() > end {
+                break left;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    server.shutdown().await;
+    result?;
+    assert!(left.is_empty(), "Chromium processes left: {left:?}");
+    Ok(())
+}
+
+async fn exercise(browser: &Browser, server: &ServerHandle) -> Result<()> {
+    // --- The page loads, isolated, with its two canvases, and the board paints.
+    let page = browser
+        .new_page(&format!("{}?perf=1", server.url()), Some(app_recorder()))
+        .await?;
+    wait_js(
+        &page,
+        "!!(window.fixture && window.fixture.paintedFrameId >= 1)",
+        Duration::from_secs(30),
+    )
+    .await?;
+    let facts = page
+        .eval_json(
+            "({ isolated: self.crossOriginIsolated, canvases: document.querySelectorAll('canvas').length, \
+               hud: !!document.getElementById('hud'), errors: window.fixture.errors, phase: window.fixture.phase, \
+               bytes: window.fixture.bytes, vh: innerHeight, vw: innerWidth })",
+        )
+        .await?;
+    eprintln!("page facts: {facts}");
+    assert_eq!(facts["isolated"], Value::Bool(true), "{facts}");
+    assert_eq!(facts["canvases"], 2, "{facts}");
+    assert_eq!(facts["errors"], 0, "{facts}");
+    assert_eq!(facts["phase"], "firing", "{facts}");
+    let (before, opaque, colours) = board_pixels(&page).await?;
+    assert!(opaque > 0.999, "board not fully painted: {opaque}");
+    assert!(colours > 100.0, "board looks blank: {colours} colours");
+
+    // First board paint, counted at the server, and the page saw the same bytes.
+    let frames = server.frames();
+    let board = frames.first().expect("board frame");
+    assert_eq!(board.kind, FrameKind::Board);
+    assert!(board.bytes >= 500_000, "first paint {} B", board.bytes);
+    assert_eq!(facts["bytes"].as_u64(), Some(board.bytes), "{facts}");
+
+    // --- A firing-phase click: answered with a reply frame that repaints the arc.
+    let rect = page.canvas_rect("#board").await?;
+    let target = (16.0, 4.0);
+    let (x, y) = rect.page_point(target.0 * TILE + 24.0, target.1 * TILE + 24.0);
+    page.eval_json("window.arenaPerf.clear()").await?;
+    page.click(x, y).await?;
+    settle(&page, server, 2).await?;
+    let (after, _, _) = board_pixels(&page).await?;
+    let changed: Vec<usize> = (0..before.len().min(after.len()))
+        .filter(|&i| before[i] != after[i])
+        .collect();
+    assert!(
+        changed.len() >= 3,
+        "a firing click repaints the arc (3 tiles) and the marker: changed tiles {changed:?}"
+    );
+    let target_idx = (target.1 * 24.0 + target.0) as usize;
+    assert!(
+        changed.contains(&target_idx),
+        "target tile unchanged: {changed:?}"
+    );
+    let replies: Vec<_> = server
+        .frames()
+        .into_iter()
+        .filter(|f| f.kind == FrameKind::Reply)
+        .collect();
+    assert_eq!(
+        replies.iter().map(|f| f.inputs).sum::<u32>(),
+        2,
+        "{replies:?}"
+    );
+    assert!(
+        replies[0].constants_sent >= 2,
+        "the arc ships new constants"
+    );
+
+    // The app's own recorder (?perf=1) saw the loop: trusted input, an input send, an ack,
+    // the reply, its draw and the paint.
+    let d = page.drain().await?;
+    assert_eq!(d.socket_source, SocketSource::AppRecorder);
+    let has = |k: RecordKind| d.records.iter().any(|r| r.kind == k);
+    for k in [
+        RecordKind::Input,
+        RecordKind::WsSend,
+        RecordKind::WsRecv,
+        RecordKind::Draw,
+        RecordKind::Paint,
+    ] {
+        assert!(has(k), "app recorder has no {k:?}: {:?}", d.records);
+    }
+    assert!(d
+        .records
+        .iter()
+        .any(|r| r.kind == RecordKind::Input && r.event == "mousedown" && r.trusted));
+    let sends: Vec<_> = d
+        .records
+        .iter()
+        .filter(|r| r.kind == RecordKind::WsSend)
+        .collect();
+    assert!(sends
+        .iter()
+        .any(|r| r.class == SendClass::Input && r.size == 15));
+    assert!(sends
+        .iter()
+        .any(|r| r.class == SendClass::Ack && r.size == 5));
+    assert_eq!(d.dropped, 0);
+    page.close().await?;
+
+    // --- Warm replies on a fresh page, with the pilot's injected recorder classifying the
+    // fixture's sends by first byte (the contract's classifier).
+    server.clear_frames();
+    let classifier = ClassifierSpec::first_byte(&[1, 2, 3, 4, 5], &[0x10]);
+    let page = browser
+        .new_page(
+            &server.url(),
+            Some(RecorderConfig::with_classifier(classifier)),
+        )
+        .await?;
+    wait_js(
+        &page,
+        "!!(window.fixture && window.fixture.paintedFrameId >= 1)",
+        Duration::from_secs(30),
+    )
+    .await?;
+    page.clear().await?;
+    let rect = page.canvas_rect("#board").await?;
+    for i in 0..10u32 {
+        let tx = 5 + (i * 7) % 18;
+        let ty = (i * 5) % 16;
+        let (x, y) = rect.page_point(tx as f64 * TILE + 20.0, ty as f64 * TILE + 20.0);
+        page.click(x, y).await?;
+        settle(&page, server, 2 * (i + 1)).await?;
+    }
+    let replies: Vec<_> = server
+        .frames()
+        .into_iter()
+        .filter(|f| f.kind == FrameKind::Reply)
+        .collect();
+    let answered: u32 = replies.iter().map(|f| f.inputs).sum();
+    assert_eq!(answered, 20, "10 clicks = 20 inputs, all answered");
+    let mut warm: Vec<u64> = replies.iter().map(|f| f.bytes).collect();
+    warm.sort_unstable();
+    let n = warm.len();
+    let median = if n % 2 == 1 {
+        warm[n / 2] as f64
+    } else {
+        (warm[n / 2 - 1] + warm[n / 2]) as f64 / 2.0
+    };
+    eprintln!(
+        "chromium: first paint {} B; warm reply median {median:.0} B (n={}, min {} B, max {} B)",
+        board.bytes,
+        warm.len(),
+        warm[0],
+        warm[warm.len() - 1]
+    );
+    assert!(median < 20_000.0, "warm reply median {median} B");
+    let d = page.drain().await?;
+    let sends = |c: SendClass| {
+        d.records
+            .iter()
+            .filter(|r| r.kind == RecordKind::WsSend && r.class == c)
+            .count()
+    };
+    assert_eq!(
+        sends(SendClass::Input),
+        20,
+        "one input send per mousedown/mouseup"
+    );
+    assert!(sends(SendClass::Ack) >= 20, "every reply frame acked");
+    page.close().await?;
+    Ok(())
+}
