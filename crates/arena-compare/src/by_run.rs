@@ -6,18 +6,19 @@ use arena_run::{Metric, Run};
 use arena_stats::quantile_sorted;
 
 use crate::findings::{annotate, check, CheckOptions};
-use crate::group::{groups, By};
+use crate::group::{digest, groups, By};
 
 /// Builds the by-run table over `runs` (arms in order of first appearance, runs in input
 /// order within an arm). Warnings about the measurement are marked next to the figure
 /// they concern and listed under the table.
 pub fn by_run_table(runs: &[Run]) -> Table {
     let metric = Metric::InputToPaint;
-    let groups = groups(runs, By::Run);
+    let data = digest(runs, false);
+    let groups = groups(&data, By::Run);
     let mut columns = vec![Column::left("")];
     // Left-aligned like the notes' tables, so the Markdown reads as theirs.
     columns.extend(groups.iter().map(|g| Column::left(g.name.clone())));
-    let values: Vec<Vec<f64>> = groups.iter().map(|g| g.values(metric, false)).collect();
+    let values: Vec<Vec<f64>> = groups.iter().map(|g| g.values(metric)).collect();
     let ns: Vec<String> = values.iter().map(|v| v.len().to_string()).collect();
     let n_text = if ns.iter().all(|n| *n == ns[0]) && !ns.is_empty() {
         format!("n={} per run", ns[0])

@@ -10,7 +10,7 @@ use arena_stats::{
 use serde::Serialize;
 
 use crate::findings::{annotate, check, CheckOptions, Finding};
-use crate::group::{groups, By, Group};
+use crate::group::{digest, groups, By, Group};
 
 #[derive(Debug, Clone)]
 pub struct CompareOptions {
@@ -115,7 +115,8 @@ fn resolve_baseline(gs: &[Group], want: Option<&str>) -> Result<usize> {
 }
 
 pub fn compare(runs: &[Run], opts: &CompareOptions) -> Result<Comparison> {
-    let gs = groups(runs, opts.by);
+    let data = digest(runs, opts.checks.include_cold);
+    let gs = groups(&data, opts.by);
     if gs.is_empty() {
         return Err(Exit::bad_input("no runs to compare").into());
     }
@@ -125,12 +126,11 @@ pub fn compare(runs: &[Run], opts: &CompareOptions) -> Result<Comparison> {
         opts.metrics.clone()
     };
     let base = resolve_baseline(&gs, opts.baseline.as_deref())?;
-    let include_cold = opts.checks.include_cold;
 
     // Each column's sorted values per metric, computed once.
     let values: Vec<Vec<Vec<f64>>> = gs
         .iter()
-        .map(|g| metrics.iter().map(|&m| g.values(m, include_cold)).collect())
+        .map(|g| metrics.iter().map(|&m| g.values(m)).collect())
         .collect();
 
     let others: Vec<usize> = (0..gs.len()).filter(|&i| i != base).collect();

@@ -7,7 +7,7 @@ use arena_run::{Metric, Run};
 use arena_stats::{bootstrap_quantile_ci, BootstrapOptions};
 use serde::Serialize;
 
-use crate::group::Group;
+use crate::group::{Group, RunData};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Finding {
@@ -71,7 +71,7 @@ pub fn check(groups: &[Group], metrics: &[Metric], opts: &CheckOptions) -> Vec<F
     for g in groups {
         let col = Some(g.name.clone());
         for &m in metrics {
-            let n = g.count(m, opts.include_cold);
+            let n = g.count(m);
             for (q, stat) in SIZE_CHECKED {
                 let need = (1.0 / (1.0 - q)).round() as usize;
                 if n > 0 && n < need {
@@ -89,7 +89,7 @@ pub fn check(groups: &[Group], metrics: &[Metric], opts: &CheckOptions) -> Vec<F
         }
 
         let (answered, big) = g.replies_over_4kb();
-        let phase = g.runs.iter().find_map(|r| idle_phase(r));
+        let phase = g.runs.iter().find_map(|r| idle_phase(r.run));
         if answered > 0 && (big as f64) < opts.idle_share * answered as f64 || phase.is_some() {
             let why = match &phase {
                 Some(p) => format!("phase '{p}'"),
@@ -137,7 +137,7 @@ pub fn check(groups: &[Group], metrics: &[Metric], opts: &CheckOptions) -> Vec<F
             });
         }
         for (i, r) in g.runs.iter().enumerate() {
-            if let Some(msg) = suspect_cold(r, opts.include_cold) {
+            if let Some(msg) = suspect_cold(r) {
                 let which = if g.runs.len() > 1 {
                     format!("run {}: ", i + 1)
                 } else {
@@ -151,7 +151,7 @@ pub fn check(groups: &[Group], metrics: &[Metric], opts: &CheckOptions) -> Vec<F
                     message: format!("{which}{msg}"),
                 });
             }
-            for w in &r.meta.warnings {
+            for w in &r.run.meta.warnings {
                 if w.code == "unanswered" || w.code == "idle" {
                     continue; // computed above from the loops themselves
                 }
@@ -160,7 +160,7 @@ pub fn check(groups: &[Group], metrics: &[Metric], opts: &CheckOptions) -> Vec<F
                     column: col.clone(),
                     metric: None,
                     stat: None,
-                    message: format!("run.json of {}: {}", r.meta.started_at, w.message),
+                    message: format!("run.json of {}: {}", r.run.meta.started_at, w.message),
                 });
             }
         }
@@ -169,41 +169,27 @@ pub fn check(groups: &[Group], metrics: &[Metric], opts: &CheckOptions) -> Vec<F
     out
 }
 
-/// The first loop in the warm figures of a run, when it looks like the cold cliff: more
-/// than 4x the median of the rest and above all of them, with at least 5 others.
-fn suspect_cold(run: &Run, include_cold: bool) -> Option<String> {
-    let mut warm: Vec<(u64, f64)> = run
-        .loops
-        .iter()
-        .filter(|l| include_cold || !l.cold)
-        .filter_map(|l| l.input_to_paint.map(|v| (l.index, v)))
-        .collect();
-    if warm.len() < 6 {
-        return None;
-    }
-    warm.sort_by_key(|(i, _)| *i);
-    let (first_index, first) = warm[0];
-    let first_cold = run
-        .loops
-        .iter()
-        .find(|l| l.index == first_index)
-        .is_some_and(|l| l.cold);
-    if first_cold {
+/// The first loop in the figures of a run, when it looks like the cold cliff: the
+/// largest value of the run, above every other, and more than 4x the run's median, with
+/// at least 5 others.
+fn suspect_cold(r: &RunData) -> Option<String> {
+    let (index, first, cold) = r.first?;
+    if cold {
         return None; // reported as cold_mixed
     }
-    let mut rest: Vec<f64> = warm[1..].iter().map(|(_, v)| *v).collect();
-    rest.sort_by(f64::total_cmp);
-    let median = arena_stats::quantile_sorted(&rest, 0.5)?;
-    let max = *rest.last()?;
-    if first > 4.0 * median && first > max {
-        Some(format!(
-            "loop {first_index} (the first) took {} against a median of {} for the rest: looks cold but is not marked cold, and it is in the warm figures",
+    let v = r.values(Metric::InputToPaint);
+    let n = v.len();
+    if n < 6 || v[n - 1] != first || v[n - 2] >= first {
+        return None;
+    }
+    let median = arena_stats::quantile_sorted(v, 0.5)?;
+    (first > 4.0 * median).then(|| {
+        format!(
+            "loop {index} (the first) took {} against a median of {}: looks cold but is not marked cold, and it is in the warm figures",
             fmt_ms(first),
             fmt_ms(median)
-        ))
-    } else {
-        None
-    }
+        )
+    })
 }
 
 /// Two runs of one arm whose p50 or p90 intervals do not overlap: the arm is not
@@ -211,7 +197,7 @@ fn suspect_cold(run: &Run, include_cold: bool) -> Option<String> {
 fn unstable(groups: &[Group], metrics: &[Metric], opts: &CheckOptions) -> Vec<Finding> {
     let mut out = Vec::new();
     // Every arm once, with all of its runs, whichever way columns are formed.
-    let mut arms: Vec<(&str, Vec<&Run>)> = Vec::new();
+    let mut arms: Vec<(&str, Vec<&RunData>)> = Vec::new();
     for g in groups {
         match arms.iter_mut().find(|(a, _)| *a == g.arm) {
             Some((_, v)) => v.extend(g.runs.iter().copied()),
@@ -227,17 +213,7 @@ fn unstable(groups: &[Group], metrics: &[Metric], opts: &CheckOptions) -> Vec<Fi
             for (q, stat) in [(0.5, "p50"), (0.9, "p90")] {
                 let cis: Vec<_> = runs
                     .iter()
-                    .map(|r| {
-                        let mut v: Vec<f64> = r
-                            .loops
-                            .iter()
-                            .filter(|l| opts.include_cold || !l.cold)
-                            .filter_map(|l| m.of(l))
-                            .filter(|x| !x.is_nan())
-                            .collect();
-                        v.sort_unstable_by(f64::total_cmp);
-                        bootstrap_quantile_ci(&v, q, &opts.bootstrap)
-                    })
+                    .map(|r| bootstrap_quantile_ci(r.values(m), q, &opts.bootstrap))
                     .collect();
                 let mut worst: Option<(usize, usize)> = None;
                 for i in 0..cis.len() {

@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use crate::compare::{fmt_ms_signed, fmt_p};
 use crate::findings::{annotate, check, CheckOptions, Finding};
-use crate::group::Group;
+use crate::group::{digest, Group, RunData};
 
 /// One `--max METRIC.pQ=+PCT` limit.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -106,8 +106,8 @@ impl GateResult {
     }
 }
 
-fn group<'a>(name: &str, runs: &'a [Run]) -> Group<'a> {
-    let arms: Vec<&str> = runs.iter().map(|r| r.meta.arm.as_str()).collect();
+fn group<'a>(name: &str, runs: &'a [RunData<'a>]) -> Group<'a> {
+    let arms: Vec<&str> = runs.iter().map(|r| r.run.meta.arm.as_str()).collect();
     let mut distinct = arms.clone();
     distinct.dedup();
     Group {
@@ -147,13 +147,17 @@ pub fn gate(
             .into());
         }
     }
-    let gb = group("baseline", baseline);
-    let gc = group("candidate", candidate);
+    let (db, dc) = (
+        digest(baseline, checks.include_cold),
+        digest(candidate, checks.include_cold),
+    );
+    let gb = group("baseline", &db);
+    let gc = group("candidate", &dc);
     let mut out = Vec::new();
     for limit in limits {
         let m = limit.metric_enum;
-        let b = gb.values(m, checks.include_cold);
-        let c = gc.values(m, checks.include_cold);
+        let b = gb.values(m);
+        let c = gc.values(m);
         let (side, empty) = if b.is_empty() {
             ("baseline", true)
         } else {

@@ -1,4 +1,7 @@
 //! Columns of a comparison: one run, or every run of one arm pooled.
+//!
+//! Each run is digested once ([`RunData`]: one pass over its loops, one sort per metric);
+//! every table, check and plot reads the digest, so a million loops are walked once.
 
 use arena_run::{Metric, Run};
 
@@ -13,27 +16,105 @@ pub enum By {
     Arm,
 }
 
+/// What every comparison needs of one run, computed in one pass.
+#[derive(Debug, Clone)]
+pub struct RunData<'a> {
+    pub run: &'a Run,
+    /// Per metric (in `Metric::ALL` order): ascending values of answered loops that have
+    /// it; cold loops only when digested with `include_cold`.
+    sorted: [Vec<f64>; 4],
+    pub loops: u64,
+    pub answered: u64,
+    pub unanswered: u64,
+    pub cold: u64,
+    /// Answered loops whose reply carried more than 4 KB.
+    pub over_4kb: u64,
+    /// The lowest-index loop in the figures that has an inputToPaint: (index, value, cold).
+    pub first: Option<(u64, f64, bool)>,
+}
+
+fn slot(m: Metric) -> usize {
+    Metric::ALL.iter().position(|x| *x == m).unwrap_or(0)
+}
+
+impl<'a> RunData<'a> {
+    pub fn new(run: &'a Run, include_cold: bool) -> RunData<'a> {
+        let n = run.loops.len();
+        let mut sorted: [Vec<f64>; 4] = std::array::from_fn(|_| Vec::with_capacity(n));
+        let mut d = RunData {
+            run,
+            sorted: Default::default(),
+            loops: n as u64,
+            answered: 0,
+            unanswered: 0,
+            cold: 0,
+            over_4kb: 0,
+            first: None,
+        };
+        for l in &run.loops {
+            if l.answered {
+                d.answered += 1;
+                if l.reply_bytes > 4096 {
+                    d.over_4kb += 1;
+                }
+            } else {
+                d.unanswered += 1;
+            }
+            if l.cold {
+                d.cold += 1;
+                if !include_cold {
+                    continue;
+                }
+            }
+            for (k, m) in Metric::ALL.iter().enumerate() {
+                if let Some(v) = m.of(l).filter(|v| !v.is_nan()) {
+                    sorted[k].push(v);
+                }
+            }
+            if let Some(v) = l.input_to_paint.filter(|v| !v.is_nan()) {
+                if d.first.is_none_or(|(i, _, _)| l.index < i) {
+                    d.first = Some((l.index, v, l.cold));
+                }
+            }
+        }
+        for v in &mut sorted {
+            v.sort_unstable_by(f64::total_cmp);
+        }
+        d.sorted = sorted;
+        d
+    }
+
+    pub fn values(&self, m: Metric) -> &[f64] {
+        &self.sorted[slot(m)]
+    }
+}
+
+/// Digests every run once.
+pub fn digest(runs: &[Run], include_cold: bool) -> Vec<RunData<'_>> {
+    runs.iter().map(|r| RunData::new(r, include_cold)).collect()
+}
+
 /// One column: a name and the runs behind it.
 #[derive(Debug, Clone)]
 pub struct Group<'a> {
     pub name: String,
     pub arm: String,
-    pub runs: Vec<&'a Run>,
+    pub runs: Vec<&'a RunData<'a>>,
 }
 
 /// Arms in order of first appearance, runs in input order within an arm.
-fn arms_in_order(runs: &[Run]) -> Vec<(String, Vec<&Run>)> {
-    let mut arms: Vec<(String, Vec<&Run>)> = Vec::new();
+fn arms_in_order<'a>(runs: &'a [RunData<'a>]) -> Vec<(String, Vec<&'a RunData<'a>>)> {
+    let mut arms: Vec<(String, Vec<&RunData>)> = Vec::new();
     for r in runs {
-        match arms.iter_mut().find(|(a, _)| *a == r.meta.arm) {
+        match arms.iter_mut().find(|(a, _)| *a == r.run.meta.arm) {
             Some((_, v)) => v.push(r),
-            None => arms.push((r.meta.arm.clone(), vec![r])),
+            None => arms.push((r.run.meta.arm.clone(), vec![r])),
         }
     }
     arms
 }
 
-pub fn groups(runs: &[Run], by: By) -> Vec<Group<'_>> {
+pub fn groups<'a>(runs: &'a [RunData<'a>], by: By) -> Vec<Group<'a>> {
     let arms = arms_in_order(runs);
     match by {
         By::Arm => arms
@@ -57,81 +138,74 @@ pub fn groups(runs: &[Run], by: By) -> Vec<Group<'_>> {
     }
 }
 
+/// Merges two ascending slices.
+fn merge(a: &[f64], b: &[f64]) -> Vec<f64> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        if a[i].total_cmp(&b[j]).is_le() {
+            out.push(a[i]);
+            i += 1;
+        } else {
+            out.push(b[j]);
+            j += 1;
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out
+}
+
 impl Group<'_> {
-    /// Ascending values of `metric` over answered loops that have it; cold loops only
-    /// when `include_cold` (they are a different population: the cold cliff).
-    pub fn values(&self, metric: Metric, include_cold: bool) -> Vec<f64> {
-        let mut v: Vec<f64> = self
-            .runs
-            .iter()
-            .flat_map(|r| r.loops.iter())
-            .filter(|l| include_cold || !l.cold)
-            .filter_map(|l| metric.of(l))
-            .filter(|x| !x.is_nan())
-            .collect();
-        v.sort_unstable_by(f64::total_cmp);
-        v
+    /// Ascending values of `metric` over the column's runs (merged, not re-sorted).
+    pub fn values(&self, metric: Metric) -> Vec<f64> {
+        let mut out: Vec<f64> = Vec::new();
+        for r in &self.runs {
+            out = if out.is_empty() {
+                r.values(metric).to_vec()
+            } else {
+                merge(&out, r.values(metric))
+            };
+        }
+        out
     }
 
-    /// How many values [`Group::values`] would return, without collecting them.
-    pub fn count(&self, metric: Metric, include_cold: bool) -> usize {
-        self.runs
-            .iter()
-            .flat_map(|r| r.loops.iter())
-            .filter(|l| include_cold || !l.cold)
-            .filter(|l| metric.of(l).is_some_and(|x| !x.is_nan()))
-            .count()
+    /// How many values [`Group::values`] returns, without building them.
+    pub fn count(&self, metric: Metric) -> usize {
+        self.runs.iter().map(|r| r.values(metric).len()).sum()
     }
 
     pub fn loops(&self) -> u64 {
-        self.runs.iter().map(|r| r.loops.len() as u64).sum()
+        self.runs.iter().map(|r| r.loops).sum()
     }
 
     pub fn unanswered(&self) -> u64 {
-        self.runs
-            .iter()
-            .flat_map(|r| r.loops.iter())
-            .filter(|l| !l.answered)
-            .count() as u64
+        self.runs.iter().map(|r| r.unanswered).sum()
     }
 
     pub fn cold(&self) -> u64 {
-        self.runs
-            .iter()
-            .flat_map(|r| r.loops.iter())
-            .filter(|l| l.cold)
-            .count() as u64
+        self.runs.iter().map(|r| r.cold).sum()
     }
 
     /// Page-side WebSocket bytes received, summed over the column's runs.
     pub fn bytes_received(&self) -> u64 {
         self.runs
             .iter()
-            .map(|r| r.meta.summary.bytes_received)
+            .map(|r| r.run.meta.summary.bytes_received)
             .sum()
     }
 
     pub fn frames_received(&self) -> u64 {
         self.runs
             .iter()
-            .map(|r| r.meta.summary.frames_received)
+            .map(|r| r.run.meta.summary.frames_received)
             .sum()
     }
 
     /// Answered loops, and those whose reply carried more than 4 KB.
     pub fn replies_over_4kb(&self) -> (u64, u64) {
-        let answered = self
-            .runs
+        self.runs
             .iter()
-            .flat_map(|r| r.loops.iter())
-            .filter(|l| l.answered);
-        let (mut n, mut big) = (0u64, 0u64);
-        for l in answered {
-            n += 1;
-            if l.reply_bytes > 4096 {
-                big += 1;
-            }
-        }
-        (n, big)
+            .fold((0, 0), |(n, b), r| (n + r.answered, b + r.over_4kb))
     }
 }

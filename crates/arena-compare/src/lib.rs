@@ -21,5 +21,5 @@ pub use compare::{
 };
 pub use findings::{annotate, check, CheckOptions, Finding};
 pub use gate::{gate, CheckStatus, GateCheck, GateResult, Limit};
-pub use group::{groups, By, Group};
+pub use group::{digest, groups, By, Group, RunData};
 pub use input::load_runs;

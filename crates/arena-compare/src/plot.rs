@@ -12,7 +12,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use serde::Serialize;
 
-use crate::group::{groups, By};
+use crate::group::{digest, groups, By};
 
 /// Series colours (Tableau 10): one per arm, in order of first appearance.
 pub const PALETTE: [(u8, u8, u8); 10] = [
@@ -171,7 +171,8 @@ fn draw<DB: DrawingBackend>(
 where
     DB::ErrorType: 'static,
 {
-    let arms = groups(runs, By::Arm);
+    let data = digest(runs, false);
+    let arms = groups(&data, By::Arm);
     root.fill(&WHITE)?;
     let (top, bottom) = root.split_vertically(500);
 
@@ -179,7 +180,7 @@ where
     let floor = |v: f64| v.max(0.01);
     let warm: Vec<Vec<f64>> = arms
         .iter()
-        .map(|g| g.values(metric, false).into_iter().map(floor).collect())
+        .map(|g| g.values(metric).into_iter().map(floor).collect())
         .collect();
     let span = |vals: &mut dyn Iterator<Item = f64>| {
         let (lo, hi) = vals.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
@@ -199,7 +200,7 @@ where
             let mut warm_pts = Vec::new();
             let mut cold_pts = Vec::new();
             for r in &g.runs {
-                for l in &r.loops {
+                for l in &r.run.loops {
                     if let Some(v) = metric.of(l).filter(|v| !v.is_nan()) {
                         let p = (l.index as f64, floor(v));
                         if l.cold {
