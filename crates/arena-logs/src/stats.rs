@@ -17,7 +17,7 @@ use arena_stats::StreamingSummary;
 use regex::bytes::Regex;
 
 use crate::scan::{scan_path, LineParser, Parsed};
-use crate::unified::{days_from_civil, parse_f64, parse_iso};
+use crate::unified::{civil_secs, digits, parse_f64, parse_iso};
 
 /// One statistics sample.
 #[derive(Debug, Clone, PartialEq)]
@@ -185,31 +185,9 @@ fn is_identifier(m: &[u8]) -> bool {
             .all(|&c| c.is_ascii_alphanumeric() || c == b'_' || c == b'.')
 }
 
-fn digits(v: &[u8]) -> Option<i64> {
-    if v.is_empty() {
-        return None;
-    }
-    let mut n = 0i64;
-    for &c in v {
-        if !c.is_ascii_digit() {
-            return None;
-        }
-        n = n * 10 + (c - b'0') as i64;
-    }
-    Some(n)
-}
-
 const MONTHS: [&[u8; 3]; 12] = [
     b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov", b"Dec",
 ];
-
-fn civil_secs(y: i64, mo: i64, d: i64, h: i64, mi: i64, s: i64, ms: i64) -> Option<f64> {
-    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || s > 60 {
-        return None;
-    }
-    let days = days_from_civil(y, mo, d);
-    Some((days * 86400 + h * 3600 + mi * 60 + s) as f64 + ms as f64 / 1000.0)
-}
 
 /// `12-Mar-2021-10:15:42.123` (exactly 24 bytes).
 fn parse_new_ts(v: &[u8]) -> Option<f64> {

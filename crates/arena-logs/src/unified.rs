@@ -226,17 +226,7 @@ const POW10: [f64; 19] = [
 
 /// Parses `2026-11-29T18:09:57.563+0000` (or `Z`, or no zone) to epoch seconds.
 pub fn parse_iso(v: &[u8]) -> Option<f64> {
-    let num = |a: usize, b: usize| -> Option<i64> {
-        let s = v.get(a..b)?;
-        let mut n = 0i64;
-        for &c in s {
-            if !c.is_ascii_digit() {
-                return None;
-            }
-            n = n * 10 + (c - b'0') as i64;
-        }
-        Some(n)
-    };
+    let num = |a: usize, b: usize| digits(v.get(a..b)?);
     if v.len() < 19 || v[4] != b'-' || v[7] != b'-' || v[13] != b':' || v[16] != b':' {
         return None;
     }
@@ -261,11 +251,32 @@ pub fn parse_iso(v: &[u8]) -> Option<f64> {
         };
         offset = (oh * 60 + om) * 60 * if sign == b'+' { 1 } else { -1 };
     }
+    Some(civil_secs(y, mo, d, h, mi, s, 0)? - offset as f64 + frac)
+}
+
+/// A run of ASCII digits as a number; `None` when empty or anything else is in it.
+pub fn digits(v: &[u8]) -> Option<i64> {
+    if v.is_empty() || v.len() > 18 {
+        return None;
+    }
+    let mut n = 0i64;
+    for &c in v {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        n = n * 10 + (c - b'0') as i64;
+    }
+    Some(n)
+}
+
+/// Seconds since the epoch of a civil date and time read as UTC; `None` when a field is out
+/// of range.
+pub fn civil_secs(y: i64, mo: i64, d: i64, h: i64, mi: i64, s: i64, ms: i64) -> Option<f64> {
     if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || s > 60 {
         return None;
     }
     let days = days_from_civil(y, mo, d);
-    Some((days * 86400 + h * 3600 + mi * 60 + s - offset) as f64 + frac)
+    Some((days * 86400 + h * 3600 + mi * 60 + s) as f64 + ms as f64 / 1000.0)
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
