@@ -173,6 +173,12 @@ impl Browser {
         self.pid
     }
 
+    /// Whether the main Chromium process still runs (false once it crashed or was killed:
+    /// callers check this to tell a dead target from a slow one).
+    pub fn is_running(&mut self) -> bool {
+        !self.killed && matches!(self.child.try_wait(), Ok(None))
+    }
+
     /// Every live process of this browser, from /proc.
     pub fn pids(&self) -> Vec<i32> {
         browser_pids(self.pid)

@@ -350,3 +350,38 @@ pub(crate) fn kill_tree(main: i32, child: &mut Child) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stale_profiles_of_dead_owners_are_swept_and_live_ones_kept() {
+        // Above any pid_max: never a live process.
+        let dead = std::env::temp_dir().join(format!("{PROFILE_PREFIX}4294967295-0-1"));
+        std::fs::create_dir_all(dead.join("Default")).unwrap();
+        let mine = fresh_profile().unwrap();
+        assert!(sweep_stale_profiles() >= 1);
+        assert!(!dead.exists());
+        assert!(mine.exists(), "a profile of a live process must stay");
+        std::fs::remove_dir_all(mine).unwrap();
+    }
+
+    #[test]
+    fn flags_carry_exactly_two_dashes() {
+        let f = base_flags(Path::new("/tmp/p"), false, (800, 600));
+        assert!(f
+            .iter()
+            .all(|a| a.starts_with("--") && !a.starts_with("---")));
+        assert!(f.contains(&"--headless".to_string()));
+        assert!(
+            !base_flags(Path::new("/tmp/p"), true, (800, 600)).contains(&"--headless".to_string())
+        );
+    }
+
+    #[test]
+    fn missing_explicit_binary_is_named() {
+        let e = find_chromium(Some(Path::new("/nonexistent/chrome"))).unwrap_err();
+        assert!(format!("{e:#}").contains("/nonexistent/chrome"));
+    }
+}
