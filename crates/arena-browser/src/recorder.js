@@ -25,6 +25,7 @@
   var clearedAt = 0;
   var sockets = 0;
   var canvases = 0;
+  var sendPathProbe = null;
 
   var KIND_INPUT = 0, KIND_COALESCED = 1, KIND_SEND = 2, KIND_RECV = 3, KIND_DRAW = 4, KIND_PAINT = 5;
   var CLS_OTHER = 0, CLS_INPUT = 1, CLS_ACK = 2;
@@ -194,12 +195,27 @@
         return ws;
       }
     });
+    var recordSend = function (ws, data, t) {
+      var size = sizeOf(data);
+      push(KIND_SEND, t, size, classify(data, size), typeof data === 'string' ? EV_TEXT : EV_BINARY, 1, socketIndex(ws));
+    };
     proto.send = function send(data) {
       var t = now();
       var r = origSend.call(this, data);
-      var size = sizeOf(data);
-      push(KIND_SEND, t, size, classify(data, size), typeof data === 'string' ? EV_TEXT : EV_BINARY, 1, socketIndex(this));
+      recordSend(this, data, t);
       return r;
+    };
+    // The benchmark's probe: the send hook's own work without the native send (whose IPC
+    // cost scatters by microseconds). The probe key is pre-registered so it is not counted
+    // as a socket.
+    var probeKey = {};
+    socketIds.set(probeKey, NO_TARGET);
+    sendPathProbe = function (n, data) {
+      var t0 = now();
+      for (var i = 0; i < n; i++) recordSend(probeKey, data, now());
+      var ms = now() - t0;
+      clear();
+      return ms;
     };
     // `ws.constructor === WebSocket` must keep holding for clients that check it.
     Object.defineProperty(proto, 'constructor', { value: Shim, writable: true, configurable: true, enumerable: false });
@@ -281,7 +297,9 @@
       drain: drain,
       clear: clear,
       stats: stats,
-      canvasIndex: function (el) { return el ? canvasIndex(el) : NO_TARGET; }
+      canvasIndex: function (el) { return el ? canvasIndex(el) : NO_TARGET; },
+      // Benchmark only: runs the send-recording path n times, returns ms, then clears.
+      probeSendPath: function (n, data) { return sendPathProbe ? sendPathProbe(n, data) : null; }
     }),
     enumerable: false, configurable: false, writable: false
   });

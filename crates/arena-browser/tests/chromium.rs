@@ -591,3 +591,31 @@ async fn app_recorder_is_drained_and_mapped() -> Result<()> {
     b.close().await?;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chromium_dying_mid_run_gives_errors_not_hangs() -> Result<()> {
+    let mut b = Browser::launch(LaunchOptions {
+        cdp_timeout: Duration::from_secs(3),
+        ..LaunchOptions::default()
+    })
+    .await?;
+    let page = b.new_page("about:blank", Some(config(64))).await?;
+    assert!(b.is_running());
+    let pids = b.pids();
+    // SAFETY: kill(2) on the browser this test launched.
+    unsafe {
+        libc::kill(b.pid(), libc::SIGKILL);
+    }
+    let t0 = Instant::now();
+    assert!(page.eval_json("1").await.is_err());
+    assert!(page.click(1.0, 1.0).await.is_err());
+    assert!(
+        t0.elapsed() < Duration::from_secs(8),
+        "calls to a dead browser must fail within their timeouts"
+    );
+    assert!(!b.is_running());
+    drop(page);
+    drop(b);
+    assert_eq!(survivors(&pids, Duration::from_secs(5)), Vec::<i32>::new());
+    Ok(())
+}
