@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 
 mod compare;
 mod gate;
+mod logs;
 mod plot;
 mod matrix;
 mod serve;
@@ -34,6 +35,9 @@ pub enum Command {
     /// Run a matrix file: cases x arms x repeats, best (or median) per cell with the start
     /// figure and % against the baseline arm, per-thread CPU beside every run.
     Matrix(matrix::MatrixArgs),
+    /// Reduce server-side evidence to tables: per-frame stats lines, JVM GC logs, class
+    /// loading, collapsed profiler stacks (exit 2 when a file holds nothing understood).
+    Logs(logs::LogsArgs),
     /// Capture a TCP port into pcap, and account for its WebSocket bytes per direction.
     Wire(wire::WireArgs),
     /// Run the built-in fixture match (a streamed-canvas board game with tunable costs) on
@@ -66,6 +70,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Gate(a) => gate::run(a),
         Command::Plot(a) => plot::run(a),
         Command::Matrix(a) => matrix::run(a),
+        Command::Logs(a) => logs::run(a),
         Command::Wire(a) => wire::run(a),
         Command::Serve(a) => serve::run(a),
     }
