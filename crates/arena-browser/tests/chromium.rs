@@ -619,3 +619,60 @@ async fn chromium_dying_mid_run_gives_errors_not_hangs() -> Result<()> {
     assert_eq!(survivors(&pids, Duration::from_secs(5)), Vec::<i32>::new());
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_page_classifier_agrees_with_the_rust_one() -> Result<()> {
+    let srv = board_server().await?;
+    let spec: ClassifierSpec = serde_json::from_value(serde_json::json!({
+        "input": [{"json_key": "ev.type", "json_value": "click"}],
+        "ack": [{"text_regex": "^ack:[0-9]+$"}, {"first_byte": [16], "max_size": 5}]
+    }))?;
+    let cfg = RecorderConfig {
+        capacity: 64,
+        ..RecorderConfig::with_classifier(spec.clone())
+    };
+    let b = Browser::launch(LaunchOptions::default()).await?;
+    let page = b.new_page(&srv.url("/board"), Some(cfg)).await?;
+    page.eval_json("window.ready").await?;
+    page.clear().await?;
+    let texts = [
+        r#"{"ev":{"type":"click"},"x":1}"#,
+        "ack:12",
+        r#"{"ev":{"type":"move"}}"#,
+        "é ack:1",
+    ];
+    let binaries: [&[u8]; 2] = [&[16, 0, 0, 0, 0], &[16, 0, 0, 0, 0, 0]];
+    let mut js = String::new();
+    for t in texts {
+        js.push_str(&format!("ws.send({});", serde_json::to_string(t)?));
+    }
+    for bin in binaries {
+        js.push_str(&format!("ws.send(new Uint8Array({bin:?}));"));
+    }
+    page.eval_json(&js).await?;
+    let d = page.drain().await?;
+    let got: Vec<(SendClass, u32)> = d
+        .records
+        .iter()
+        .filter(|r| r.kind == RecordKind::WsSend)
+        .map(|r| (r.class, r.size))
+        .collect();
+    let mut want: Vec<(SendClass, u32)> = texts
+        .iter()
+        .map(|t| (spec.classify(t.as_bytes(), Some(t)), t.len() as u32))
+        .collect();
+    want.extend(
+        binaries
+            .iter()
+            .map(|bin| (spec.classify(bin, None), bin.len() as u32)),
+    );
+    assert_eq!(got, want);
+    // And the verdicts are the intended ones, not merely equal.
+    let classes: Vec<SendClass> = got.iter().map(|g| g.0).collect();
+    use SendClass::{Ack, Input, Other};
+    assert_eq!(classes, vec![Input, Ack, Other, Other, Ack, Other]);
+    // UTF-8 length, not UTF-16 units.
+    assert_eq!(got[3].1, 8);
+    b.close().await?;
+    Ok(())
+}
