@@ -4,12 +4,13 @@
 //!
 //! `cargo bench -p arena-fixture --bench lazy_png` (CLICKS=n to change the sample size).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use arena_fixture::art::Board;
 use arena_fixture::knobs::DEFAULT_LOS_WORK;
 use arena_fixture::proto::{decode_frame, encode_ack, encode_input, Input, InputKind};
-use arena_fixture::session::FrameKind;
+use arena_fixture::session::{FrameKind, Session};
 use arena_fixture::stats::thread_cpu;
 use arena_fixture::{los, FrameStat, Knobs, Server, ServerHandle};
 use arena_stats::quantile_sorted;
@@ -83,6 +84,18 @@ fn main() {
         los_ms.push((thread_cpu() - c0).as_secs_f64() * 1e3);
     }
 
+    // First board paint, both shadow settings.
+    let mut first_paint = Vec::new();
+    for shadows in [false, true] {
+        let k = Knobs {
+            shadows,
+            ..Knobs::default()
+        };
+        let board = Arc::new(Board::generate(k.seed, k.shadows));
+        let mut s = Session::new(k, board);
+        first_paint.push(s.build_frame().map(|f| f.bytes.len()).unwrap_or(0));
+    }
+
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -150,6 +163,12 @@ fn main() {
             los_ms.len(),
             los_ms.iter().cloned().fold(f64::INFINITY, f64::min),
             los_ms.iter().cloned().fold(0.0, f64::max)
+        );
+        println!(
+            "first board paint: {} B (shadows=false), {} B (shadows=true), {:+.1}%",
+            first_paint[0],
+            first_paint[1],
+            (first_paint[1] as f64 - first_paint[0] as f64) / first_paint[0] as f64 * 100.0
         );
         for a in arms {
             a.server.shutdown().await;

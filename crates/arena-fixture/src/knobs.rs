@@ -60,8 +60,8 @@ pub struct Knobs {
 }
 
 /// Default `los_work`: about 10 ms of CPU per firing click on the reference machine, release
-/// build (measured by the `los_calibration` bench; see docs/fixture-protocol.md).
-pub const DEFAULT_LOS_WORK: u32 = 4000;
+/// build (the `lazy_png` bench prints the calibration; see docs/fixture-protocol.md).
+pub const DEFAULT_LOS_WORK: u32 = 3600;
 
 impl Default for Knobs {
     fn default() -> Self {

@@ -427,11 +427,13 @@ async fn connection(socket: WebSocket, st: Arc<Shared>) {
     }
     drop(to_edt);
     drop(out_tx);
+    let abort = writer.abort_handle();
     if tokio::time::timeout(Duration::from_secs(2), writer)
         .await
         .is_err()
     {
-        // A client that stopped reading: the writer is aborted with the connection.
+        // A client that stopped reading would hold its writer forever.
+        abort.abort();
     }
     if let Ok(h) = edt {
         let _ = tokio::task::spawn_blocking(move || h.join()).await;

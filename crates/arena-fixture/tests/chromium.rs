@@ -87,6 +87,18 @@ async fn settle(page: &Page, server: &ServerHandle, inputs: u32) -> Result<()> {
     }
 }
 
+/// Opens `url` with `inject` and waits for the first board paint.
+async fn open_board(browser: &Browser, url: &str, inject: RecorderConfig) -> Result<Page> {
+    let page = browser.new_page(url, Some(inject)).await?;
+    wait_js(
+        &page,
+        "!!(window.fixture && window.fixture.paintedFrameId >= 1)",
+        Duration::from_secs(30),
+    )
+    .await?;
+    Ok(page)
+}
+
 fn alive(pid: i32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(s) => s
@@ -165,15 +177,7 @@ async fn fixture_in_headless_chromium() -> Result<()> {
 
 async fn exercise(browser: &Browser, server: &ServerHandle) -> Result<()> {
     // --- The page loads, isolated, with its two canvases, and the board paints.
-    let page = browser
-        .new_page(&format!("{}?perf=1", server.url()), Some(app_recorder()))
-        .await?;
-    wait_js(
-        &page,
-        "!!(window.fixture && window.fixture.paintedFrameId >= 1)",
-        Duration::from_secs(30),
-    )
-    .await?;
+    let page = open_board(browser, &format!("{}?perf=1", server.url()), app_recorder()).await?;
     let facts = page
         .eval_json(
             "({ isolated: self.crossOriginIsolated, canvases: document.querySelectorAll('canvas').length, \
@@ -268,16 +272,10 @@ async fn exercise(browser: &Browser, server: &ServerHandle) -> Result<()> {
     // fixture's sends by first byte (the contract's classifier).
     server.clear_frames();
     let classifier = ClassifierSpec::first_byte(&[1, 2, 3, 4, 5], &[0x10]);
-    let page = browser
-        .new_page(
-            &server.url(),
-            Some(RecorderConfig::with_classifier(classifier)),
-        )
-        .await?;
-    wait_js(
-        &page,
-        "!!(window.fixture && window.fixture.paintedFrameId >= 1)",
-        Duration::from_secs(30),
+    let page = open_board(
+        browser,
+        &server.url(),
+        RecorderConfig::with_classifier(classifier),
     )
     .await?;
     page.clear().await?;
