@@ -17,6 +17,7 @@ pub const SAMPLE_LINES: usize = 3;
 /// Longer lines are not buffered (memory stays bounded); they count as not understood.
 pub const MAX_LINE: usize = 16 << 20;
 const CHUNK: usize = 1 << 20;
+const FIRST_CHUNK: usize = 16 << 10;
 const SAMPLE_CHARS: usize = 120;
 
 /// What one line turned out to be.
@@ -190,7 +191,9 @@ where
         file: name.to_string(),
         ..ScanReport::default()
     };
-    let mut buf: Vec<u8> = vec![0; CHUNK];
+    // Small inputs (one slice, a short log) should not pay for zeroing a megabyte: start
+    // small and take the full block once a read fills the buffer.
+    let mut buf: Vec<u8> = vec![0; FIRST_CHUNK];
     let mut start = 0usize; // first byte of the line being assembled
     let mut filled = 0usize;
     // Set while discarding the rest of an over-long line.
@@ -276,6 +279,7 @@ where
             Err(e) => return Err(e),
         };
         rep.bytes += n as u64;
+        let filled_up = filled + n == buf.len();
         let scan_from = filled;
         filled += n;
         for nl in memchr::memchr_iter(b'\n', &buf[scan_from..filled]) {
@@ -293,6 +297,9 @@ where
         if start == filled {
             start = 0;
             filled = 0;
+        }
+        if filled_up && buf.len() < CHUNK {
+            buf.resize(CHUNK, 0);
         }
     }
     if start < filled && !skipping {
