@@ -2,3 +2,4 @@
 //! server-side evidence beside it. See `docs/ARCHITECTURE.md` for the module map.
 
 pub mod cli;
+pub mod pilot;

@@ -5,11 +5,14 @@ use std::process::ExitCode;
 use arena_report::{Exit, ExitKind};
 use clap::{Parser, Subcommand};
 
+mod ab;
 mod compare;
+mod demo;
 mod gate;
 mod logs;
 mod plot;
 mod matrix;
+mod pilot;
 mod serve;
 mod wire;
 
@@ -25,6 +28,13 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     // Subcommands are added here, one thin file each (src/cli/<name>.rs).
+    /// Drive a page with trusted clicks and measure each click's loop (input -> socket ->
+    /// reply -> draw -> paint) on the page's clock; writes a run folder.
+    Pilot(pilot::Args),
+    /// Run arms interleaved (A B A B ...), each in a fresh page and target, and compare.
+    Ab(ab::Args),
+    /// Stock against lazy-png on the built-in fixture, two rounds, in the notes' layout.
+    Demo(demo::Args),
     /// Compare runs or arms: quantiles, deltas with bootstrap intervals, Mann-Whitney p,
     /// `~` for noise, and warnings next to the figures they concern.
     Compare(compare::CompareArgs),
@@ -66,6 +76,9 @@ pub fn main() -> ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
+        Command::Pilot(a) => pilot::run(a),
+        Command::Ab(a) => ab::run(a),
+        Command::Demo(a) => demo::run(a),
         Command::Compare(a) => compare::run(a),
         Command::Gate(a) => gate::run(a),
         Command::Plot(a) => plot::run(a),

@@ -1,0 +1,49 @@
+//! `arena-perf demo`: the main job on the built-in fixture: `stock` against `lazy-png`,
+//! interleaved, two rounds, printed in the notes' layout.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use arena_compare::by_run_table;
+use arena_report::Format;
+use clap::Args as ClapArgs;
+
+use super::ab::{execute, report_folders};
+use super::pilot::RunArgs;
+use crate::pilot::scenario::Pilot;
+
+/// Measure stock against lazy-png on the built-in fixture match (no setup needed).
+#[derive(Debug, ClapArgs)]
+pub struct Args {
+    /// Rounds: each round runs stock, then lazy-png.
+    #[arg(long, value_name = "R", default_value_t = 2)]
+    pub rounds: u32,
+    /// Folder the run folders are written under.
+    #[arg(long, value_name = "DIR", default_value = "reports")]
+    pub out: PathBuf,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+pub fn run(args: Args) -> Result<ExitCode> {
+    let pilot = Pilot::builtin()?;
+    let outcome = execute(
+        &pilot,
+        vec!["stock".into(), "lazy-png".into()],
+        args.rounds,
+        None,
+        args.out.clone(),
+        &args.run,
+    )?;
+    let runs = report_folders(&outcome);
+    if !runs.is_empty() {
+        print!("{}", by_run_table(&runs).render(args.format));
+    }
+    match outcome.error {
+        Some(e) => Err(e),
+        None => Ok(ExitCode::SUCCESS),
+    }
+}

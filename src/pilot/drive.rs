@@ -1,0 +1,761 @@
+//! Driving one run: start the target (the in-process fixture, or an external URL after
+//! the arm's setup command), open a fresh page with the recorder, run the setup steps,
+//! clear the recorder, click, drain, pair, and write the run folder on every exit path.
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use anyhow::{anyhow, Context, Result};
+use arena_browser::{Browser, Drain, LaunchOptions, Page, Record, RecorderConfig};
+use arena_report::{Exit, ExitKind};
+use arena_run::{Run, RunStatus, SocketSource};
+
+use super::pair::{pair, PairConfig};
+use super::scenario::{Arm, Pilot};
+use super::write::{build_run, default_run_dir, RunContext};
+
+/// How often a click's records are drained while waiting for its loops to complete.
+const POLL: Duration = Duration::from_millis(10);
+
+/// Set by Ctrl-C / SIGTERM; every wait in a run checks it.
+#[derive(Debug, Clone, Default)]
+pub struct Cancel(Arc<AtomicBool>);
+
+impl Cancel {
+    pub fn new() -> Self {
+        Cancel::default()
+    }
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+    /// Sets the flag on SIGINT or SIGTERM (from a task on the current runtime).
+    pub fn on_signals(&self) -> Result<()> {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut int = signal(SignalKind::interrupt()).context("installing SIGINT handler")?;
+        let mut term = signal(SignalKind::terminate()).context("installing SIGTERM handler")?;
+        let me = self.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = int.recv() => {},
+                _ = term.recv() => {},
+            }
+            me.cancel();
+        });
+        Ok(())
+    }
+    /// Sleeps `d`, waking early when cancelled.
+    async fn sleep(&self, d: Duration) {
+        let end = Instant::now() + d;
+        while !self.is_cancelled() {
+            let now = Instant::now();
+            if now >= end {
+                break;
+            }
+            tokio::time::sleep((end - now).min(Duration::from_millis(20))).await;
+        }
+    }
+}
+
+/// Command-line overrides of the pilot file for one run.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    pub url: Option<String>,
+    pub clicks: Option<u64>,
+    pub interval_ms: Option<u64>,
+    pub timeout_ms: Option<u64>,
+    pub settle_ms: Option<u64>,
+    pub warmup: Option<u64>,
+    pub seed: Option<u64>,
+    /// Fixture knobs applied on top of the arm's (`NAME=VALUE`).
+    pub knobs: Vec<(String, String)>,
+    /// Ring buffer capacity (records), overriding the pilot file's.
+    pub capacity: Option<u32>,
+}
+
+/// Browser options shared by every run of a command.
+#[derive(Debug, Clone, Default)]
+pub struct BrowserOptions {
+    pub chrome: Option<PathBuf>,
+    pub headful: bool,
+}
+
+impl BrowserOptions {
+    pub async fn launch(&self) -> Result<Browser> {
+        let opts = LaunchOptions {
+            chrome: self.chrome.clone(),
+            headful: self.headful,
+            // Room for a large canvas: a click outside the viewport reaches no element.
+            window: (1600, 1200),
+            ..LaunchOptions::default()
+        };
+        Browser::launch(opts).await.map_err(|e| {
+            // A browser that cannot start is the environment's problem, reported as such.
+            anyhow!(Exit::new(ExitKind::TargetFailed, format!("{e:#}")))
+        })
+    }
+}
+
+/// Measurements of the tool itself during a run (for the benchmark).
+#[derive(Debug, Clone, Default)]
+pub struct ToolCost {
+    /// Wall time of each click's CDP dispatch (mousePressed + mouseReleased), ms.
+    pub click_ms: Vec<f64>,
+    /// Wall time of each drain (Runtime.evaluate + decode), ms.
+    pub drain_ms: Vec<f64>,
+    /// Wall time of the whole run, from target start to folder written, ms.
+    pub wall_ms: f64,
+    /// Wall time of the click loop only, ms.
+    pub clicking_ms: f64,
+}
+
+/// A finished (possibly partial) run and where it was written.
+pub struct Outcome {
+    pub run: Run,
+    pub dir: PathBuf,
+    pub cost: ToolCost,
+}
+
+impl Outcome {
+    /// The error the command should end with: none for a complete run, exit 130 for an
+    /// interrupted one, exit 3 when the target or browser died.
+    pub fn exit_error(&self) -> Option<anyhow::Error> {
+        let m = &self.run.meta;
+        let kind = match m.status {
+            RunStatus::Complete => return None,
+            RunStatus::Interrupted => ExitKind::Interrupted,
+            RunStatus::TargetFailed => ExitKind::TargetFailed,
+        };
+        Some(anyhow!(Exit::new(
+            kind,
+            format!(
+                "{}; partial run written to {}",
+                m.status_message.as_deref().unwrap_or("run ended early"),
+                self.dir.display()
+            )
+        )))
+    }
+}
+
+/// Where run folders go.
+#[derive(Debug, Clone)]
+pub enum OutDir {
+    /// `<base>/<UTC start>-<arm>`.
+    Under(PathBuf),
+    /// Exactly this folder.
+    Exactly(PathBuf),
+}
+
+/// One run of one arm.
+pub struct RunRequest<'a> {
+    pub pilot: &'a Pilot,
+    pub arm_name: String,
+    pub arm: Arm,
+    pub overrides: &'a Overrides,
+    pub out: OutDir,
+    pub progress: bool,
+    pub cancel: &'a Cancel,
+}
+
+/// The target of one run: the in-process fixture (shut down when dropped) or a URL.
+enum Target {
+    Fixture(Option<arena_fixture::ServerHandle>),
+    External,
+}
+
+impl Target {
+    async fn stop(&mut self) {
+        if let Target::Fixture(h) = self {
+            if let Some(h) = h.take() {
+                h.shutdown().await;
+            }
+        }
+    }
+}
+
+fn with_params(url: &str, params: &BTreeMap<String, String>) -> String {
+    if params.is_empty() {
+        return url.to_string();
+    }
+    let q: Vec<String> = params
+        .iter()
+        .map(|(k, v)| format!("{}={}", enc(k), enc(v)))
+        .collect();
+    let sep = if url.contains('?') { '&' } else { '?' };
+    format!("{url}{sep}{}", q.join("&"))
+}
+
+fn enc(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// host:port of an http(s) URL, for the liveness probe.
+fn target_addr(url: &str) -> Option<SocketAddr> {
+    let rest = url.split_once("://").map(|(_, r)| r).unwrap_or(url);
+    let hostport = rest.split(['/', '?', '#']).next()?;
+    let with_port = if hostport
+        .rsplit_once(':')
+        .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
+    {
+        hostport.to_string()
+    } else if url.starts_with("https") {
+        format!("{hostport}:443")
+    } else {
+        format!("{hostport}:80")
+    };
+    with_port.to_socket_addrs().ok()?.next()
+}
+
+/// True when nothing accepts connections at the target any more.
+fn target_gone(addr: Option<SocketAddr>) -> bool {
+    match addr {
+        Some(a) => TcpStream::connect_timeout(&a, Duration::from_millis(300)).is_err(),
+        None => false,
+    }
+}
+
+/// Runs the arm's setup command (`sh -c`) with its environment, bounded in time.
+async fn run_setup_command(
+    cmd: &str,
+    env: &BTreeMap<String, String>,
+    cancel: &Cancel,
+) -> Result<()> {
+    let mut child = tokio::process::Command::new("sh")
+        .arg("-c")
+        .arg(cmd)
+        .envs(env)
+        .kill_on_drop(true)
+        .spawn()
+        .with_context(|| format!("starting setup command `{cmd}`"))?;
+    let deadline = Instant::now() + Duration::from_secs(300);
+    loop {
+        if let Some(status) = child.try_wait()? {
+            if !status.success() {
+                return Err(anyhow!(Exit::new(
+                    ExitKind::TargetFailed,
+                    format!("setup command `{cmd}` failed: {status}")
+                )));
+            }
+            return Ok(());
+        }
+        if cancel.is_cancelled() || Instant::now() > deadline {
+            let _ = child.kill().await;
+            return Err(anyhow!(Exit::new(
+                if cancel.is_cancelled() {
+                    ExitKind::Interrupted
+                } else {
+                    ExitKind::TargetFailed
+                },
+                format!("setup command `{cmd}` did not finish")
+            )));
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Accumulates drains and the accounting that travels with them.
+#[derive(Default)]
+struct Collected {
+    records: Vec<Record>,
+    dropped: u64,
+    cleared_at_seq: Option<u64>,
+    source: Option<arena_browser::SocketSource>,
+}
+
+impl Collected {
+    fn take(&mut self, d: Drain) -> usize {
+        self.dropped += d.dropped;
+        self.cleared_at_seq.get_or_insert(d.cleared_at_seq);
+        if self.source.is_none()
+            || d.records.iter().any(|r| {
+                matches!(
+                    r.kind,
+                    arena_browser::RecordKind::WsSend | arena_browser::RecordKind::WsRecv
+                )
+            })
+        {
+            self.source = Some(d.socket_source);
+        }
+        let n = d.records.len();
+        self.records.extend(d.records);
+        n
+    }
+}
+
+async fn drain_into(page: &Page, c: &mut Collected, cost: &mut ToolCost) -> Result<usize> {
+    let t = Instant::now();
+    let d = page.drain().await?;
+    cost.drain_ms.push(t.elapsed().as_secs_f64() * 1e3);
+    Ok(c.take(d))
+}
+
+/// Setup steps: waits drain the recorder to watch received bytes (those records predate
+/// the clear and are discarded with it).
+async fn run_setup(page: &Page, pilot: &Pilot, cancel: &Cancel) -> Result<()> {
+    let mut received: u64 = 0;
+    let mut last_recv = Instant::now();
+    for (i, step) in pilot.setup.iter().enumerate() {
+        let limit = Duration::from_millis(step.timeout_ms.unwrap_or(15_000));
+        let start = Instant::now();
+        let what = format!("{}: setup[{i}]", pilot.source);
+        if let Some(n) = step.wait_bytes {
+            while received < n {
+                if cancel.is_cancelled() {
+                    return Err(anyhow!(Exit::new(
+                        ExitKind::Interrupted,
+                        "interrupted during setup"
+                    )));
+                }
+                if start.elapsed() > limit {
+                    return Err(anyhow!(Exit::new(
+                        ExitKind::TargetFailed,
+                        format!(
+                            "{what}: waited {} ms for {n} bytes, got {received}",
+                            limit.as_millis()
+                        )
+                    )));
+                }
+                let d = page.drain().await?;
+                let got: u64 = d
+                    .records
+                    .iter()
+                    .filter(|r| r.kind == arena_browser::RecordKind::WsRecv)
+                    .map(|r| u64::from(r.size))
+                    .sum();
+                if got > 0 {
+                    last_recv = Instant::now();
+                }
+                received += got;
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        } else if let Some(q) = step.quiet_ms {
+            let quiet = Duration::from_millis(q);
+            loop {
+                if cancel.is_cancelled() {
+                    return Err(anyhow!(Exit::new(
+                        ExitKind::Interrupted,
+                        "interrupted during setup"
+                    )));
+                }
+                if start.elapsed() > limit {
+                    return Err(anyhow!(Exit::new(
+                        ExitKind::TargetFailed,
+                        format!("{what}: the page never went {q} ms without a WebSocket message within {} ms", limit.as_millis())
+                    )));
+                }
+                let d = page.drain().await?;
+                let got: u64 = d
+                    .records
+                    .iter()
+                    .filter(|r| r.kind == arena_browser::RecordKind::WsRecv)
+                    .map(|r| u64::from(r.size))
+                    .sum();
+                let msgs = d
+                    .records
+                    .iter()
+                    .any(|r| r.kind == arena_browser::RecordKind::WsRecv);
+                received += got;
+                if msgs {
+                    last_recv = Instant::now();
+                } else if last_recv.elapsed() >= quiet {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        } else if let Some([fx, fy]) = step.click {
+            let rect = page.canvas_rect(&pilot.target.canvas).await?;
+            let (x, y) = rect.page_fraction(fx, fy);
+            page.click(x, y).await.with_context(|| what.clone())?;
+        } else if let Some(k) = &step.key {
+            page.key(k).await.with_context(|| what.clone())?;
+        } else if let Some(js) = &step.eval {
+            page.eval_json(js).await.with_context(|| what.clone())?;
+        }
+    }
+    Ok(())
+}
+
+/// Waits until the canvas exists (the page script has run).
+async fn wait_canvas(
+    page: &Page,
+    pilot: &Pilot,
+    cancel: &Cancel,
+) -> Result<arena_browser::CanvasRect> {
+    let start = Instant::now();
+    loop {
+        match page.canvas_rect(&pilot.target.canvas).await {
+            Ok(r) if r.width > 0.0 && r.height > 0.0 => return Ok(r),
+            Ok(_) | Err(_)
+                if start.elapsed() < Duration::from_secs(15) && !cancel.is_cancelled() =>
+            {
+                tokio::time::sleep(Duration::from_millis(50)).await
+            }
+            Ok(_) => {
+                return Err(anyhow!(Exit::new(
+                    ExitKind::TargetFailed,
+                    format!("canvas `{}` has no size on the page", pilot.target.canvas)
+                )))
+            }
+            Err(e) => {
+                return Err(anyhow!(Exit::new(
+                    if cancel.is_cancelled() {
+                        ExitKind::Interrupted
+                    } else {
+                        ExitKind::TargetFailed
+                    },
+                    format!(
+                        "canvas `{}` not found on the page: {e:#}",
+                        pilot.target.canvas
+                    )
+                )))
+            }
+        }
+    }
+}
+
+/// Every click must land inside the viewport, or it reaches no element and every loop of
+/// the run would read as unanswered for a reason that has nothing to do with the target.
+async fn check_viewport(
+    page: &Page,
+    pilot: &Pilot,
+    rect: &arena_browser::CanvasRect,
+    positions: &[(f64, f64)],
+) -> Result<()> {
+    if !pilot.clicks.keys.is_empty() {
+        return Ok(());
+    }
+    let v = page.eval_json("[innerWidth, innerHeight]").await?;
+    let (w, h) = match (
+        v.get(0).and_then(|x| x.as_f64()),
+        v.get(1).and_then(|x| x.as_f64()),
+    ) {
+        (Some(w), Some(h)) => (w, h),
+        _ => return Ok(()),
+    };
+    for &(fx, fy) in positions {
+        let (x, y) = rect.page_fraction(fx, fy);
+        if x < 0.0 || y < 0.0 || x >= w || y >= h {
+            return Err(anyhow!(Exit::bad_input(format!(
+                "{}: `clicks.region`: a click at canvas fraction ({fx:.3}, {fy:.3}) lands at page ({x:.0}, {y:.0}), outside the {w:.0}x{h:.0} viewport; shrink the region",
+                pilot.source
+            ))));
+        }
+    }
+    Ok(())
+}
+
+fn map_source(s: Option<arena_browser::SocketSource>) -> SocketSource {
+    match s {
+        Some(arena_browser::SocketSource::Cdp) => SocketSource::Cdp,
+        Some(arena_browser::SocketSource::AppRecorder) => SocketSource::AppRecorder,
+        _ => SocketSource::PageHook,
+    }
+}
+
+/// Runs one arm in a fresh page of `browser` (and a fresh fixture server when the target
+/// is the built-in fixture). The run folder is written whatever happens after the page
+/// opened; errors before that (bad knobs, no browser) return `Err`.
+pub async fn run_arm(browser: &Browser, req: RunRequest<'_>) -> Result<Outcome> {
+    let wall = Instant::now();
+    let started = SystemTime::now();
+    let pilot = req.pilot;
+    let ov = req.overrides;
+    let cancel = req.cancel;
+
+    let clicks = pilot.clicks.clone();
+    let count = ov.clicks.unwrap_or(clicks.count);
+    let warmup = ov.warmup.unwrap_or(clicks.warmup);
+    let seed = ov.seed.unwrap_or(clicks.seed);
+    let interval = Duration::from_millis(ov.interval_ms.unwrap_or(pilot.pacing.interval_ms));
+    let timeout_ms = ov.timeout_ms.unwrap_or(pilot.pacing.timeout_ms);
+    let timeout = Duration::from_millis(timeout_ms);
+    let settle = Duration::from_millis(ov.settle_ms.unwrap_or(pilot.pacing.settle_ms));
+    let positions = super::scenario::Clicks {
+        count,
+        seed,
+        ..clicks
+    }
+    .positions();
+
+    // The target.
+    let url_base = ov.url.clone().or_else(|| pilot.target.url.clone());
+    let mut knobs_text: BTreeMap<String, String> = req.arm.knobs.clone();
+    let (mut target, url) = match url_base {
+        Some(u) => {
+            if let Some(cmd) = &req.arm.setup_command {
+                run_setup_command(cmd, &req.arm.env, cancel).await?;
+            }
+            // Fixture knobs cannot reach a server this process did not start.
+            knobs_text.clear();
+            for (k, v) in &req.arm.url_params {
+                knobs_text.insert(format!("url_params.{k}"), v.clone());
+            }
+            for (k, v) in &req.arm.env {
+                knobs_text.insert(format!("env.{k}"), v.clone());
+            }
+            (Target::External, with_params(&u, &req.arm.url_params))
+        }
+        None => {
+            let mut pairs: Vec<(String, String)> = req.arm.knobs.clone().into_iter().collect();
+            pairs.extend(ov.knobs.iter().cloned());
+            for (k, v) in &ov.knobs {
+                knobs_text.insert(k.clone(), v.clone());
+            }
+            let knobs = arena_fixture::Knobs::from_pairs(&pairs)
+                .map_err(|e| anyhow!(Exit::bad_input(format!("arm `{}`: {e}", req.arm_name))))?;
+            let handle = arena_fixture::Server::start(knobs)
+                .await
+                .context("starting the fixture")?;
+            let url = with_params(&handle.url(), &req.arm.url_params);
+            (Target::Fixture(Some(handle)), url)
+        }
+    };
+    let probe = match target {
+        Target::External => target_addr(&url),
+        Target::Fixture(_) => None,
+    };
+
+    let mut recorder: RecorderConfig = pilot.recorder.clone();
+    if let Some(c) = ov.capacity {
+        recorder.capacity = c;
+    }
+    let presses = !pilot.clicks.keys.is_empty();
+    let loop_inputs: &[&str] = if presses {
+        &["keydown"]
+    } else {
+        &["mousedown", "mouseup"]
+    };
+    let loops_per_click = loop_inputs
+        .iter()
+        .filter(|e| pilot.pacing.loop_events.iter().any(|x| x == *e))
+        .count() as u64;
+    let label = pilot
+        .target
+        .label
+        .clone()
+        .or_else(|| req.arm.knobs.get("phase").cloned())
+        .unwrap_or_else(|| {
+            if matches!(target, Target::Fixture(_)) {
+                "firing".into()
+            } else {
+                "click".into()
+            }
+        });
+
+    let mut cost = ToolCost::default();
+    let mut col = Collected::default();
+    let mut status = RunStatus::Complete;
+    let mut status_message: Option<String> = None;
+    let mut inputs_dispatched: u64 = 0;
+    let mut clicks_made: u64 = 0;
+    // Records are collected only after the clear on attach: setup is not measured.
+    let mut cleared = false;
+    let mut draw_target = None;
+
+    // Everything from here on ends in a written run folder.
+    let page = browser.new_page(&url, Some(recorder.clone())).await;
+    let body: Result<()> = async {
+        let page = page.as_ref().map_err(|e| anyhow!("opening {url}: {e:#}"))?;
+        wait_canvas(page, pilot, cancel).await?;
+        run_setup(page, pilot, cancel).await?;
+        page.clear().await.context("clearing the recorder")?;
+        cleared = true;
+        let rect = wait_canvas(page, pilot, cancel).await?;
+        draw_target = rect.index;
+        check_viewport(page, pilot, &rect, &positions).await?;
+        let click_start = Instant::now();
+        let tty = req.progress && std::io::stderr().is_terminal();
+        for (k, &(fx, fy)) in positions.iter().enumerate() {
+            if cancel.is_cancelled() {
+                return Err(anyhow!(Exit::new(ExitKind::Interrupted, format!("interrupted after {k} of {count} clicks"))));
+            }
+            let (x, y) = rect.page_fraction(fx, fy);
+            let from = col.records.len();
+            let t = Instant::now();
+            let sent = if presses {
+                let key = &pilot.clicks.keys[k % pilot.clicks.keys.len()];
+                page.key(key).await
+            } else {
+                page.click(x, y).await
+            };
+            sent.map_err(|e| {
+                anyhow!(Exit::new(ExitKind::TargetFailed, format!("browser stopped answering at click {}: {e:#}", k + 1)))
+            })?;
+            cost.click_ms.push(t.elapsed().as_secs_f64() * 1e3);
+            inputs_dispatched += loops_per_click;
+            clicks_made += 1;
+            // Poll until this click's loops have painted and the socket has been quiet
+            // for the settle time (a reply still in flight would otherwise land after the
+            // next click and pose as its answer), or until the per-click timeout.
+            let deadline = t + timeout;
+            let mut complete = false;
+            let mut last_recv = Instant::now();
+            while Instant::now() < deadline && !cancel.is_cancelled() {
+                // Each drain runs script on the page's main thread; polling faster would
+                // delay the very handlers being timed.
+                tokio::time::sleep(POLL).await;
+                let before = col.records.len();
+                drain_into(page, &mut col, &mut cost).await.map_err(|e| {
+                    anyhow!(Exit::new(ExitKind::TargetFailed, format!("browser stopped answering at click {}: {e:#}", k + 1)))
+                })?;
+                if col.records[before..]
+                    .iter()
+                    .any(|r| r.kind == arena_browser::RecordKind::WsRecv)
+                {
+                    last_recv = Instant::now();
+                }
+                if !complete {
+                    let mut cfg = PairConfig::new(&req.arm_name);
+                    cfg.loop_events = pilot.pacing.loop_events.clone();
+                    cfg.window_ms = timeout_ms as f64;
+                    cfg.draw_target = draw_target;
+                    cfg.cdp_sockets = col.source == Some(arena_browser::SocketSource::Cdp);
+                    let p = pair(&col.records[from..], &cfg);
+                    complete = p.loops.len() as u64 >= loops_per_click
+                        && p.loops.iter().all(|l| l.t_paint.is_some());
+                }
+                if complete && last_recv.elapsed() >= settle {
+                    break;
+                }
+            }
+            if !complete && !cancel.is_cancelled() && target_gone(probe) {
+                return Err(anyhow!(Exit::new(
+                    ExitKind::TargetFailed,
+                    format!("the target at {url} stopped accepting connections (click {} of {count} unanswered)", k + 1)
+                )));
+            }
+            if req.progress {
+                let line = format!("arm {}: click {}/{}", req.arm_name, k + 1, count);
+                if tty {
+                    eprint!("\r{line}   ");
+                } else if (k + 1) % 25 == 0 || k + 1 == positions.len() {
+                    eprintln!("{line}");
+                }
+            }
+            cancel.sleep(interval).await;
+        }
+        if tty {
+            eprintln!();
+        }
+        cost.clicking_ms = click_start.elapsed().as_secs_f64() * 1e3;
+        Ok(())
+    }
+    .await;
+
+    if let Err(e) = body {
+        let kind = e
+            .chain()
+            .find_map(|c| c.downcast_ref::<Exit>())
+            .map(|x| x.kind)
+            .unwrap_or(ExitKind::TargetFailed);
+        if kind == ExitKind::BadInput {
+            target.stop().await;
+            return Err(e);
+        }
+        status = if kind == ExitKind::Interrupted || cancel.is_cancelled() {
+            RunStatus::Interrupted
+        } else {
+            RunStatus::TargetFailed
+        };
+        status_message = Some(format!("{e:#}"));
+    }
+    // Whatever the page still holds belongs to the run; a dead browser gets 2 s.
+    if let (Ok(p), true) = (&page, cleared) {
+        let _ =
+            tokio::time::timeout(Duration::from_secs(2), drain_into(p, &mut col, &mut cost)).await;
+    }
+    if let Ok(p) = page {
+        let _ = tokio::time::timeout(Duration::from_secs(2), p.close()).await;
+    }
+    target.stop().await;
+
+    let mut cfg = PairConfig::new(&req.arm_name);
+    cfg.loop_events = pilot.pacing.loop_events.clone();
+    cfg.window_ms = timeout_ms as f64;
+    cfg.cold_loops = (warmup * loops_per_click.max(1)) as usize;
+    cfg.default_label = label;
+    cfg.cleared_at_seq = col.cleared_at_seq.unwrap_or(0);
+    cfg.dropped = col.dropped;
+    cfg.draw_target = draw_target;
+    cfg.cdp_sockets = col.source == Some(arena_browser::SocketSource::Cdp);
+    let paired = pair(&col.records, &cfg);
+    let ctx = RunContext {
+        arm: req.arm_name.clone(),
+        knobs: knobs_text,
+        pilot_file: Some(pilot.source.clone()),
+        pilot_hash: pilot.hash.clone(),
+        url: url.clone(),
+        chromium_version: browser.version().to_string(),
+        started,
+        ended: SystemTime::now(),
+        status,
+        status_message,
+        socket_source: map_source(col.source),
+        seed,
+        clicks_planned: count,
+        clicks_made,
+        inputs_dispatched,
+    };
+    let run = build_run(&ctx, paired, &col.records);
+    let dir = match &req.out {
+        OutDir::Under(base) => default_run_dir(base, started, &req.arm_name),
+        OutDir::Exactly(d) => d.clone(),
+    };
+    run.write(&dir)
+        .with_context(|| format!("writing the run folder {}", dir.display()))?;
+    cost.wall_ms = wall.elapsed().as_secs_f64() * 1e3;
+    Ok(Outcome { run, dir, cost })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_get_params_and_addresses() {
+        let mut p = BTreeMap::new();
+        assert_eq!(with_params("http://h/x", &p), "http://h/x");
+        p.insert("perf".to_string(), "1".to_string());
+        p.insert("a b".to_string(), "c&d".to_string());
+        assert_eq!(
+            with_params("http://h/x", &p),
+            "http://h/x?a%20b=c%26d&perf=1"
+        );
+        assert_eq!(
+            with_params("http://h/x?z=1", &p),
+            "http://h/x?z=1&a%20b=c%26d&perf=1"
+        );
+        assert_eq!(
+            target_addr("http://127.0.0.1:8080/a?b"),
+            Some("127.0.0.1:8080".parse().unwrap())
+        );
+        assert_eq!(
+            target_addr("http://127.0.0.1/"),
+            Some("127.0.0.1:80".parse().unwrap())
+        );
+    }
+
+    #[test]
+    fn a_closed_port_is_gone() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        assert!(!target_gone(Some(addr)));
+        drop(l);
+        assert!(target_gone(Some(addr)));
+        assert!(!target_gone(None));
+    }
+}

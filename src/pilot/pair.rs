@@ -1,0 +1,699 @@
+//! Pairing raw recorder records into loops, exactly as DESIGN.md's loop model says:
+//!
+//! ```text
+//! input (discrete, trusted)                        t_input
+//!   -> first INPUT-classified send after it        t_send   inputToSocket = t_send - t_input
+//!   -> first receive after that send               t_recv   sendToRecv    = t_recv - t_send
+//!   -> first canvas draw after that receive        t_draw   recvToDraw    = t_draw - t_recv
+//!   -> next animation frame after that draw        t_paint  inputToPaint  = t_paint - t_input
+//! ```
+//!
+//! Pure: records in, loops and accounting out, so every trap the field notes describe is
+//! a unit test on a synthetic stream. Order is by `seq` (the recorder's write order),
+//! which is the order the page observed things in; times are only subtracted.
+
+use std::collections::HashSet;
+
+use arena_browser::{Record, RecordKind, SendClass};
+use arena_run::{Loop, Warning};
+
+/// What pairing needs to know beyond the records.
+#[derive(Debug, Clone)]
+pub struct PairConfig {
+    /// Arm name written into every loop.
+    pub arm: String,
+    /// DOM event types that start a loop (default mousedown, mouseup, keydown).
+    pub loop_events: Vec<String>,
+    /// A loop whose first receive does not arrive within this many ms of its input is
+    /// unanswered; draws and paints are also looked for only inside it.
+    pub window_ms: f64,
+    /// The first this many loops of the page are cold (its first interaction).
+    pub cold_loops: usize,
+    /// Label per loop, in input order (from the click generator); missing ones get
+    /// `default_label`.
+    pub labels: Vec<String>,
+    pub default_label: String,
+    /// Records with a smaller seq predate the clear on attach.
+    pub cleared_at_seq: u64,
+    /// Records the page's ring buffer overwrote before a drain (sum over drains).
+    pub dropped: u64,
+    /// When set, only draws on this canvas index count as the loop's draw.
+    pub draw_target: Option<u16>,
+    /// WebSocket records came from CDP: they have their own seq space and a clock mapped
+    /// onto the page's, so records are ordered by time, and seq checks (stale, holes,
+    /// duplicates) apply to each seq space apart.
+    pub cdp_sockets: bool,
+}
+
+impl PairConfig {
+    pub fn new(arm: &str) -> Self {
+        PairConfig {
+            arm: arm.to_string(),
+            loop_events: vec!["mousedown".into(), "mouseup".into(), "keydown".into()],
+            window_ms: 2000.0,
+            cold_loops: 2,
+            labels: Vec::new(),
+            default_label: String::new(),
+            cleared_at_seq: 0,
+            dropped: 0,
+            draw_target: None,
+            cdp_sockets: false,
+        }
+    }
+}
+
+/// Everything pairing counted besides the loops; the run summary and warnings come from
+/// here.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PairStats {
+    /// Records considered (after removing stale and duplicate ones).
+    pub records: u64,
+    pub stale: u64,
+    pub duplicates: u64,
+    /// Overwritten in the ring buffer (reported by the drain), or missing from the seq
+    /// sequence, whichever is larger.
+    pub dropped: u64,
+    pub untrusted_inputs: u64,
+    pub coalesced_inputs: u64,
+    /// inputToSocket of coalesced input that reached an input-classified send.
+    pub coalesced_input_to_socket: Vec<f64>,
+    /// Discrete inputs with no input-classified send before the next one.
+    pub inputs_without_send: u64,
+    pub bytes_received: u64,
+    pub frames_received: u64,
+    pub bytes_sent: u64,
+    pub sends_input: u64,
+    pub sends_ack: u64,
+    pub sends_other: u64,
+    pub invariant_violations: u64,
+    /// First loop index where the invariant failed, for the warning text.
+    pub first_violation: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Paired {
+    pub loops: Vec<Loop>,
+    pub stats: PairStats,
+    pub warnings: Vec<Warning>,
+}
+
+/// Pairs `records` (any order; several drains concatenated) into loops.
+pub fn pair(records: &[Record], cfg: &PairConfig) -> Paired {
+    let mut stats = PairStats::default();
+
+    // Stale and duplicate records first: either means the buffer was not cleared or a
+    // drain returned more than "since the last drain", and both would silently mix
+    // another run's (or an earlier iteration's) observations into this one.
+    let is_ws = |r: &Record| matches!(r.kind, RecordKind::WsSend | RecordKind::WsRecv);
+    let own_space = |r: &Record| !(cfg.cdp_sockets && is_ws(r));
+    let mut seen = HashSet::with_capacity(records.len());
+    let mut recs: Vec<&Record> = Vec::with_capacity(records.len());
+    for r in records {
+        if own_space(r) && r.seq < cfg.cleared_at_seq {
+            stats.stale += 1;
+            continue;
+        }
+        if !seen.insert((r.seq, own_space(r))) {
+            stats.duplicates += 1;
+            continue;
+        }
+        recs.push(r);
+    }
+    if cfg.cdp_sockets {
+        // Ties (100 us clock granularity) keep the causal order of the loop model.
+        let rank = |k: RecordKind| match k {
+            RecordKind::Input | RecordKind::InputCoalesced => 0,
+            RecordKind::WsSend => 1,
+            RecordKind::WsRecv => 2,
+            RecordKind::Draw => 3,
+            RecordKind::Paint => 4,
+        };
+        recs.sort_by(|a, b| {
+            a.t_ms
+                .total_cmp(&b.t_ms)
+                .then(rank(a.kind).cmp(&rank(b.kind)))
+                .then(a.seq.cmp(&b.seq))
+        });
+    } else {
+        recs.sort_by_key(|r| r.seq);
+    }
+    stats.records = recs.len() as u64;
+
+    // Holes in seq between the clear and the last record are records lost to
+    // wrap-around even if a drain did not say so.
+    let own: Vec<u64> = recs
+        .iter()
+        .filter(|r| own_space(r))
+        .map(|r| r.seq)
+        .collect();
+    let holes = match own.iter().max() {
+        Some(&last) => {
+            (last + 1 - cfg.cleared_at_seq.min(last + 1)).saturating_sub(own.len() as u64)
+        }
+        None => 0,
+    };
+    stats.dropped = cfg.dropped.max(holes);
+
+    for r in &recs {
+        match r.kind {
+            RecordKind::WsRecv => {
+                stats.bytes_received += u64::from(r.size);
+                stats.frames_received += 1;
+            }
+            RecordKind::WsSend => {
+                stats.bytes_sent += u64::from(r.size);
+                match r.class {
+                    SendClass::Input => stats.sends_input += 1,
+                    SendClass::Ack => stats.sends_ack += 1,
+                    SendClass::Other => stats.sends_other += 1,
+                }
+            }
+            _ => {}
+        }
+    }
+
+    let is_loop_input =
+        |r: &Record| r.kind == RecordKind::Input && cfg.loop_events.iter().any(|e| e == &r.event);
+    let inputs: Vec<usize> = (0..recs.len())
+        .filter(|&i| {
+            let r = recs[i];
+            if is_loop_input(r) && !r.trusted {
+                stats.untrusted_inputs += 1;
+            }
+            is_loop_input(r) && r.trusted
+        })
+        .collect();
+
+    let mut loops = Vec::with_capacity(inputs.len());
+    for (n, &ii) in inputs.iter().enumerate() {
+        let input = recs[ii];
+        let t_input = input.t_ms;
+        let deadline = t_input + cfg.window_ms;
+        // The send must come before the next discrete input: a send after it belongs to
+        // that input (a click's mouseup would otherwise steal its mousedown's message).
+        let bound = inputs.get(n + 1).copied().unwrap_or(recs.len());
+        let send = (ii + 1..bound).find(|&j| {
+            let r = recs[j];
+            r.kind == RecordKind::WsSend && r.class == SendClass::Input && r.t_ms <= deadline
+        });
+        if send.is_none() {
+            stats.inputs_without_send += 1;
+        }
+        let recv = send.and_then(|s| {
+            (s + 1..recs.len())
+                .take_while(|&j| recs[j].t_ms <= deadline)
+                .find(|&j| recs[j].kind == RecordKind::WsRecv)
+        });
+        let draw = recv.and_then(|rv| {
+            (rv + 1..recs.len())
+                .take_while(|&j| recs[j].t_ms <= deadline)
+                .find(|&j| {
+                    recs[j].kind == RecordKind::Draw
+                        && cfg.draw_target.is_none_or(|t| recs[j].target == t)
+                })
+        });
+        let paint = draw.and_then(|d| {
+            (d + 1..recs.len())
+                .take_while(|&j| recs[j].t_ms <= deadline)
+                .find(|&j| recs[j].kind == RecordKind::Paint)
+        });
+
+        // Reply bytes: everything received after the send up to the paint, or to the end
+        // of the window when the loop did not complete.
+        let (mut reply_bytes, mut reply_frames) = (0u64, 0u64);
+        if let Some(s) = send {
+            let end = paint.unwrap_or(recs.len());
+            for r in recs[s + 1..end].iter().take_while(|r| r.t_ms <= deadline) {
+                if r.kind == RecordKind::WsRecv {
+                    reply_bytes += u64::from(r.size);
+                    reply_frames += 1;
+                }
+            }
+        }
+
+        let t = |i: Option<usize>| i.map(|i| recs[i].t_ms);
+        let (t_send, t_recv, t_draw, t_paint) = (t(send), t(recv), t(draw), t(paint));
+        let diff = |a: Option<f64>, b: Option<f64>| Some(a? - b?);
+        let index = n as u64;
+        let chain = [Some(t_input), t_send, t_recv, t_draw, t_paint];
+        let present: Vec<f64> = chain.iter().flatten().copied().collect();
+        if present.windows(2).any(|w| w[0] > w[1]) {
+            stats.invariant_violations += 1;
+            stats.first_violation.get_or_insert(index);
+        }
+        loops.push(Loop {
+            index,
+            arm: cfg.arm.clone(),
+            label: cfg
+                .labels
+                .get(n)
+                .cloned()
+                .unwrap_or_else(|| cfg.default_label.clone()),
+            event: input.event.clone(),
+            cold: n < cfg.cold_loops,
+            answered: recv.is_some(),
+            t_input,
+            t_send,
+            t_recv,
+            t_draw,
+            t_paint,
+            input_to_socket: diff(t_send, Some(t_input)),
+            send_to_recv: diff(t_recv, t_send),
+            recv_to_draw: diff(t_draw, t_recv),
+            input_to_paint: diff(t_paint, Some(t_input)),
+            reply_bytes,
+            reply_frames,
+        });
+    }
+
+    // Coalesced input: its own population, never a loop (the browser flushes it on its
+    // own schedule, so its latency is partly the flush timer's).
+    let coalesced: Vec<usize> = (0..recs.len())
+        .filter(|&i| recs[i].kind == RecordKind::InputCoalesced)
+        .collect();
+    stats.coalesced_inputs = coalesced.len() as u64;
+    for (n, &ci) in coalesced.iter().enumerate() {
+        let bound = coalesced.get(n + 1).copied().unwrap_or(recs.len());
+        let deadline = recs[ci].t_ms + cfg.window_ms;
+        if let Some(s) = (ci + 1..bound).find(|&j| {
+            recs[j].kind == RecordKind::WsSend
+                && recs[j].class == SendClass::Input
+                && recs[j].t_ms <= deadline
+        }) {
+            stats
+                .coalesced_input_to_socket
+                .push(recs[s].t_ms - recs[ci].t_ms);
+        }
+    }
+
+    let warnings = warnings_for(&loops, &stats);
+    Paired {
+        loops,
+        stats,
+        warnings,
+    }
+}
+
+fn warnings_for(loops: &[Loop], s: &PairStats) -> Vec<Warning> {
+    let mut w = Vec::new();
+    if s.stale > 0 {
+        w.push(Warning::new(
+            "stale_records",
+            format!(
+                "{} records predate the clear on attach and were ignored: the recorder was not cleared, so earlier activity would have been counted",
+                s.stale
+            ),
+        ));
+    }
+    if s.duplicates > 0 {
+        w.push(Warning::new(
+            "counts_climb",
+            format!(
+                "{} records were drained more than once: the recorder returns more than \"since the last drain\", so record counts climb across iterations; duplicates ignored",
+                s.duplicates
+            ),
+        ));
+    }
+    if s.dropped > 0 {
+        w.push(Warning::new(
+            "dropped_records",
+            format!(
+                "{} records were overwritten in the page's ring buffer before they could be read: loops near them may be mispaired; raise the recorder capacity or drain more often",
+                s.dropped
+            ),
+        ));
+    }
+    let unanswered = loops.iter().filter(|l| !l.answered).count();
+    if unanswered > 0 {
+        w.push(Warning::new(
+            "unanswered",
+            format!(
+                "{unanswered} of {} loops unanswered inside the window (counted, not dropped)",
+                loops.len()
+            ),
+        ));
+    }
+    if s.inputs_without_send > 0 {
+        w.push(Warning::new(
+            "no_input_send",
+            format!(
+                "{} inputs reached no input-classified send: check the classifier",
+                s.inputs_without_send
+            ),
+        ));
+    }
+    if s.invariant_violations > 0 {
+        w.push(Warning::new(
+            "invariant",
+            format!(
+                "{} loops break t_input <= t_send <= t_recv <= t_draw <= t_paint (first: loop {})",
+                s.invariant_violations,
+                s.first_violation.unwrap_or(0)
+            ),
+        ));
+    }
+    if s.untrusted_inputs > 0 {
+        w.push(Warning::new(
+            "untrusted_input",
+            format!(
+                "{} discrete inputs were not trusted (synthesised by the page) and were ignored",
+                s.untrusted_inputs
+            ),
+        ));
+    }
+    if loops.is_empty() {
+        w.push(Warning::new("no_loops", "no discrete input was recorded"));
+    }
+    w
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Builds a stream with consecutive seqs from compact (kind, t, size, class, event).
+    struct S {
+        recs: Vec<Record>,
+        seq: u64,
+    }
+
+    impl S {
+        fn new(first_seq: u64) -> Self {
+            S {
+                recs: Vec::new(),
+                seq: first_seq,
+            }
+        }
+        fn push(&mut self, kind: RecordKind, t: f64, size: u32, class: SendClass, ev: &str) {
+            self.recs.push(Record {
+                seq: self.seq,
+                kind,
+                t_ms: t,
+                size,
+                class,
+                event: ev.into(),
+                trusted: true,
+                target: 0,
+            });
+            self.seq += 1;
+        }
+        fn input(&mut self, t: f64, ev: &str) -> &mut Self {
+            self.push(RecordKind::Input, t, 0, SendClass::Other, ev);
+            self
+        }
+        fn send(&mut self, t: f64, class: SendClass) -> &mut Self {
+            self.push(RecordKind::WsSend, t, 14, class, "binary");
+            self
+        }
+        fn recv(&mut self, t: f64, size: u32) -> &mut Self {
+            self.push(RecordKind::WsRecv, t, size, SendClass::Other, "binary");
+            self
+        }
+        fn draw(&mut self, t: f64) -> &mut Self {
+            self.push(RecordKind::Draw, t, 0, SendClass::Other, "drawImage");
+            self
+        }
+        fn paint(&mut self, t: f64) -> &mut Self {
+            self.push(RecordKind::Paint, t, 0, SendClass::Other, "raf");
+            self
+        }
+    }
+
+    fn cfg() -> PairConfig {
+        let mut c = PairConfig::new("a");
+        c.cold_loops = 0;
+        c.window_ms = 500.0;
+        c
+    }
+
+    #[test]
+    fn one_full_loop_gives_the_four_metrics() {
+        let mut s = S::new(0);
+        s.input(10.0, "mousedown")
+            .send(10.5, SendClass::Input)
+            .recv(60.0, 6000)
+            .draw(61.0)
+            .paint(70.0);
+        let p = pair(&s.recs, &cfg());
+        assert_eq!(p.loops.len(), 1);
+        let l = &p.loops[0];
+        assert!(l.answered);
+        assert_eq!(l.input_to_socket, Some(0.5));
+        assert_eq!(l.send_to_recv, Some(49.5));
+        assert_eq!(l.recv_to_draw, Some(1.0));
+        assert_eq!(l.input_to_paint, Some(60.0));
+        assert_eq!((l.reply_bytes, l.reply_frames), (6000, 1));
+        assert_eq!(p.stats.invariant_violations, 0);
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+    }
+
+    #[test]
+    fn ack_trap_an_ack_never_starts_a_loop() {
+        // The client acks a frame right after the click: pairing with it would read a
+        // sendToRecv measured from the ack, i.e. the cadence of frames, not the click.
+        let mut s = S::new(0);
+        s.recv(5.0, 100)
+            .input(10.0, "mousedown")
+            .send(10.2, SendClass::Ack)
+            .send(12.0, SendClass::Input)
+            .send(13.0, SendClass::Ack)
+            .recv(52.0, 6000)
+            .send(52.1, SendClass::Ack)
+            .draw(53.0)
+            .paint(60.0);
+        let p = pair(&s.recs, &cfg());
+        let l = &p.loops[0];
+        assert_eq!(l.t_send, Some(12.0));
+        assert_eq!(l.send_to_recv, Some(40.0));
+        assert_eq!(p.stats.sends_ack, 3);
+        assert_eq!(p.stats.sends_input, 1);
+    }
+
+    #[test]
+    fn a_mousedown_does_not_steal_its_mouseups_send() {
+        // An app that only sends on mouseup: the mousedown has no send of its own.
+        let mut s = S::new(0);
+        s.input(10.0, "mousedown")
+            .input(11.0, "mouseup")
+            .send(11.5, SendClass::Input)
+            .recv(40.0, 10)
+            .draw(41.0)
+            .paint(50.0);
+        let p = pair(&s.recs, &cfg());
+        assert_eq!(p.loops.len(), 2);
+        assert_eq!(p.loops[0].t_send, None);
+        assert!(!p.loops[0].answered);
+        assert_eq!(p.loops[1].t_send, Some(11.5));
+        assert_eq!(p.stats.inputs_without_send, 1);
+        assert!(p.warnings.iter().any(|w| w.code == "no_input_send"));
+    }
+
+    #[test]
+    fn unanswered_loops_are_counted_not_dropped() {
+        let mut s = S::new(0);
+        s.input(0.0, "mousedown").send(0.5, SendClass::Input);
+        // The reply comes after the window: unanswered, and it must not be paired.
+        s.recv(900.0, 100).draw(901.0).paint(905.0);
+        s.input(1000.0, "mousedown")
+            .send(1000.5, SendClass::Input)
+            .recv(1040.0, 100)
+            .draw(1041.0)
+            .paint(1050.0);
+        let p = pair(&s.recs, &cfg());
+        assert_eq!(p.loops.len(), 2);
+        assert!(!p.loops[0].answered);
+        assert_eq!(p.loops[0].send_to_recv, None);
+        assert_eq!(p.loops[0].input_to_socket, Some(0.5));
+        assert_eq!(p.loops[0].reply_bytes, 0);
+        assert!(p.loops[1].answered);
+        let w = p.warnings.iter().find(|w| w.code == "unanswered").unwrap();
+        assert!(w.message.starts_with("1 of 2"), "{}", w.message);
+    }
+
+    #[test]
+    fn coalesced_input_is_reported_apart() {
+        let mut s = S::new(0);
+        s.push(
+            RecordKind::InputCoalesced,
+            1.0,
+            0,
+            SendClass::Other,
+            "mousemove",
+        );
+        s.send(21.0, SendClass::Input);
+        s.push(
+            RecordKind::InputCoalesced,
+            30.0,
+            0,
+            SendClass::Other,
+            "mousemove",
+        );
+        s.input(40.0, "mousedown")
+            .send(40.5, SendClass::Input)
+            .recv(80.0, 10)
+            .draw(81.0)
+            .paint(90.0);
+        let p = pair(&s.recs, &cfg());
+        assert_eq!(p.loops.len(), 1, "a mousemove is never a loop");
+        assert_eq!(p.stats.coalesced_inputs, 2);
+        // The second mousemove's next input send is the click's: 10.5 ms.
+        assert_eq!(p.stats.coalesced_input_to_socket, vec![20.0, 10.5]);
+    }
+
+    #[test]
+    fn cold_loops_are_marked() {
+        let mut s = S::new(0);
+        for k in 0..3 {
+            let t = k as f64 * 100.0;
+            s.input(t, "mousedown")
+                .send(t + 1.0, SendClass::Input)
+                .recv(t + 20.0, 10)
+                .draw(t + 21.0)
+                .paint(t + 30.0);
+        }
+        let mut c = cfg();
+        c.cold_loops = 2;
+        c.labels = vec!["firing".into()];
+        c.default_label = "x".into();
+        let p = pair(&s.recs, &c);
+        let cold: Vec<bool> = p.loops.iter().map(|l| l.cold).collect();
+        assert_eq!(cold, vec![true, true, false]);
+        assert_eq!(p.loops[0].label, "firing");
+        assert_eq!(p.loops[2].label, "x");
+    }
+
+    #[test]
+    fn records_from_before_the_clear_are_ignored_and_flagged() {
+        let mut s = S::new(100);
+        // A click made before attach (seq 100..104), then the clear at seq 105.
+        s.input(1.0, "mousedown")
+            .send(1.5, SendClass::Input)
+            .recv(20.0, 10)
+            .draw(21.0)
+            .paint(30.0);
+        s.input(200.0, "mousedown")
+            .send(200.5, SendClass::Input)
+            .recv(220.0, 10)
+            .draw(221.0)
+            .paint(230.0);
+        let mut c = cfg();
+        c.cleared_at_seq = 105;
+        let p = pair(&s.recs, &c);
+        assert_eq!(p.loops.len(), 1);
+        assert_eq!(p.loops[0].t_input, 200.0);
+        assert_eq!(p.stats.stale, 5);
+        assert!(p.warnings.iter().any(|w| w.code == "stale_records"));
+    }
+
+    #[test]
+    fn duplicated_records_mean_counts_climb() {
+        let mut s = S::new(0);
+        s.input(1.0, "mousedown")
+            .send(1.5, SendClass::Input)
+            .recv(20.0, 10)
+            .draw(21.0)
+            .paint(30.0);
+        let mut twice = s.recs.clone();
+        twice.extend(s.recs.iter().cloned());
+        let p = pair(&twice, &cfg());
+        assert_eq!(p.loops.len(), 1);
+        assert_eq!(p.stats.duplicates, 5);
+        assert!(p.warnings.iter().any(|w| w.code == "counts_climb"));
+    }
+
+    #[test]
+    fn dropped_records_are_reported_from_the_drain_or_from_seq_holes() {
+        let mut s = S::new(0);
+        s.input(1.0, "mousedown")
+            .send(1.5, SendClass::Input)
+            .recv(20.0, 10)
+            .draw(21.0)
+            .paint(30.0);
+        let mut holed = s.recs.clone();
+        holed.remove(1);
+        let p = pair(&holed, &cfg());
+        assert_eq!(p.stats.dropped, 1);
+        let mut c = cfg();
+        c.dropped = 40;
+        let p = pair(&s.recs, &c);
+        assert_eq!(p.stats.dropped, 40);
+        assert!(p.warnings.iter().any(|w| w.code == "dropped_records"));
+    }
+
+    #[test]
+    fn invariant_violations_are_counted() {
+        let mut s = S::new(0);
+        // A receive stamped before the send (clock trouble) must not pass silently.
+        s.input(10.0, "mousedown")
+            .send(12.0, SendClass::Input)
+            .recv(11.0, 10)
+            .draw(13.0)
+            .paint(20.0);
+        let p = pair(&s.recs, &cfg());
+        assert_eq!(p.stats.invariant_violations, 1);
+        assert!(p.warnings.iter().any(|w| w.code == "invariant"));
+    }
+
+    #[test]
+    fn untrusted_and_non_loop_events_do_not_start_loops() {
+        let mut s = S::new(0);
+        s.input(1.0, "click");
+        s.input(2.0, "mousedown");
+        s.recs[1].trusted = false;
+        let p = pair(&s.recs, &cfg());
+        assert!(p.loops.is_empty());
+        assert_eq!(p.stats.untrusted_inputs, 1);
+        assert!(p.warnings.iter().any(|w| w.code == "no_loops"));
+    }
+
+    #[test]
+    fn cdp_socket_records_have_their_own_seq_space_and_are_ordered_by_time() {
+        let mut s = S::new(10);
+        s.input(10.0, "mousedown").draw(61.0).paint(70.0);
+        // CDP frames: seq from 0, interleaved by time.
+        let mut send = s.recs[0].clone();
+        send.kind = RecordKind::WsSend;
+        send.class = SendClass::Input;
+        send.seq = 0;
+        send.t_ms = 10.5;
+        let mut recv = send.clone();
+        recv.kind = RecordKind::WsRecv;
+        recv.class = SendClass::Other;
+        recv.seq = 1;
+        recv.t_ms = 60.0;
+        recv.size = 700;
+        s.recs.push(send);
+        s.recs.push(recv);
+        let mut c = cfg();
+        c.cdp_sockets = true;
+        c.cleared_at_seq = 10;
+        let p = pair(&s.recs, &c);
+        assert_eq!(p.stats.stale, 0);
+        assert_eq!(p.stats.duplicates, 0);
+        assert_eq!(p.stats.dropped, 0);
+        let l = &p.loops[0];
+        assert_eq!(
+            (l.t_send, l.t_recv, l.t_draw),
+            (Some(10.5), Some(60.0), Some(61.0))
+        );
+        assert_eq!(l.reply_bytes, 700);
+    }
+
+    #[test]
+    fn draws_on_another_canvas_are_skipped_when_a_target_is_set() {
+        let mut s = S::new(0);
+        s.input(1.0, "mousedown")
+            .send(1.5, SendClass::Input)
+            .recv(20.0, 10)
+            .draw(20.5)
+            .draw(22.0)
+            .paint(30.0);
+        s.recs[3].target = 1;
+        let mut c = cfg();
+        c.draw_target = Some(0);
+        let p = pair(&s.recs, &c);
+        assert_eq!(p.loops[0].t_draw, Some(22.0));
+        c.draw_target = None;
+        assert_eq!(pair(&s.recs, &c).loops[0].t_draw, Some(20.5));
+    }
+}

@@ -1,0 +1,684 @@
+//! The pilot file (TOML, `docs/pilot-file.md`): target, setup steps, click generator,
+//! classifier, pacing and arms. Parsing rejects unknown keys, and every error names the
+//! file, the line and the key.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use arena_browser::{AppRecorder, ClassifierSpec, RecorderConfig, SocketChoice};
+use arena_report::Exit;
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+use toml::Spanned;
+
+/// The fixture's pilot file, built into the binary so `arena-perf pilot` and `demo` work
+/// from any directory.
+pub const BUILTIN_FIXTURE_PILOT: &str = include_str!("../../pilots/fixture.toml");
+pub const BUILTIN_NAME: &str = "pilots/fixture.toml (built in)";
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPilot {
+    #[serde(default)]
+    target: Option<Spanned<Target>>,
+    #[serde(default)]
+    setup: Vec<Spanned<SetupStep>>,
+    #[serde(default)]
+    clicks: Option<Spanned<RawClicks>>,
+    #[serde(default)]
+    pacing: Option<Spanned<RawPacing>>,
+    #[serde(default)]
+    classifier: Option<Spanned<ClassifierSpec>>,
+    #[serde(default)]
+    recorder: Option<Spanned<RawRecorder>>,
+    #[serde(default)]
+    arms: BTreeMap<String, Spanned<Arm>>,
+}
+
+/// Where to drive.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Target {
+    /// The page to open; omitted means the built-in fixture, started in-process per run.
+    #[serde(default)]
+    pub url: Option<String>,
+    /// CSS selector of the canvas clicks are aimed at and whose draws close a loop.
+    #[serde(default = "default_canvas")]
+    pub canvas: String,
+    /// Phase or label written into every loop (e.g. `firing`).
+    #[serde(default)]
+    pub label: Option<String>,
+}
+
+fn default_canvas() -> String {
+    "#board".into()
+}
+
+/// One setup step, run in order after the page loads and before the recorder is cleared.
+/// Exactly one action key per step.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SetupStep {
+    /// Wait until the page has received at least this many WebSocket payload bytes.
+    #[serde(default)]
+    pub wait_bytes: Option<u64>,
+    /// Wait until no WebSocket message has arrived for this many ms.
+    #[serde(default)]
+    pub quiet_ms: Option<u64>,
+    /// Click at these canvas fractions `[x, y]`.
+    #[serde(default)]
+    pub click: Option<[f64; 2]>,
+    /// Press and release this key (DOM key value: `a`, `Enter`, `Escape`, ...).
+    #[serde(default)]
+    pub key: Option<String>,
+    /// Evaluate this JavaScript expression (a promise is awaited).
+    #[serde(default)]
+    pub eval: Option<String>,
+    /// Give up on a wait after this many ms (default 15000).
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawClicks {
+    #[serde(default)]
+    region: Option<Spanned<[f64; 4]>>,
+    #[serde(default)]
+    count: Option<Spanned<u64>>,
+    #[serde(default)]
+    seed: Option<u64>,
+    #[serde(default)]
+    button: Option<Spanned<String>>,
+    #[serde(default)]
+    pattern: Option<Spanned<String>>,
+    #[serde(default)]
+    warmup: Option<u64>,
+    #[serde(default)]
+    keys: Option<Spanned<Vec<String>>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPacing {
+    #[serde(default)]
+    interval_ms: Option<u64>,
+    #[serde(default)]
+    timeout_ms: Option<Spanned<u64>>,
+    #[serde(default)]
+    settle_ms: Option<u64>,
+    #[serde(default)]
+    loop_events: Option<Spanned<Vec<String>>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRecorder {
+    #[serde(default)]
+    capacity: Option<Spanned<u32>>,
+    #[serde(default)]
+    sockets: Option<SocketChoice>,
+    #[serde(default)]
+    app: Option<AppRecorder>,
+}
+
+/// One arm: what differs between the things being compared.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Arm {
+    /// Fixture knobs (name -> value text), for the built-in fixture.
+    #[serde(default)]
+    pub knobs: BTreeMap<String, String>,
+    /// Query parameters appended to the target URL.
+    #[serde(default)]
+    pub url_params: BTreeMap<String, String>,
+    /// Environment for `setup_command`.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Shell command run (`sh -c`) before each run of this arm, e.g. to restart an
+    /// external target with a flag; a non-zero exit stops the run.
+    #[serde(default)]
+    pub setup_command: Option<String>,
+}
+
+/// Click placement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pattern {
+    /// Uniform in the region, from the seed (same seed, same clicks).
+    Random,
+    /// Row-major over an 8 x 8 grid of cell centres in the region, repeating.
+    Grid,
+}
+
+#[derive(Debug, Clone)]
+pub struct Clicks {
+    /// `[x0, y0, x1, y1]` in canvas fractions.
+    pub region: [f64; 4],
+    pub count: u64,
+    pub seed: u64,
+    pub pattern: Pattern,
+    /// The first this many clicks of a page are cold (reported apart).
+    pub warmup: u64,
+    /// When set, each of the `count` inputs is a key press (cycling through these DOM key
+    /// values) instead of a click.
+    pub keys: Vec<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Pacing {
+    /// Pause after a click's loops complete (or time out) before the next click.
+    pub interval_ms: u64,
+    /// Per-click bound: a loop with no reply within this is unanswered, and the run
+    /// moves on, so a run takes at most clicks x (timeout + interval).
+    pub timeout_ms: u64,
+    /// After a click's loops have painted, wait until no WebSocket message has arrived
+    /// for this long (within the timeout), so late replies to this click cannot pose as
+    /// answers to the next one.
+    pub settle_ms: u64,
+    /// DOM event types that start a loop.
+    pub loop_events: Vec<String>,
+}
+
+/// A parsed, validated pilot file.
+#[derive(Debug, Clone)]
+pub struct Pilot {
+    /// Path as given, or [`BUILTIN_NAME`].
+    pub source: String,
+    /// Hex SHA-256 of the file's bytes.
+    pub hash: String,
+    pub target: Target,
+    pub setup: Vec<SetupStep>,
+    pub clicks: Clicks,
+    pub pacing: Pacing,
+    pub recorder: RecorderConfig,
+    pub arms: BTreeMap<String, Arm>,
+}
+
+/// Byte offset -> 1-based line.
+fn line_of(text: &str, span: &Range<usize>) -> usize {
+    let end = span.start.min(text.len());
+    text.as_bytes()[..end]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+struct Ctx<'a> {
+    source: &'a str,
+    text: &'a str,
+}
+
+impl Ctx<'_> {
+    fn err(&self, span: &Range<usize>, key: &str, msg: impl std::fmt::Display) -> anyhow::Error {
+        anyhow::Error::new(Exit::bad_input(format!(
+            "{}: line {}: `{key}`: {msg}",
+            self.source,
+            line_of(self.text, span)
+        )))
+    }
+}
+
+impl Pilot {
+    /// Reads and validates a pilot file.
+    pub fn load(path: &Path) -> Result<Pilot> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            anyhow::Error::new(Exit::bad_input(format!(
+                "{}: cannot read pilot file: {e}",
+                path.display()
+            )))
+        })?;
+        Pilot::parse(&path.display().to_string(), &text)
+    }
+
+    /// The built-in fixture pilot.
+    pub fn builtin() -> Result<Pilot> {
+        Pilot::parse(BUILTIN_NAME, BUILTIN_FIXTURE_PILOT)
+    }
+
+    /// `--pilot FILE` when given, else the built-in fixture pilot.
+    pub fn load_or_builtin(path: Option<&PathBuf>) -> Result<Pilot> {
+        match path {
+            Some(p) => Pilot::load(p),
+            None => Pilot::builtin(),
+        }
+    }
+
+    pub fn parse(source: &str, text: &str) -> Result<Pilot> {
+        let cx = Ctx { source, text };
+        let raw: RawPilot = toml::from_str(text).map_err(|e| {
+            let line = e.span().map(|s| line_of(text, &s)).unwrap_or(0);
+            anyhow::Error::new(Exit::bad_input(format!(
+                "{source}: line {line}: {}",
+                e.message().trim()
+            )))
+        })?;
+        let hash = hex(&Sha256::digest(text.as_bytes()));
+
+        let target = raw
+            .target
+            .map(|t| t.into_inner())
+            .unwrap_or_else(|| Target {
+                canvas: default_canvas(),
+                ..Target::default()
+            });
+
+        let mut setup = Vec::with_capacity(raw.setup.len());
+        for (i, step) in raw.setup.into_iter().enumerate() {
+            let span = step.span();
+            let s = step.into_inner();
+            let actions = [
+                s.wait_bytes.is_some(),
+                s.quiet_ms.is_some(),
+                s.click.is_some(),
+                s.key.is_some(),
+                s.eval.is_some(),
+            ]
+            .iter()
+            .filter(|b| **b)
+            .count();
+            if actions != 1 {
+                return Err(cx.err(
+                    &span,
+                    &format!("setup[{i}]"),
+                    format!(
+                        "a step needs exactly one of wait_bytes, quiet_ms, click, key, eval (found {actions})"
+                    ),
+                ));
+            }
+            if let Some([x, y]) = s.click {
+                if !(0.0..=1.0).contains(&x) || !(0.0..=1.0).contains(&y) {
+                    return Err(cx.err(
+                        &span,
+                        &format!("setup[{i}].click"),
+                        "canvas fractions must be within 0..=1",
+                    ));
+                }
+            }
+            setup.push(s);
+        }
+
+        let mut clicks = Clicks {
+            region: [0.1, 0.1, 0.9, 0.9],
+            count: 156,
+            seed: 1,
+            pattern: Pattern::Random,
+            warmup: 1,
+            keys: Vec::new(),
+        };
+        if let Some(c) = raw.clicks {
+            let c = c.into_inner();
+            if let Some(r) = c.region {
+                let span = r.span();
+                let r = r.into_inner();
+                let ok = r.iter().all(|v| (0.0..=1.0).contains(v)) && r[0] < r[2] && r[1] < r[3];
+                if !ok {
+                    return Err(cx.err(
+                        &span,
+                        "clicks.region",
+                        "expected [x0, y0, x1, y1] canvas fractions with 0 <= x0 < x1 <= 1 and 0 <= y0 < y1 <= 1",
+                    ));
+                }
+                clicks.region = r;
+            }
+            if let Some(n) = c.count {
+                if *n.get_ref() == 0 {
+                    return Err(cx.err(&n.span(), "clicks.count", "must be at least 1"));
+                }
+                clicks.count = n.into_inner();
+            }
+            if let Some(s) = c.seed {
+                clicks.seed = s;
+            }
+            if let Some(b) = c.button {
+                if b.get_ref() != "left" {
+                    return Err(cx.err(
+                        &b.span(),
+                        "clicks.button",
+                        format!(
+                            "`{}` is not supported: trusted clicks are dispatched with the left button",
+                            b.get_ref()
+                        ),
+                    ));
+                }
+            }
+            if let Some(p) = c.pattern {
+                clicks.pattern = match p.get_ref().as_str() {
+                    "random" => Pattern::Random,
+                    "grid" => Pattern::Grid,
+                    other => {
+                        return Err(cx.err(
+                            &p.span(),
+                            "clicks.pattern",
+                            format!("expected random or grid, got `{other}`"),
+                        ))
+                    }
+                };
+            }
+            if let Some(w) = c.warmup {
+                clicks.warmup = w;
+            }
+            if let Some(k) = c.keys {
+                if k.get_ref().is_empty() || k.get_ref().iter().any(|x| x.is_empty()) {
+                    return Err(cx.err(
+                        &k.span(),
+                        "clicks.keys",
+                        "name at least one DOM key value (e.g. \"ArrowRight\"), none empty",
+                    ));
+                }
+                clicks.keys = k.into_inner();
+            }
+        }
+
+        let mut pacing = Pacing {
+            interval_ms: 20,
+            timeout_ms: 2000,
+            settle_ms: 100,
+            loop_events: vec!["mousedown".into(), "mouseup".into(), "keydown".into()],
+        };
+        if let Some(p) = raw.pacing {
+            let p = p.into_inner();
+            if let Some(i) = p.interval_ms {
+                pacing.interval_ms = i;
+            }
+            if let Some(q) = p.settle_ms {
+                pacing.settle_ms = q;
+            }
+            if let Some(t) = p.timeout_ms {
+                if *t.get_ref() == 0 {
+                    return Err(cx.err(&t.span(), "pacing.timeout_ms", "must be at least 1"));
+                }
+                pacing.timeout_ms = t.into_inner();
+            }
+            if let Some(ev) = p.loop_events {
+                if ev.get_ref().is_empty() {
+                    return Err(cx.err(
+                        &ev.span(),
+                        "pacing.loop_events",
+                        "name at least one discrete event (mousedown, mouseup, keydown)",
+                    ));
+                }
+                pacing.loop_events = ev.into_inner();
+            }
+        }
+
+        // The fixture's protocol is the default classifier: first byte 1-5 is input,
+        // 0x10 is an ack (docs/fixture-protocol.md).
+        let mut recorder =
+            RecorderConfig::with_classifier(ClassifierSpec::first_byte(&[1, 2, 3, 4, 5], &[0x10]));
+        if let Some(c) = raw.classifier {
+            let span = c.span();
+            let c = c.into_inner();
+            c.validate().map_err(|e| {
+                cx.err(&span, &format!("classifier.{}", key_prefix(&e)), e.as_str())
+            })?;
+            recorder.classifier = c;
+        }
+        if let Some(r) = raw.recorder {
+            let span = r.span();
+            let r = r.into_inner();
+            if let Some(cap) = r.capacity {
+                if *cap.get_ref() == 0 {
+                    return Err(cx.err(&cap.span(), "recorder.capacity", "must be at least 1"));
+                }
+                recorder.capacity = cap.into_inner();
+            }
+            if let Some(s) = r.sockets {
+                recorder.sockets = s;
+            }
+            if let Some(app) = r.app {
+                app.validate().map_err(|e| {
+                    cx.err(
+                        &span,
+                        &format!("recorder.app.{}", key_prefix(&e)),
+                        e.as_str(),
+                    )
+                })?;
+                recorder.app = Some(app);
+            }
+        }
+
+        let mut arms = BTreeMap::new();
+        for (name, arm) in raw.arms {
+            let span = arm.span();
+            let arm = arm.into_inner();
+            if target.url.is_none() {
+                // Knobs are checked now, not when the arm runs, so a typo fails before
+                // any browser starts.
+                let pairs: Vec<(String, String)> = arm.knobs.clone().into_iter().collect();
+                arena_fixture::Knobs::from_pairs(&pairs)
+                    .map_err(|e| cx.err(&span, &format!("arms.{name}.knobs"), e))?;
+            } else if !arm.knobs.is_empty() {
+                return Err(cx.err(
+                    &span,
+                    &format!("arms.{name}.knobs"),
+                    "knobs apply to the built-in fixture only; an external target takes url_params, env or setup_command",
+                ));
+            }
+            arms.insert(name, arm);
+        }
+
+        Ok(Pilot {
+            source: source.to_string(),
+            hash,
+            target,
+            setup,
+            clicks,
+            pacing,
+            recorder,
+            arms,
+        })
+    }
+
+    /// The named arm, or an error listing the arms there are. With no name: the first
+    /// arm (`stock` when present), or an empty arm named `default` when none exist.
+    pub fn arm(&self, name: Option<&str>) -> Result<(String, Arm)> {
+        match name {
+            Some(n) => self
+                .arms
+                .get(n)
+                .map(|a| (n.to_string(), a.clone()))
+                .ok_or_else(|| {
+                    anyhow::Error::new(Exit::bad_input(format!(
+                        "{}: no arm `{n}` (arms: {})",
+                        self.source,
+                        self.arm_names().join(", ")
+                    )))
+                }),
+            None => {
+                if let Some(a) = self.arms.get("stock") {
+                    return Ok(("stock".into(), a.clone()));
+                }
+                Ok(self
+                    .arms
+                    .iter()
+                    .next()
+                    .map(|(n, a)| (n.clone(), a.clone()))
+                    .unwrap_or_else(|| ("default".into(), Arm::default())))
+            }
+        }
+    }
+
+    pub fn arm_names(&self) -> Vec<String> {
+        self.arms.keys().cloned().collect()
+    }
+}
+
+/// `input[0]: ...` -> `input[0]`, so the key path in the message is the full one.
+fn key_prefix(msg: &str) -> &str {
+    msg.split(':').next().unwrap_or(msg)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// splitmix64: tiny, seedable and stable across versions, so a seed names the same clicks
+/// forever (a library RNG may change its stream between releases).
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+impl Clicks {
+    /// The click positions, as canvas fractions.
+    pub fn positions(&self) -> Vec<(f64, f64)> {
+        let [x0, y0, x1, y1] = self.region;
+        let (w, h) = (x1 - x0, y1 - y0);
+        match self.pattern {
+            Pattern::Random => {
+                let mut rng = SplitMix(self.seed);
+                (0..self.count)
+                    .map(|_| (x0 + rng.unit() * w, y0 + rng.unit() * h))
+                    .collect()
+            }
+            Pattern::Grid => (0..self.count)
+                .map(|i| {
+                    let cell = i % 64;
+                    let (cx, cy) = ((cell % 8) as f64, (cell / 8) as f64);
+                    (x0 + (cx + 0.5) / 8.0 * w, y0 + (cy + 0.5) / 8.0 * h)
+                })
+                .collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn msg(text: &str) -> String {
+        let e = Pilot::parse("p.toml", text).expect_err("must fail");
+        assert!(
+            e.chain().any(|c| c.downcast_ref::<Exit>().is_some()),
+            "exit-coded"
+        );
+        format!("{e:#}")
+    }
+
+    #[test]
+    fn the_builtin_fixture_pilot_parses() {
+        let p = Pilot::builtin().unwrap();
+        assert!(p.target.url.is_none());
+        assert_eq!(p.target.canvas, "#board");
+        assert!(p.arms.contains_key("stock") && p.arms.contains_key("lazy-png"));
+        assert_eq!(p.arms["lazy-png"].knobs["lazy_png"], "true");
+        assert_eq!(p.arm(None).unwrap().0, "stock");
+        assert_eq!(p.hash.len(), 64);
+    }
+
+    #[test]
+    fn full_file_round() {
+        let p = Pilot::parse(
+            "p.toml",
+            r##"
+[target]
+url = "http://127.0.0.1:9/app"
+canvas = "canvas.main"
+label = "firing"
+
+[[setup]]
+wait_bytes = 100000
+[[setup]]
+quiet_ms = 300
+[[setup]]
+click = [0.5, 0.5]
+[[setup]]
+key = "Escape"
+[[setup]]
+eval = "window.ready === true"
+timeout_ms = 5000
+
+[clicks]
+region = [0.2, 0.2, 0.8, 0.6]
+count = 10
+seed = 42
+button = "left"
+pattern = "grid"
+warmup = 2
+
+[pacing]
+interval_ms = 20
+timeout_ms = 700
+loop_events = ["mousedown"]
+
+[classifier]
+input = [{ json_key = "type", json_value = "mouse" }]
+ack = [{ text_regex = "^ack" }]
+
+[recorder]
+capacity = 64
+sockets = "cdp"
+
+[arms.a.url_params]
+mode = "fast"
+[arms.b]
+env = { LAZY = "1" }
+setup_command = "true"
+"##,
+        )
+        .unwrap();
+        assert_eq!(p.setup.len(), 5);
+        assert_eq!(p.clicks.count, 10);
+        assert_eq!(p.clicks.pattern, Pattern::Grid);
+        assert_eq!(p.pacing.timeout_ms, 700);
+        assert_eq!(p.recorder.capacity, 64);
+        assert_eq!(p.recorder.sockets, SocketChoice::Cdp);
+        assert_eq!(p.arms["a"].url_params["mode"], "fast");
+        assert_eq!(p.arms["b"].setup_command.as_deref(), Some("true"));
+        let pos = p.clicks.positions();
+        assert_eq!(pos.len(), 10);
+        assert!(pos
+            .iter()
+            .all(|&(x, y)| (0.2..=0.8).contains(&x) && (0.2..=0.6).contains(&y)));
+        assert!(p.arm(Some("zzz")).is_err());
+    }
+
+    #[test]
+    fn errors_name_line_and_key() {
+        let m = msg("[clicks]\ncount = 3\nregion = [0.5, 0.1, 0.2, 0.9]\n");
+        assert!(m.contains("p.toml: line 3: `clicks.region`"), "{m}");
+        let m = msg("\n[clicks]\ncolor = 1\n");
+        assert!(m.contains("line 3") && m.contains("color"), "{m}");
+        let m = msg("[pacing]\ntimeout_ms = \"soon\"\n");
+        assert!(m.contains("line 2"), "{m}");
+        let m = msg("[[setup]]\nquiet_ms = 3\nkey = \"a\"\n");
+        assert!(m.contains("line 1: `setup[0]`"), "{m}");
+        let m = msg("[arms.x.knobs]\npng_level = \"12\"\n");
+        assert!(m.contains("arms.x.knobs") && m.contains("png_level"), "{m}");
+        let m = msg("[classifier]\ninput = [{ min_size = 9, max_size = 2 }]\n");
+        assert!(m.contains("`classifier.input[0]`"), "{m}");
+        let m = msg("[clicks]\nkeys = []\n");
+        assert!(m.contains("line 2: `clicks.keys`"), "{m}");
+        let m = msg("[clicks]\nbutton = \"right\"\n");
+        assert!(m.contains("clicks.button"), "{m}");
+        let m = msg("[target]\nurl = \"http://x\"\n[arms.a.knobs]\ndelay_ms = \"4\"\n");
+        assert!(m.contains("external target"), "{m}");
+    }
+
+    #[test]
+    fn same_seed_same_clicks() {
+        let mk = |seed| Clicks {
+            region: [0.0, 0.0, 1.0, 1.0],
+            count: 50,
+            seed,
+            pattern: Pattern::Random,
+            warmup: 0,
+            keys: Vec::new(),
+        };
+        assert_eq!(mk(3).positions(), mk(3).positions());
+        assert_ne!(mk(3).positions(), mk(4).positions());
+    }
+}

@@ -1,0 +1,549 @@
+//! The pilot against real Chromium and the real fixture: calibration, the ack trap, the
+//! ring buffer, unanswered loops, faults (SIGINT, target death) and the app recorder.
+//!
+//! One test binary for every browser test (one link of the CDP stack). Tests take a
+//! global lock: two pilots sharing two cores would measure each other.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use arena_browser::{AppFields, AppRecorder, RecordKind, SendClass};
+use arena_perf::pilot::drive::{
+    run_arm, BrowserOptions, Cancel, OutDir, Outcome, Overrides, RunRequest,
+};
+use arena_perf::pilot::scenario::{Arm, Pilot, SetupStep};
+use arena_run::{Metric, Run, RunStatus, SocketSource};
+use arena_stats::Summary;
+
+static LOCK: Mutex<()> = Mutex::new(());
+
+fn lock() -> MutexGuard<'static, ()> {
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn knobs(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// Processes alive among `pids` (zombies count as gone: they hold no resources).
+fn alive(pids: &[i32]) -> Vec<i32> {
+    pids.iter()
+        .copied()
+        .filter(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/stat"))
+                .map(|s| {
+                    let state = s
+                        .rsplit_once(')')
+                        .map(|(_, r)| r.trim_start())
+                        .unwrap_or("");
+                    !state.starts_with('Z')
+                })
+                .unwrap_or(false)
+        })
+        .collect()
+}
+
+/// Processes in process group `pgid` (a launched Chromium leads its own group).
+fn group_members(pgid: i32) -> Vec<i32> {
+    let mut out = Vec::new();
+    if let Ok(rd) = std::fs::read_dir("/proc") {
+        for e in rd.flatten() {
+            let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+                continue;
+            };
+            if let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+                let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+                let f: Vec<&str> = rest.split_whitespace().collect();
+                // fields after the name: state ppid pgrp
+                if f.len() > 2 && f[2].parse::<i32>().ok() == Some(pgid) && !f[0].starts_with('Z') {
+                    out.push(pid);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Runs arms in one browser, one fresh page and fixture each; checks that no Chromium
+/// process is left afterwards.
+fn run_arms(pilot: &Pilot, runs: Vec<(&str, Overrides)>, out: &Path) -> Vec<Outcome> {
+    rt().block_on(async {
+        let browser = BrowserOptions::default()
+            .launch()
+            .await
+            .expect("launch Chromium");
+        let pids = browser.pids();
+        assert!(pids.len() > 1, "Chromium runs several processes: {pids:?}");
+        let cancel = Cancel::new();
+        let mut outs = Vec::new();
+        for (i, (name, ov)) in runs.iter().enumerate() {
+            let arm = pilot.arms.get(*name).cloned().unwrap_or_default();
+            let o = run_arm(
+                &browser,
+                RunRequest {
+                    pilot,
+                    arm_name: name.to_string(),
+                    arm,
+                    overrides: ov,
+                    out: OutDir::Exactly(out.join(format!("{i}-{name}"))),
+                    progress: false,
+                    cancel: &cancel,
+                },
+            )
+            .await
+            .expect("run");
+            outs.push(o);
+        }
+        browser.close().await.expect("close");
+        assert_eq!(alive(&pids), Vec::<i32>::new(), "Chromium processes left");
+        outs
+    })
+}
+
+fn base_overrides(clicks: u64) -> Overrides {
+    Overrides {
+        clicks: Some(clicks),
+        interval_ms: Some(10),
+        ..Overrides::default()
+    }
+}
+
+fn p50(run: &Run, m: Metric) -> f64 {
+    Summary::of(&run.warm_values(m))
+        .map(|s| s.p50)
+        .unwrap_or(f64::NAN)
+}
+
+fn assert_invariant(run: &Run) {
+    assert_eq!(run.meta.summary.invariant_violations, 0);
+    for l in run.loops.iter().filter(|l| l.answered) {
+        let chain = [Some(l.t_input), l.t_send, l.t_recv, l.t_draw, l.t_paint];
+        let present: Vec<f64> = chain.iter().flatten().copied().collect();
+        assert_eq!(
+            present.len(),
+            5,
+            "answered loop {} is complete: {l:?}",
+            l.index
+        );
+        assert!(
+            present.windows(2).all(|w| w[0] <= w[1]),
+            "loop {} breaks t_input <= t_send <= t_recv <= t_draw <= t_paint: {l:?}",
+            l.index
+        );
+    }
+}
+
+#[test]
+fn calibration_delay_40_is_recovered_and_no_loop_pairs_with_an_ack() {
+    let _g = lock();
+    let tmp = tempfile::tempdir().unwrap();
+    let pilot = Pilot::builtin().unwrap();
+    // Server CPU per click is switched off and the paint tick shortened so the only
+    // difference between the arms is the injected delay (LOS work, eager encodes and the
+    // tick's phase add variance, not offset).
+    let quiet = [("los_work", "0"), ("lazy_png", "true"), ("tick_ms", "1")];
+    let mk = |delay: &str| {
+        let mut ov = base_overrides(60);
+        let mut k = knobs(&quiet);
+        k.push(("delay_ms".into(), delay.into()));
+        ov.knobs = k;
+        ov
+    };
+    let outs = run_arms(
+        &pilot,
+        vec![("delay0", mk("0")), ("delay40", mk("40"))],
+        tmp.path(),
+    );
+    let (a, b) = (&outs[0].run, &outs[1].run);
+    for r in [a, b] {
+        assert_eq!(r.meta.status, RunStatus::Complete);
+        assert_eq!(r.meta.summary.loops, 120, "60 clicks = 120 discrete loops");
+        assert_eq!(r.meta.summary.unanswered, 0);
+        assert_invariant(r);
+        // What was written is what is read back, to the last bit of every float.
+        let back = Run::load(&outs.iter().find(|o| &o.run == r).unwrap().dir).unwrap();
+        assert!(back.meta == r.meta, "run.json round trip");
+        assert!(back.loops == r.loops, "loops.csv round trip");
+        assert!(back.events == r.events, "events.jsonl round trip");
+
+        // Ack trap: the client acks every frame, yet every loop's send is an input send.
+        let s = &r.meta.summary;
+        assert!(
+            s.sends_ack >= s.frames_received.saturating_sub(1),
+            "acks: {s:?}"
+        );
+        assert!(s.sends_ack > 0);
+        for l in &r.loops {
+            let t_send = l.t_send.expect("every click reached the socket");
+            let send = r
+                .events
+                .iter()
+                .find(|e| e.kind == "ws_send" && e.t_ms == t_send)
+                .expect("the loop's send is among the events");
+            assert_eq!(
+                send.class, "input",
+                "loop {} paired with a {} send",
+                l.index, send.class
+            );
+        }
+    }
+    let d = p50(b, Metric::SendToRecv) - p50(a, Metric::SendToRecv);
+    eprintln!(
+        "calibration: sendToRecv p50 {:.2} ms (delay 0) vs {:.2} ms (delay 40), difference {d:.2} ms, n = {} and {}",
+        p50(a, Metric::SendToRecv),
+        p50(b, Metric::SendToRecv),
+        a.warm_values(Metric::SendToRecv).len(),
+        b.warm_values(Metric::SendToRecv).len()
+    );
+    assert!(
+        (d - 40.0).abs() <= 3.0,
+        "sendToRecv p50 difference {d:.2} ms, want 40 +- 3"
+    );
+}
+
+#[test]
+fn ring_buffer_clicks_before_attach_are_not_counted_and_overflow_is_reported() {
+    let _g = lock();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut pilot = Pilot::builtin().unwrap();
+    // Three clicks during setup, i.e. before the recorder is cleared on attach.
+    for _ in 0..3 {
+        pilot.setup.push(SetupStep {
+            click: Some([0.5, 0.5]),
+            ..SetupStep::default()
+        });
+    }
+    pilot.setup.push(SetupStep {
+        quiet_ms: Some(200),
+        ..SetupStep::default()
+    });
+    let mut tiny = base_overrides(5);
+    tiny.capacity = Some(8);
+    let outs = run_arms(
+        &pilot,
+        vec![("stock", base_overrides(5)), ("stock", tiny)],
+        tmp.path(),
+    );
+    let clean = &outs[0].run;
+    assert_eq!(
+        clean.meta.summary.loops, 10,
+        "only the 5 measured clicks count"
+    );
+    assert_eq!(clean.meta.summary.stale_records, 0);
+    assert_eq!(clean.meta.summary.dropped_records, 0);
+    let first_seq = clean.events.first().map(|e| e.seq).unwrap();
+    assert!(first_seq > 0, "setup clicks were recorded, then cleared");
+    let setup_inputs = clean
+        .events
+        .iter()
+        .filter(|e| e.kind == "input" && e.event == "mousedown")
+        .count();
+    assert_eq!(
+        setup_inputs, 5,
+        "no mousedown from before the clear is in the run"
+    );
+
+    let small = &outs[1].run;
+    assert!(
+        small.meta.summary.dropped_records > 0,
+        "a ring of 8 records overflows within one frame: {:?}",
+        small.meta.summary
+    );
+    assert!(small
+        .meta
+        .warnings
+        .iter()
+        .any(|w| w.code == "dropped_records"));
+}
+
+#[test]
+fn unanswered_loops_are_counted_and_the_run_still_ends_in_time() {
+    let _g = lock();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut pilot = Pilot::builtin().unwrap();
+    // Key presses: the fixture counts each keydown as one input (keyup has no reply), so
+    // drop_every=5 over 50 presses swallows exactly 10 of them.
+    pilot.clicks.keys = vec!["ArrowRight".into(), "ArrowLeft".into()];
+    let mut ov = base_overrides(50);
+    ov.knobs = knobs(&[("drop_every", "5"), ("los_work", "0")]);
+    ov.timeout_ms = Some(400);
+    ov.warmup = Some(0);
+    let t = Instant::now();
+    let outs = run_arms(&pilot, vec![("stock", ov)], tmp.path());
+    let wall = t.elapsed();
+    let r = &outs[0].run;
+    assert_eq!(r.meta.summary.loops, 50);
+    assert_eq!(r.meta.summary.unanswered, 10, "{:?}", r.meta.summary);
+    assert_eq!(r.loops.iter().filter(|l| !l.answered).count(), 10);
+    // Every fifth press is the unanswered one.
+    let idx: Vec<u64> = r
+        .loops
+        .iter()
+        .filter(|l| !l.answered)
+        .map(|l| l.index)
+        .collect();
+    assert_eq!(idx, (0..10).map(|k| 5 * k + 4).collect::<Vec<u64>>());
+    assert!(r.meta.warnings.iter().any(|w| w.code == "unanswered"));
+    let bound = Duration::from_millis(50 * 400);
+    eprintln!("unanswered: 50 presses with 10 timeouts of 400 ms took {wall:?} (bound {bound:?}, browser launch included)");
+    assert!(
+        wall < bound,
+        "took {wall:?}, bound clicks x timeout = {bound:?}"
+    );
+}
+
+#[test]
+fn the_apps_own_recorder_is_read_through_the_pilot_file() {
+    let _g = lock();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut pilot = Pilot::builtin().unwrap();
+    let map = |pairs: &[(&str, RecordKind)]| -> BTreeMap<String, RecordKind> {
+        pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+    };
+    pilot.recorder.app = Some(AppRecorder {
+        clear: "window.arenaPerf.clear()".into(),
+        drain: "window.arenaPerf.drain()".into(),
+        records_key: Some("records".into()),
+        dropped_key: Some("dropped".into()),
+        fields: AppFields {
+            kind: "kind".into(),
+            t_ms: "t_ms".into(),
+            size: Some("size".into()),
+            class: Some("class".into()),
+            event: Some("event".into()),
+            trusted: Some("trusted".into()),
+            target: Some("target".into()),
+            seq: Some("seq".into()),
+        },
+        kinds: map(&[
+            ("Input", RecordKind::Input),
+            ("InputCoalesced", RecordKind::InputCoalesced),
+            ("WsSend", RecordKind::WsSend),
+            ("WsRecv", RecordKind::WsRecv),
+            ("Draw", RecordKind::Draw),
+            ("Paint", RecordKind::Paint),
+        ]),
+        classes: [("Input", SendClass::Input), ("Ack", SendClass::Ack)]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+    });
+    pilot.arms.insert(
+        "perf".into(),
+        Arm {
+            url_params: [("perf".to_string(), "1".to_string())]
+                .into_iter()
+                .collect(),
+            ..Arm::default()
+        },
+    );
+    let mut ov = base_overrides(10);
+    ov.knobs = knobs(&[("los_work", "0")]);
+    let outs = run_arms(&pilot, vec![("perf", ov)], tmp.path());
+    let r = &outs[0].run;
+    assert_eq!(r.meta.socket_source, SocketSource::AppRecorder);
+    assert!(r.meta.url.ends_with("?perf=1"), "{}", r.meta.url);
+    assert_eq!(r.meta.summary.loops, 20);
+    assert_eq!(r.meta.summary.unanswered, 0, "{:?}", r.meta.warnings);
+    assert!(r.meta.summary.sends_ack > 0 && r.meta.summary.sends_input == 20);
+    assert_invariant(r);
+}
+
+fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_arena-perf"))
+}
+
+/// A child process whose stdout and stderr lines are collected by two threads.
+struct Watched {
+    child: Child,
+    lines: std::sync::Arc<Mutex<Vec<String>>>,
+}
+
+impl Watched {
+    fn spawn(cmd: &mut Command) -> Watched {
+        let mut child = cmd
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn arena-perf");
+        let lines = std::sync::Arc::new(Mutex::new(Vec::new()));
+        let out: Box<dyn std::io::Read + Send> = Box::new(child.stdout.take().unwrap());
+        let err: Box<dyn std::io::Read + Send> = Box::new(child.stderr.take().unwrap());
+        for stream in [out, err] {
+            let l2 = lines.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stream).lines().map_while(Result::ok) {
+                    l2.lock().unwrap().push(line);
+                }
+            });
+        }
+        Watched { child, lines }
+    }
+
+    fn wait_line(&self, needle: &str, limit: Duration) -> String {
+        let t = Instant::now();
+        loop {
+            if let Some(l) = self
+                .lines
+                .lock()
+                .unwrap()
+                .iter()
+                .find(|l| l.contains(needle))
+            {
+                return l.clone();
+            }
+            assert!(
+                t.elapsed() < limit,
+                "no `{needle}` on stderr within {limit:?}: {:?}",
+                self.lines.lock().unwrap()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn browser_pid(&self) -> i32 {
+        let l = self.wait_line("(pid ", Duration::from_secs(30));
+        l.rsplit_once("(pid ")
+            .and_then(|(_, r)| r.trim_end_matches(')').parse().ok())
+            .expect("browser pid on stderr")
+    }
+
+    fn wait_exit(&mut self, limit: Duration) -> i32 {
+        let t = Instant::now();
+        loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                return s.code().unwrap_or(-1);
+            }
+            if t.elapsed() > limit {
+                let _ = self.child.kill();
+                panic!("no exit within {limit:?}: {:?}", self.lines.lock().unwrap());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Watched {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+fn sigint(pid: u32) {
+    let ok = Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    assert!(ok, "kill -INT {pid}");
+}
+
+#[test]
+fn sigint_mid_run_writes_the_partial_run_and_exits_130() {
+    let _g = lock();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    let mut w = Watched::spawn(
+        Command::new(bin())
+            .args([
+                "pilot",
+                "--clicks",
+                "400",
+                "--interval",
+                "10",
+                "--knob",
+                "los_work=0",
+                "--out",
+            ])
+            .arg(&dir),
+    );
+    let chrome = w.browser_pid();
+    w.wait_line("click 25/400", Duration::from_secs(60));
+    sigint(w.child.id());
+    let code = w.wait_exit(Duration::from_secs(20));
+    assert_eq!(code, 130, "{:?}", w.lines.lock().unwrap());
+    let run = Run::load(&dir).expect("partial run folder");
+    assert_eq!(run.meta.status, RunStatus::Interrupted);
+    assert!(
+        run.meta.summary.loops >= 50 && run.meta.summary.loops < 800,
+        "{}",
+        run.meta.summary.loops
+    );
+    assert!(run.meta.warnings.iter().any(|w| w.code == "partial_run"));
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(
+        group_members(chrome),
+        Vec::<i32>::new(),
+        "Chromium left behind"
+    );
+}
+
+#[test]
+fn fixture_killed_mid_run_gives_a_clear_message_a_partial_run_and_no_hang() {
+    let _g = lock();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    let mut serve =
+        Watched::spawn(Command::new(bin()).args(["serve", "--port", "0", "--knob", "los_work=0"]));
+    let line = serve.wait_line("http://127.0.0.1:", Duration::from_secs(20));
+    let url = line[line.find("http://").unwrap()..]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string();
+    let mut w = Watched::spawn(
+        Command::new(bin())
+            .args([
+                "pilot",
+                "--clicks",
+                "400",
+                "--interval",
+                "10",
+                "--timeout",
+                "1000",
+                "--url",
+                &url,
+                "--out",
+            ])
+            .arg(&dir),
+    );
+    let chrome = w.browser_pid();
+    w.wait_line("click 25/400", Duration::from_secs(60));
+    serve.child.kill().unwrap();
+    let _ = serve.child.wait();
+    let t = Instant::now();
+    let code = w.wait_exit(Duration::from_secs(20));
+    eprintln!(
+        "target death noticed and the run written {:?} after the kill",
+        t.elapsed()
+    );
+    assert_eq!(code, 3, "{:?}", w.lines.lock().unwrap());
+    let all = w.lines.lock().unwrap().join("\n");
+    assert!(all.contains("stopped accepting connections"), "{all}");
+    let run = Run::load(&dir).expect("partial run folder");
+    assert_eq!(run.meta.status, RunStatus::TargetFailed);
+    assert!(run.meta.summary.loops >= 50);
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(
+        group_members(chrome),
+        Vec::<i32>::new(),
+        "Chromium left behind"
+    );
+}
