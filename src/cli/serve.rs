@@ -45,10 +45,16 @@ pub fn run(a: ServeArgs) -> Result<ExitCode> {
             StatsLog::File(p)
         }
     });
-    let opts = ServerOptions { port: a.port, stats_log };
+    let opts = ServerOptions {
+        port: a.port,
+        stats_log,
+    };
     arena_fixture::server::serve_until_interrupt(knobs, opts, |h| {
         println!("fixture match at {}", h.url());
-        println!("knobs: {}", serde_json::to_string(h.knobs()).unwrap_or_default());
+        println!(
+            "knobs: {}",
+            serde_json::to_string(h.knobs()).unwrap_or_default()
+        );
         println!("Ctrl-C stops it.");
     })?;
     Ok(ExitCode::SUCCESS)
