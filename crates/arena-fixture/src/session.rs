@@ -707,6 +707,20 @@ mod tests {
     }
 
     #[test]
+    fn shadows_make_the_first_paint_larger() {
+        let plain = session(&[]).build_frame().unwrap().bytes.len();
+        let shaded = session(&[("shadows", "true")])
+            .build_frame()
+            .unwrap()
+            .bytes
+            .len();
+        assert!(
+            shaded as f64 > plain as f64 * 1.3,
+            "shadows {shaded} B vs {plain} B"
+        );
+    }
+
+    #[test]
     fn small_cache_evicts_and_resends() {
         let mut s = session(&[("const_cache", "8")]);
         let f = s.build_frame().unwrap();

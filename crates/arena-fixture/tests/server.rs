@@ -585,22 +585,95 @@ async fn fifty_clients_clicking_for_twenty_seconds() {
         climb < 150_000,
         "VmRSS climbed {climb} kB in the second half"
     );
+    // Every session ends (its thread joined) once its client has closed.
+    let t0 = Instant::now();
+    while h.counters().connections_open > 0 && t0.elapsed() < Duration::from_secs(10) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(h.counters().connections_open, 0, "sessions left open");
     h.shutdown().await;
-    let left = session_threads();
-    assert_eq!(left, 0, "session threads left after shutdown");
 }
 
-/// Live threads of this process named `fixture-edt-*` (one per open session).
-fn session_threads() -> usize {
+/// Process CPU time (user + system), from getrusage.
+fn process_cpu() -> Duration {
+    // SAFETY: getrusage fills the struct we own.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(u.ru_utime) + tv(u.ru_stime)
+}
+
+/// Live threads of this process whose name starts with `prefix`.
+fn threads_named(prefix: &str) -> usize {
     std::fs::read_dir("/proc/self/task")
         .map(|d| {
             d.filter_map(|e| e.ok())
                 .filter(|e| {
                     std::fs::read_to_string(e.path().join("comm"))
-                        .map(|c| c.starts_with("fixture-edt"))
+                        .map(|c| c.starts_with(prefix))
                         .unwrap_or(false)
                 })
                 .count()
         })
         .unwrap_or(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bots_burn_cpu_until_shutdown() {
+    let h = Server::start(knobs(&[("bots", "2"), ("bot_duty", "50")]))
+        .await
+        .unwrap();
+    // A thread names itself once it runs: give them a moment.
+    let t0 = Instant::now();
+    while threads_named("fixture-bot") < 2 && t0.elapsed() < Duration::from_secs(5) {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(threads_named("fixture-bot"), 2);
+    let c0 = process_cpu();
+    let t0 = Instant::now();
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let used = (process_cpu() - c0).as_secs_f64() / t0.elapsed().as_secs_f64();
+    // Two bots at 50 % are about one core; a shared machine may give them less.
+    assert!(used > 0.3, "bots used {used:.2} cores");
+    h.shutdown().await;
+    assert_eq!(
+        threads_named("fixture-bot"),
+        0,
+        "bot threads outlived the server"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn changes_wait_for_the_tick_and_share_a_frame() {
+    // A long tick and a wide window: four quick inputs land inside one or two ticks.
+    let h = Server::start(knobs(&[
+        ("tick_ms", "400"),
+        ("in_flight", "8"),
+        ("phase", "deploy"),
+    ]))
+    .await
+    .unwrap();
+    let mut c = Client::connect(&h).await;
+    let board = c.frame(Duration::from_secs(20)).await.unwrap();
+    // in_flight=8: no ack needed for the next frame to go out.
+    for i in 0..4 {
+        c.input(InputKind::MouseDown, 2 + i, 2).await;
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let mut frames = 0;
+    while let Some(f) = c.frame(Duration::from_millis(900)).await {
+        assert!(f.id > board.id);
+        frames += 1;
+    }
+    let replies: Vec<_> = h
+        .frames()
+        .into_iter()
+        .filter(|f| f.kind == FrameKind::Reply)
+        .collect();
+    assert_eq!(replies.iter().map(|f| f.inputs).sum::<u32>(), 4);
+    assert!(
+        (1..=2).contains(&frames),
+        "4 inputs within 40 ms at tick_ms=400 took {frames} frames"
+    );
+    h.shutdown().await;
 }
