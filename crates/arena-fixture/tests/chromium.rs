@@ -322,7 +322,11 @@ async fn exercise(browser: &Browser, server: &ServerHandle) -> Result<()> {
         20,
         "one input send per mousedown/mouseup"
     );
-    assert!(sends(SendClass::Ack) >= 20, "every reply frame acked");
+    assert!(
+        sends(SendClass::Ack) >= n,
+        "every reply frame acked: {} acks for {n} frames",
+        sends(SendClass::Ack)
+    );
     page.close().await?;
     Ok(())
 }
