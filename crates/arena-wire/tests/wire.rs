@@ -62,6 +62,8 @@ struct Endpoint {
     /// Data frames and their payload bytes as read off the socket.
     received_frames: u64,
     received_payload: u64,
+    /// Opcode of the last message read (1 text, 2 binary).
+    last_opcode: u8,
 }
 
 impl Endpoint {
@@ -80,6 +82,7 @@ impl Endpoint {
             received_app: Vec::new(),
             received_frames: 0,
             received_payload: 0,
+            last_opcode: 0,
         }
     }
 
@@ -165,6 +168,7 @@ impl Endpoint {
             }
             if op != 0 {
                 compressed = h[0] & 0x40 != 0;
+                self.last_opcode = op;
             }
             self.received_frames += 1;
             self.received_payload += len;
@@ -833,7 +837,8 @@ ws.onmessage = (e) => {{ recv.push(e.data.byteLength); next(); }};
         let mut i = 0;
         let report = loop {
             let m = ep.recv().expect("page message");
-            if m.first() == Some(&b'{') {
+            // The page's closing report is its only text message.
+            if ep.last_opcode == 1 {
                 break String::from_utf8(m).unwrap();
             }
             i += 1;
