@@ -244,7 +244,8 @@ fn split_duration(s: &str) -> Option<(&str, f64)> {
     let s = s.trim_end();
     let sp = s.rfind(' ')?;
     let num = s[sp + 1..].strip_suffix("ms")?;
-    let ms = parse_f64(num.as_bytes())?;
+    // A negative duration is a damaged line, not a pause.
+    let ms = parse_f64(num.as_bytes()).filter(|ms| *ms >= 0.0)?;
     Some((s[..sp].trim_end(), ms))
 }
 
@@ -1038,6 +1039,19 @@ mod tests {
             panic!()
         };
         assert_eq!(r.event, GcEvent::RegionSize(1 << 20));
+    }
+
+    #[test]
+    fn negative_durations_are_damaged_lines() {
+        // Found by the gc fuzz target.
+        assert_eq!(
+            parse("[0.05s][info][gc,phases] GC(2) Pause Mark Start 6M->2M(66M) -1.232ms"),
+            Parsed::Unknown
+        );
+        assert_eq!(
+            parse("[0.05s][info][gc] Allocation Stall (main) -5.3ms"),
+            Parsed::Known
+        );
     }
 
     #[test]
