@@ -303,6 +303,21 @@ async fn drain_into(page: &Page, c: &mut Collected, cost: &mut ToolCost) -> Resu
     Ok(c.take(d))
 }
 
+/// Drains the page and returns (payload bytes received, whether any message arrived).
+async fn received_since_last_drain(page: &Page) -> Result<(u64, bool)> {
+    let d = page.drain().await?;
+    let recvs = d
+        .records
+        .iter()
+        .filter(|r| r.kind == arena_browser::RecordKind::WsRecv);
+    let (mut bytes, mut any) = (0u64, false);
+    for r in recvs {
+        bytes += u64::from(r.size);
+        any = true;
+    }
+    Ok((bytes, any))
+}
+
 /// Setup steps: waits drain the recorder to watch received bytes (those records predate
 /// the clear and are discarded with it).
 async fn run_setup(page: &Page, pilot: &Pilot, cancel: &Cancel) -> Result<()> {
@@ -312,71 +327,48 @@ async fn run_setup(page: &Page, pilot: &Pilot, cancel: &Cancel) -> Result<()> {
         let limit = Duration::from_millis(step.timeout_ms.unwrap_or(15_000));
         let start = Instant::now();
         let what = format!("{}: setup[{i}]", pilot.source);
-        if let Some(n) = step.wait_bytes {
-            while received < n {
-                if cancel.is_cancelled() {
-                    return Err(anyhow!(Exit::new(
-                        ExitKind::Interrupted,
-                        "interrupted during setup"
-                    )));
-                }
-                if start.elapsed() > limit {
-                    return Err(anyhow!(Exit::new(
-                        ExitKind::TargetFailed,
-                        format!(
-                            "{what}: waited {} ms for {n} bytes, got {received}",
-                            limit.as_millis()
-                        )
-                    )));
-                }
-                let d = page.drain().await?;
-                let got: u64 = d
-                    .records
-                    .iter()
-                    .filter(|r| r.kind == arena_browser::RecordKind::WsRecv)
-                    .map(|r| u64::from(r.size))
-                    .sum();
-                if got > 0 {
-                    last_recv = Instant::now();
-                }
-                received += got;
-                tokio::time::sleep(Duration::from_millis(10)).await;
+        let waiting = step.wait_bytes.is_some() || step.quiet_ms.is_some();
+        while waiting {
+            // Drain before judging, so messages that arrived during an earlier step count.
+            let (bytes, any) = received_since_last_drain(page).await?;
+            received += bytes;
+            if any {
+                last_recv = Instant::now();
             }
-        } else if let Some(q) = step.quiet_ms {
-            let quiet = Duration::from_millis(q);
-            loop {
-                if cancel.is_cancelled() {
-                    return Err(anyhow!(Exit::new(
-                        ExitKind::Interrupted,
-                        "interrupted during setup"
-                    )));
-                }
-                if start.elapsed() > limit {
-                    return Err(anyhow!(Exit::new(
-                        ExitKind::TargetFailed,
-                        format!("{what}: the page never went {q} ms without a WebSocket message within {} ms", limit.as_millis())
-                    )));
-                }
-                let d = page.drain().await?;
-                let got: u64 = d
-                    .records
-                    .iter()
-                    .filter(|r| r.kind == arena_browser::RecordKind::WsRecv)
-                    .map(|r| u64::from(r.size))
-                    .sum();
-                let msgs = d
-                    .records
-                    .iter()
-                    .any(|r| r.kind == arena_browser::RecordKind::WsRecv);
-                received += got;
-                if msgs {
-                    last_recv = Instant::now();
-                } else if last_recv.elapsed() >= quiet {
-                    break;
-                }
-                tokio::time::sleep(Duration::from_millis(10)).await;
+            let done = match (step.wait_bytes, step.quiet_ms) {
+                (Some(n), _) => received >= n,
+                (_, Some(q)) => last_recv.elapsed() >= Duration::from_millis(q),
+                _ => true,
+            };
+            if done {
+                break;
             }
-        } else if let Some([fx, fy]) = step.click {
+            if cancel.is_cancelled() {
+                return Err(anyhow!(Exit::new(
+                    ExitKind::Interrupted,
+                    "interrupted during setup"
+                )));
+            }
+            if start.elapsed() > limit {
+                let msg = match (step.wait_bytes, step.quiet_ms) {
+                    (Some(n), _) => format!(
+                        "{what}: waited {} ms for {n} bytes, got {received}",
+                        limit.as_millis()
+                    ),
+                    (_, q) => format!(
+                        "{what}: the page never went {} ms without a WebSocket message within {} ms",
+                        q.unwrap_or(0),
+                        limit.as_millis()
+                    ),
+                };
+                return Err(anyhow!(Exit::new(ExitKind::TargetFailed, msg)));
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        if waiting {
+            continue;
+        }
+        if let Some([fx, fy]) = step.click {
             let rect = page.canvas_rect(&pilot.target.canvas).await?;
             let (x, y) = rect.page_fraction(fx, fy);
             page.click(x, y).await.with_context(|| what.clone())?;
