@@ -328,44 +328,45 @@ async fn run_setup(page: &Page, pilot: &Pilot, cancel: &Cancel) -> Result<()> {
         let start = Instant::now();
         let what = format!("{}: setup[{i}]", pilot.source);
         let waiting = step.wait_bytes.is_some() || step.quiet_ms.is_some();
-        while waiting {
-            // Drain before judging, so messages that arrived during an earlier step count.
-            let (bytes, any) = received_since_last_drain(page).await?;
-            received += bytes;
-            if any {
-                last_recv = Instant::now();
-            }
-            let done = match (step.wait_bytes, step.quiet_ms) {
-                (Some(n), _) => received >= n,
-                (_, Some(q)) => last_recv.elapsed() >= Duration::from_millis(q),
-                _ => true,
-            };
-            if done {
-                break;
-            }
-            if cancel.is_cancelled() {
-                return Err(anyhow!(Exit::new(
-                    ExitKind::Interrupted,
-                    "interrupted during setup"
-                )));
-            }
-            if start.elapsed() > limit {
-                let msg = match (step.wait_bytes, step.quiet_ms) {
-                    (Some(n), _) => format!(
-                        "{what}: waited {} ms for {n} bytes, got {received}",
-                        limit.as_millis()
-                    ),
-                    (_, q) => format!(
-                        "{what}: the page never went {} ms without a WebSocket message within {} ms",
-                        q.unwrap_or(0),
-                        limit.as_millis()
-                    ),
-                };
-                return Err(anyhow!(Exit::new(ExitKind::TargetFailed, msg)));
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+        // A wait step loops until its condition holds; other steps act once.
         if waiting {
+            loop {
+                // Drain before judging, so messages that arrived during an earlier step count.
+                let (bytes, any) = received_since_last_drain(page).await?;
+                received += bytes;
+                if any {
+                    last_recv = Instant::now();
+                }
+                let done = match (step.wait_bytes, step.quiet_ms) {
+                    (Some(n), _) => received >= n,
+                    (_, Some(q)) => last_recv.elapsed() >= Duration::from_millis(q),
+                    _ => true,
+                };
+                if done {
+                    break;
+                }
+                if cancel.is_cancelled() {
+                    return Err(anyhow!(Exit::new(
+                        ExitKind::Interrupted,
+                        "interrupted during setup"
+                    )));
+                }
+                if start.elapsed() > limit {
+                    let msg = match (step.wait_bytes, step.quiet_ms) {
+                        (Some(n), _) => format!(
+                            "{what}: waited {} ms for {n} bytes, got {received}",
+                            limit.as_millis()
+                        ),
+                        (_, q) => format!(
+                            "{what}: no {} ms without a WebSocket message within {} ms",
+                            q.unwrap_or(0),
+                            limit.as_millis()
+                        ),
+                    };
+                    return Err(anyhow!(Exit::new(ExitKind::TargetFailed, msg)));
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
             continue;
         }
         if let Some([fx, fy]) = step.click {
