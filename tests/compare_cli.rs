@@ -6,6 +6,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use arena_compare::synthetic;
 
+mod compare_common;
+use compare_common::{arena, s};
+
 /// A scratch folder removed on drop (tests run in parallel: pid + counter).
 struct Scratch(PathBuf);
 
@@ -32,14 +35,6 @@ impl Drop for Scratch {
     }
 }
 
-fn arena(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_arena-perf"))
-        .args(args)
-        .env_remove("GITHUB_STEP_SUMMARY")
-        .output()
-        .unwrap()
-}
-
 fn text(o: &Output) -> (String, String) {
     (
         String::from_utf8_lossy(&o.stdout).into_owned(),
@@ -53,10 +48,6 @@ fn write_run(dir: &Path, arm: &str, n: usize, median: f64, seed: u64) -> PathBuf
     let out = dir.join(format!("{arm}-{seed}"));
     r.write(&out).unwrap();
     out
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
 }
 
 #[test]

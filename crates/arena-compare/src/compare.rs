@@ -99,6 +99,23 @@ pub fn delta_cell(c: &QuantileChange) -> Cell {
     }
 }
 
+/// Δ, interval and p of one quantile change: the three cells every comparison shows.
+pub fn change_cells(c: &QuantileChange) -> [Cell; 3] {
+    let ci = match c.ci {
+        Some(ci) => Cell::text(format!(
+            "{} \u{2026} {}",
+            fmt_ms_signed(ci.lo),
+            fmt_ms_signed(ci.hi)
+        )),
+        None => Cell::text("-"),
+    };
+    let p = match c.p {
+        Some(p) => Cell::num(fmt_p(p), p),
+        None => Cell::text("-"),
+    };
+    [delta_cell(c), ci, p]
+}
+
 fn resolve_baseline(gs: &[Group], want: Option<&str>) -> Result<usize> {
     let Some(want) = want else { return Ok(0) };
     gs.iter()
@@ -184,19 +201,7 @@ pub fn compare(runs: &[Run], opts: &CompareOptions) -> Result<Comparison> {
                     .and_then(|c| c.quantiles.get(qi));
                 match ch {
                     Some(c) => {
-                        row.push(delta_cell(c));
-                        row.push(match c.ci {
-                            Some(ci) => Cell::text(format!(
-                                "{} \u{2026} {}",
-                                fmt_ms_signed(ci.lo),
-                                fmt_ms_signed(ci.hi)
-                            )),
-                            None => Cell::text("-"),
-                        });
-                        row.push(match c.p {
-                            Some(p) => Cell::num(fmt_p(p), p),
-                            None => Cell::text("-"),
-                        });
+                        row.extend(change_cells(c));
                     }
                     None => row.extend([Cell::text("-"), Cell::text("-"), Cell::text("-")]),
                 }

@@ -10,11 +10,12 @@ use anyhow::Result;
 use arena_report::{fmt_ms, fmt_pct_change, Cell, Column, Exit, Table};
 use arena_run::{Metric, Run};
 use arena_stats::{
-    mann_whitney_u_sorted, quantile_change, QuantileChange, Verdict, VerdictOptions,
+    bootstrap_quantile_diff_runs, mann_whitney_u_sorted, quantile_change, verdict_of,
+    BootstrapOptions, QuantileChange, Verdict, VerdictOptions,
 };
 use serde::Serialize;
 
-use crate::compare::{fmt_ms_signed, fmt_p};
+use crate::compare::change_cells;
 use crate::findings::{annotate, check, CheckOptions, Finding};
 use crate::group::{digest, Group, RunData};
 
@@ -171,13 +172,34 @@ pub fn gate(
             .into());
         }
         let mwu = mann_whitney_u_sorted(&b, &c);
-        let Some(change) = quantile_change(&b, &c, limit.q, mwu.as_ref(), opts) else {
+        let Some(mut change) = quantile_change(&b, &c, limit.q, mwu.as_ref(), opts) else {
             return Err(Exit::bad_input(format!(
                 "gate: {} {}: no value",
                 limit.metric, limit.stat
             ))
             .into());
         };
+        // Runs repeat, loops within a run do not independently: with several runs a side
+        // the interval resamples runs first, so two sessions that disagree widen it.
+        let per_run =
+            |g: &Group| -> Vec<Vec<f64>> { g.runs.iter().map(|r| r.values(m).to_vec()).collect() };
+        let (rb, rc) = (per_run(&gb), per_run(&gc));
+        if rb.len() > 1 || rc.len() > 1 {
+            let rb: Vec<&[f64]> = rb.iter().map(Vec::as_slice).collect();
+            let rc: Vec<&[f64]> = rc.iter().map(Vec::as_slice).collect();
+            let boot = BootstrapOptions {
+                level: 1.0 - opts.alpha,
+                ..opts.bootstrap
+            };
+            change.ci = bootstrap_quantile_diff_runs(&rb, &rc, limit.q, &boot);
+            change.verdict = verdict_of(
+                change.delta,
+                change.delta_pct,
+                change.p,
+                change.ci.as_ref(),
+                opts,
+            );
+        }
         // Past the limit means the whole interval is: the increase is significantly larger
         // than the limit, not merely larger than zero with a point estimate above it.
         // Runs of one arm differ by a few percent from session to session (a loaded
@@ -239,14 +261,7 @@ pub fn gate(
     ));
     for c in &out {
         let ch = &c.change;
-        let mut delta = format!(
-            "{} ({})",
-            fmt_pct_change(ch.delta_pct),
-            fmt_ms_signed(ch.delta)
-        );
-        if ch.verdict == Verdict::Noise {
-            delta.push_str(" ~");
-        }
+        let [delta, ci, p] = change_cells(ch);
         let verdict = match c.status {
             CheckStatus::Fail => format!("FAIL: {}", c.reason),
             CheckStatus::Pass => format!("pass: {}", c.reason),
@@ -265,19 +280,9 @@ pub fn gate(
                 format!("{} (n={})", fmt_ms(ch.candidate), c.n_candidate),
                 ch.candidate,
             ),
-            Cell::num(delta, ch.delta_pct),
-            match ch.ci {
-                Some(ci) => Cell::text(format!(
-                    "{} \u{2026} {}",
-                    fmt_ms_signed(ci.lo),
-                    fmt_ms_signed(ci.hi)
-                )),
-                None => Cell::text("-"),
-            },
-            match ch.p {
-                Some(p) => Cell::num(fmt_p(p), p),
-                None => Cell::text("-"),
-            },
+            delta,
+            ci,
+            p,
             Cell::num(fmt_pct_change(c.limit.max_pct), c.limit.max_pct),
             v,
         ]);
@@ -290,6 +295,15 @@ pub fn gate(
         opts.noise_bar_pct,
         level
     ));
+    if baseline.len() < 2 || candidate.len() < 2 {
+        table.note("One run on a side: the interval is of loops, and cannot see how much two sessions of one arm differ. Give the gate 2 or more interleaved runs a side (arena-perf ab) and the interval resamples runs first.");
+    } else {
+        table.note(format!(
+            "Intervals resample runs, then loops ({} baseline and {} candidate runs): session-to-session spread is in them.",
+            baseline.len(),
+            candidate.len()
+        ));
+    }
     let metrics: Vec<Metric> = {
         let mut v: Vec<Metric> = Vec::new();
         for l in limits {

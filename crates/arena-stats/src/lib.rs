@@ -18,10 +18,10 @@ mod summary;
 mod verdict;
 
 pub use bootstrap::{
-    bootstrap_quantile_ci, bootstrap_quantile_diff, resampled_quantile, BootstrapOptions, DiffCi,
-    Rng,
+    bootstrap_quantile_ci, bootstrap_quantile_diff, bootstrap_quantile_diff_runs,
+    resampled_quantile, BootstrapOptions, DiffCi, Rng,
 };
 pub use mwu::{mann_whitney_u, mann_whitney_u_sorted, normal_sf, MannWhitney, MwuMethod};
 pub use streaming::StreamingSummary;
 pub use summary::{quantile_sorted, Summary};
-pub use verdict::{quantile_change, QuantileChange, Verdict, VerdictOptions};
+pub use verdict::{quantile_change, verdict_of, QuantileChange, Verdict, VerdictOptions};

@@ -159,42 +159,38 @@ fn fits_i128(n: usize, m: usize) -> bool {
     log2 + 4.0 < 120.0
 }
 
-fn gaussian_binomial_i128(m: usize, n: usize) -> Vec<i128> {
+/// Coefficients of `[m+n choose m]_q`, in i128 (exact) or f64 (past i128's range).
+fn gaussian_binomial<T>(m: usize, n: usize) -> Vec<T>
+where
+    T: Copy + From<u8> + std::ops::AddAssign + std::ops::SubAssign,
+{
     let deg = m * n;
-    let mut c = vec![0i128; deg + 1];
-    c[0] = 1;
+    let mut c = vec![T::from(0u8); deg + 1];
+    c[0] = T::from(1u8);
     let mut cur_deg = 0usize;
     for i in 1..=m {
         let step = n + i;
         cur_deg += n;
         // Multiply by (1 - q^step), highest power first so each term reads old values.
         for d in (step..=cur_deg).rev() {
-            c[d] -= c[d - step];
+            let lower = c[d - step];
+            c[d] -= lower;
         }
         // Divide by (1 - q^i): running sum with stride i.
         for d in i..=cur_deg {
-            c[d] += c[d - i];
+            let lower = c[d - i];
+            c[d] += lower;
         }
     }
     c
 }
 
+fn gaussian_binomial_i128(m: usize, n: usize) -> Vec<i128> {
+    gaussian_binomial(m, n)
+}
+
 fn gaussian_binomial_f64(m: usize, n: usize) -> Vec<f64> {
-    let deg = m * n;
-    let mut c = vec![0f64; deg + 1];
-    c[0] = 1.0;
-    let mut cur_deg = 0usize;
-    for i in 1..=m {
-        let step = n + i;
-        cur_deg += n;
-        for d in (step..=cur_deg).rev() {
-            c[d] -= c[d - step];
-        }
-        for d in i..=cur_deg {
-            c[d] += c[d - i];
-        }
-    }
-    c
+    gaussian_binomial(m, n)
 }
 
 #[cfg(test)]

@@ -58,6 +58,24 @@ pub struct QuantileChange {
     pub verdict: Verdict,
 }
 
+/// The verdict on a difference from its p-value and interval (see the module docs).
+pub fn verdict_of(
+    delta: f64,
+    delta_pct: f64,
+    p: Option<f64>,
+    ci: Option<&DiffCi>,
+    opts: &VerdictOptions,
+) -> Verdict {
+    let significant = p.is_some_and(|p| p < opts.alpha)
+        && ci.is_some_and(|ci| ci.excludes_zero())
+        && (delta_pct.is_nan() || delta_pct.abs() >= opts.noise_bar_pct);
+    match (significant, delta > 0.0) {
+        (false, _) => Verdict::Noise,
+        (true, true) => Verdict::Higher,
+        (true, false) => Verdict::Lower,
+    }
+}
+
 /// Compares quantile `q` of two ascending, NaN-free samples. `mwu` is the U test of the
 /// same two samples (computed once per metric by the caller). `None` when a sample is
 /// empty.
@@ -82,14 +100,7 @@ pub fn quantile_change(
     };
     let ci = bootstrap_quantile_diff(baseline, candidate, q, &boot);
     let p = mwu.map(|m| m.p);
-    let significant = p.is_some_and(|p| p < opts.alpha)
-        && ci.is_some_and(|ci| ci.excludes_zero())
-        && (delta_pct.is_nan() || delta_pct.abs() >= opts.noise_bar_pct);
-    let verdict = match (significant, delta > 0.0) {
-        (false, _) => Verdict::Noise,
-        (true, true) => Verdict::Higher,
-        (true, false) => Verdict::Lower,
-    };
+    let verdict = verdict_of(delta, delta_pct, p, ci.as_ref(), opts);
     Some(QuantileChange {
         q,
         baseline: b,
