@@ -10,9 +10,9 @@ mod compare;
 mod demo;
 mod gate;
 mod logs;
-mod plot;
 mod matrix;
 mod pilot;
+mod plot;
 mod serve;
 mod wire;
 
