@@ -27,7 +27,6 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    // Subcommands are added here, one thin file each (src/cli/<name>.rs).
     /// Drive a page with trusted clicks and measure each click's loop (input -> socket ->
     /// reply -> draw -> paint) on the page's clock; writes a run folder.
     Pilot(pilot::Args),
