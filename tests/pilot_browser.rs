@@ -547,3 +547,43 @@ fn fixture_killed_mid_run_gives_a_clear_message_a_partial_run_and_no_hang() {
         "Chromium left behind"
     );
 }
+
+#[test]
+fn capture_beside_a_run_sees_the_pages_frames_and_the_first_board() {
+    let _g = lock();
+    let tmp = tempfile::tempdir().unwrap();
+    let pilot = Pilot::builtin().unwrap();
+    let mut ov = base_overrides(8);
+    ov.capture = true;
+    ov.knobs = knobs(&[("los_work", "0")]);
+    let outs = run_arms(&pilot, vec![("stock", ov)], tmp.path());
+    let o = &outs[0];
+    let s = &o.run.meta.summary;
+    let w = o.run.meta.wire.as_ref().expect("wire figures in run.json");
+    assert_eq!(w.source, "pcap", "{w:?}");
+    assert_eq!(w.kernel_drops, 0);
+    let s2c = w.server_to_client.as_ref().unwrap();
+    let c2s = w.client_to_server.as_ref().unwrap();
+    // The pcap holds the whole session; the page counts only what followed the clear on
+    // attach, so the wire sees every page frame plus the first board paint (>= 500 KB).
+    assert!(s.frames_received > 0);
+    assert!(s2c.frames > s.frames_received, "{s2c:?} vs {s:?}");
+    assert!(
+        s2c.app_bytes >= s.bytes_received + 500_000,
+        "{s2c:?} vs {s:?}"
+    );
+    assert!(
+        c2s.frames >= s.sends_input + s.sends_ack,
+        "{c2s:?} vs {s:?}"
+    );
+    assert!(o.dir.join("wire.json").is_file());
+    let back = Run::load(&o.dir).expect("reload the captured run");
+    assert_eq!(back.meta.wire, o.run.meta.wire);
+    let tshark = Command::new("tshark")
+        .arg("-r")
+        .arg(o.dir.join("wire.pcap"))
+        .arg("-q")
+        .status()
+        .expect("tshark (apt-get install tshark)");
+    assert!(tshark.success(), "tshark cannot read wire.pcap");
+}

@@ -49,6 +49,11 @@ pub struct RunArgs {
     /// No progress on stderr.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Capture the target's port on `lo` into `wire.pcap` in the run folder and add wire
+    /// figures (per direction: frames, payload, app bytes after inflate) to the run. Needs
+    /// root or CAP_NET_RAW; without it the run records interface byte counters and says so.
+    #[arg(long)]
+    pub capture: bool,
 }
 
 impl RunArgs {
@@ -70,6 +75,7 @@ impl RunArgs {
             seed: self.seed,
             knobs,
             capacity: self.capacity,
+            capture: self.capture,
         })
     }
 

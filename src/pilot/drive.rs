@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -13,7 +13,9 @@ use std::time::{Duration, Instant, SystemTime};
 use anyhow::{anyhow, Context, Result};
 use arena_browser::{Browser, Drain, LaunchOptions, Page, Record, RecorderConfig};
 use arena_report::{Exit, ExitKind};
-use arena_run::{Run, RunStatus, SocketSource};
+use arena_run::{
+    Run, RunStatus, SocketSource, Warning, WireDirection, WireFigures, WIRE_JSON, WIRE_PCAP,
+};
 
 use super::pair::{pair, PairConfig};
 use super::scenario::{Arm, Pilot};
@@ -78,6 +80,8 @@ pub struct Overrides {
     pub knobs: Vec<(String, String)>,
     /// Ring buffer capacity (records), overriding the pilot file's.
     pub capacity: Option<u32>,
+    /// Capture the target's loopback port into the run folder's `wire.pcap`.
+    pub capture: bool,
 }
 
 /// Browser options shared by every run of a command.
@@ -218,6 +222,63 @@ fn target_addr(url: &str) -> Option<SocketAddr> {
         format!("{hostport}:80")
     };
     with_port.to_socket_addrs().ok()?.next()
+}
+
+/// Starts capturing the target's port on `lo` into `<dir>/wire.pcap`. Only loopback
+/// targets can be captured there, so any other is refused before the run starts.
+fn start_capture(url: &str, dir: &Path) -> Result<(arena_wire::CaptureHandle, u16)> {
+    let addr = target_addr(url)
+        .ok_or_else(|| anyhow!(Exit::bad_input(format!("--capture: no host:port in {url}"))))?;
+    if !addr.ip().is_loopback() {
+        return Err(anyhow!(Exit::bad_input(format!(
+            "--capture captures on `lo`, but the target {addr} is not a loopback address"
+        ))));
+    }
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let handle = arena_wire::Capture::start("lo", addr.port(), &dir.join(WIRE_PCAP))
+        .context("starting the capture")?;
+    Ok((handle, addr.port()))
+}
+
+/// Stops the capture and reduces it to the run's wire figures; the full summary lands
+/// beside the pcap as `wire.json`.
+fn finish_capture(handle: arena_wire::CaptureHandle, port: u16, dir: &Path) -> Result<WireFigures> {
+    let stats = handle.stop().context("stopping the capture")?;
+    let mut figures = WireFigures {
+        kernel_drops: stats.kernel_drops,
+        interface_bytes: stats.interface.map(|c| c.rx_bytes),
+        ..WireFigures::default()
+    };
+    match &stats.source {
+        arena_wire::CaptureSource::InterfaceCounters { reason } => {
+            figures.source = "interface_counters".into();
+            figures.reason = Some(reason.clone());
+        }
+        arena_wire::CaptureSource::Pcap { path } => {
+            figures.source = "pcap".into();
+            let opts = arena_wire::SummaryOptions {
+                port: Some(port),
+                window_s: None,
+                top: Some(5),
+            };
+            let s = arena_wire::summarize(Path::new(path), &opts)
+                .with_context(|| format!("summarising {path}"))?;
+            let file = std::fs::File::create(dir.join(WIRE_JSON))
+                .with_context(|| format!("writing {}", dir.join(WIRE_JSON).display()))?;
+            serde_json::to_writer_pretty(file, &s).context("writing wire.json")?;
+            let direction = |d: &arena_wire::DirSummary| WireDirection {
+                packets: d.packets,
+                tcp_payload_bytes: d.tcp_payload_bytes,
+                frames: d.frames,
+                frame_payload_bytes: d.frame_payload_bytes,
+                app_bytes: d.app_bytes,
+                compression_ratio: d.compression_ratio,
+            };
+            figures.server_to_client = Some(direction(&s.server_to_client));
+            figures.client_to_server = Some(direction(&s.client_to_server));
+        }
+    }
+    Ok(figures)
 }
 
 /// True when nothing accepts connections at the target any more.
@@ -521,6 +582,21 @@ pub async fn run_arm(browser: &Browser, req: RunRequest<'_>) -> Result<Outcome> 
         Target::External => target_addr(&url),
         Target::Fixture(_) => None,
     };
+    let dir = match &req.out {
+        OutDir::Under(base) => default_run_dir(base, started, &req.arm_name),
+        OutDir::Exactly(d) => d.clone(),
+    };
+    let capture = if ov.capture {
+        match start_capture(&url, &dir) {
+            Ok(c) => Some(c),
+            Err(e) => {
+                target.stop().await;
+                return Err(e);
+            }
+        }
+    } else {
+        None
+    };
 
     let mut recorder: RecorderConfig = pilot.recorder.clone();
     if let Some(c) = ov.capacity {
@@ -675,6 +751,7 @@ pub async fn run_arm(browser: &Browser, req: RunRequest<'_>) -> Result<Outcome> 
         let _ = tokio::time::timeout(Duration::from_secs(2), p.close()).await;
     }
     target.stop().await;
+    let wire = capture.map(|(handle, port)| finish_capture(handle, port, &dir));
 
     let mut cfg = PairConfig::new(&req.arm_name);
     cfg.loop_events = pilot.pacing.loop_events.clone();
@@ -703,11 +780,15 @@ pub async fn run_arm(browser: &Browser, req: RunRequest<'_>) -> Result<Outcome> 
         clicks_made,
         inputs_dispatched,
     };
-    let run = build_run(&ctx, paired, &col.records);
-    let dir = match &req.out {
-        OutDir::Under(base) => default_run_dir(base, started, &req.arm_name),
-        OutDir::Exactly(d) => d.clone(),
-    };
+    let mut run = build_run(&ctx, paired, &col.records);
+    match wire {
+        Some(Ok(figures)) => run.meta.wire = Some(figures),
+        Some(Err(e)) => run
+            .meta
+            .warnings
+            .push(Warning::new("capture", format!("{e:#}"))),
+        None => {}
+    }
     run.write(&dir)
         .with_context(|| format!("writing the run folder {}", dir.display()))?;
     cost.wall_ms = wall.elapsed().as_secs_f64() * 1e3;

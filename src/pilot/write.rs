@@ -8,7 +8,7 @@ use arena_browser::Record;
 use arena_report::{fmt_bytes, fmt_count, fmt_ms, Cell, Column, Table};
 use arena_run::{
     rfc3339_utc, Event, Host, Loop, Metric, Run, RunMeta, RunStatus, RunSummary, SocketSource,
-    Warning, SCHEMA_VERSION,
+    Warning, WireFigures, SCHEMA_VERSION, WIRE_PCAP,
 };
 use arena_stats::Summary;
 
@@ -143,6 +143,7 @@ pub fn build_run(ctx: &RunContext, paired: Paired, records: &[Record]) -> Run {
         seed: ctx.seed,
         summary,
         warnings,
+        wire: None,
     };
     let mut events: Vec<Event> = records.iter().map(to_event).collect();
     events.sort_by_key(|e| e.seq);
@@ -241,11 +242,37 @@ pub fn arm_table(run: &Run) -> Table {
         fmt_count(s.stale_records as i64),
         run.meta.socket_source
     ));
+    if let Some(w) = &run.meta.wire {
+        t.note(wire_note(w));
+    }
     t.note("times in ms on the page clock; n = loops; quantiles type 7");
     for w in &run.meta.warnings {
         t.note(format!("warning ({}): {}", w.code, w.message));
     }
     t
+}
+
+/// One line of wire figures under the arm's table; says its source, since interface
+/// counters cannot split directions or frames.
+fn wire_note(w: &WireFigures) -> String {
+    match (&w.server_to_client, &w.client_to_server) {
+        (Some(s2c), Some(c2s)) => format!(
+            "wire ({}, whole session, {} kernel drops): server->client {} frames, {} payload, {} app bytes; client->server {} frames, {} payload, {} app bytes",
+            WIRE_PCAP,
+            fmt_count(w.kernel_drops as i64),
+            fmt_count(s2c.frames as i64),
+            fmt_bytes(s2c.frame_payload_bytes),
+            fmt_bytes(s2c.app_bytes),
+            fmt_count(c2s.frames as i64),
+            fmt_bytes(c2s.frame_payload_bytes),
+            fmt_bytes(c2s.app_bytes),
+        ),
+        _ => format!(
+            "wire: interface counters only ({}): {} on lo during the run, no direction split",
+            w.reason.as_deref().unwrap_or("capture not permitted"),
+            w.interface_bytes.map(fmt_bytes).unwrap_or_else(|| "-".into()),
+        ),
+    }
 }
 
 #[cfg(test)]

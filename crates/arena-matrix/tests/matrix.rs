@@ -683,6 +683,7 @@ fn pilot_figure_reads_the_nested_run_folder() {
                     ..RunSummary::default()
                 },
                 warnings: Vec::new(),
+                wire: None,
             },
             loops,
             events: Vec::new(),

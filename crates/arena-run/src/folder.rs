@@ -13,6 +13,9 @@ use crate::model::{Event, Loop, Run, RunMeta, SCHEMA_VERSION};
 pub const RUN_JSON: &str = "run.json";
 pub const LOOPS_CSV: &str = "loops.csv";
 pub const EVENTS_JSONL: &str = "events.jsonl";
+/// The capture of a run made with `--capture`, and its full summary (`arena-perf wire`).
+pub const WIRE_PCAP: &str = "wire.pcap";
+pub const WIRE_JSON: &str = "wire.json";
 
 fn bad(msg: String) -> anyhow::Error {
     anyhow::Error::new(Exit::bad_input(msg))

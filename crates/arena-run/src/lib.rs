@@ -11,9 +11,9 @@ mod folder;
 mod model;
 mod time;
 
-pub use folder::{EVENTS_JSONL, LOOPS_CSV, LOOP_COLUMNS, RUN_JSON};
+pub use folder::{EVENTS_JSONL, LOOPS_CSV, LOOP_COLUMNS, RUN_JSON, WIRE_JSON, WIRE_PCAP};
 pub use model::{
     Event, Host, Loop, Metric, Run, RunMeta, RunStatus, RunSummary, SocketSource, Warning,
-    SCHEMA_VERSION,
+    WireDirection, WireFigures, SCHEMA_VERSION,
 };
 pub use time::rfc3339_utc;

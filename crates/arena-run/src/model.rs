@@ -112,6 +112,44 @@ pub struct RunMeta {
     pub summary: RunSummary,
     #[serde(default)]
     pub warnings: Vec<Warning>,
+    /// Bytes off the wire when the run was captured (`--capture`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wire: Option<WireFigures>,
+}
+
+/// What a capture beside the run saw. The pcap counts the whole session (the first board
+/// paint before the recorder's clear included), so it is at least what the page counted.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct WireFigures {
+    /// `pcap` (per-direction WebSocket figures from `wire.pcap`) or `interface_counters`
+    /// (raw capture not permitted: only the interface's byte count, no direction split).
+    pub source: String,
+    /// Why the figures are only interface counters, when they are.
+    #[serde(default)]
+    pub reason: Option<String>,
+    pub kernel_drops: u64,
+    /// Bytes the interface carried during the run (all traffic on it, not only the target).
+    #[serde(default)]
+    pub interface_bytes: Option<u64>,
+    #[serde(default)]
+    pub server_to_client: Option<WireDirection>,
+    #[serde(default)]
+    pub client_to_server: Option<WireDirection>,
+}
+
+/// One direction of a captured WebSocket session.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct WireDirection {
+    pub packets: u64,
+    /// TCP payload bytes (retransmitted copies excluded).
+    pub tcp_payload_bytes: u64,
+    /// WebSocket data frames and their payload bytes (compressed, as on the wire).
+    pub frames: u64,
+    pub frame_payload_bytes: u64,
+    /// Application bytes after permessage-deflate.
+    pub app_bytes: u64,
+    /// app bytes / frame payload bytes (1.61 means the wire carries 62 %).
+    pub compression_ratio: Option<f64>,
 }
 
 /// Headline figures of a run, computed once when it is written. Latency summaries are of

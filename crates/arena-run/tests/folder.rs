@@ -72,6 +72,7 @@ fn sample_run() -> Run {
                 ..RunSummary::default()
             },
             warnings: vec![Warning::new("unanswered", "1 of 2 loops unanswered")],
+            wire: None,
         },
         loops,
         events: vec![Event {
