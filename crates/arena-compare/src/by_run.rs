@@ -45,6 +45,18 @@ pub fn by_run_table(runs: &[Run]) -> Table {
         row.push(Cell::num(fmt_count(b as i64), b as f64));
     }
     table.push_row(row);
+    // Wire figures count the whole session (the first board included), so they sit on a
+    // row of their own rather than beside the page's count.
+    if groups.iter().any(|g| g.wire_server_to_client().is_some()) {
+        let mut row = vec![Cell::text("wire payload, server\u{2192}client")];
+        for g in &groups {
+            row.push(match g.wire_server_to_client() {
+                Some((payload, _)) => Cell::num(fmt_count(payload as i64), payload as f64),
+                None => Cell::text("-"),
+            });
+        }
+        table.push_row(row);
+    }
 
     let findings = check(&groups, &[metric], &CheckOptions::default());
     annotate(&mut table, &findings, |f| match (&f.metric, &f.stat) {

@@ -241,7 +241,7 @@ pub fn compare(runs: &[Run], opts: &CompareOptions) -> Result<Comparison> {
             total as f64
         }
     };
-    let totals: [(String, GroupCount, bool); 5] = [
+    let mut totals: Vec<(String, GroupCount, bool)> = vec![
         (
             format!("bytes received{suffix}"),
             |g: &Group| g.bytes_received(),
@@ -256,6 +256,24 @@ pub fn compare(runs: &[Run], opts: &CompareOptions) -> Result<Comparison> {
         ("unanswered".to_string(), |g: &Group| g.unanswered(), false),
         ("cold loops".to_string(), |g: &Group| g.cold(), false),
     ];
+    if gs.iter().all(|g| g.wire_server_to_client().is_some()) {
+        totals.insert(
+            2,
+            (
+                format!("wire payload, server\u{2192}client{suffix}"),
+                |g: &Group| g.wire_server_to_client().map_or(0, |w| w.0),
+                true,
+            ),
+        );
+        totals.insert(
+            3,
+            (
+                format!("wire app bytes, server\u{2192}client{suffix}"),
+                |g: &Group| g.wire_server_to_client().map_or(0, |w| w.1),
+                true,
+            ),
+        );
+    }
     for (label, f, averaged) in totals {
         let val = |g: &Group| {
             if averaged {

@@ -195,6 +195,17 @@ impl Group<'_> {
             .sum()
     }
 
+    /// Server-to-client wire figures summed over the group's runs; `None` unless every
+    /// run was captured into a pcap (interface counters have no direction to add up).
+    pub fn wire_server_to_client(&self) -> Option<(u64, u64)> {
+        self.runs
+            .iter()
+            .try_fold((0u64, 0u64), |(payload, app), r| {
+                let d = r.run.meta.wire.as_ref()?.server_to_client.as_ref()?;
+                Some((payload + d.frame_payload_bytes, app + d.app_bytes))
+            })
+    }
+
     pub fn frames_received(&self) -> u64 {
         self.runs
             .iter()

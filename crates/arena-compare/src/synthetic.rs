@@ -73,6 +73,7 @@ pub fn run(arm: &str, input_to_paint: &[f64], reply_bytes: u64) -> Run {
             seed: 1,
             summary,
             warnings: Vec::new(),
+            wire: None,
         },
         loops,
         events: Vec::new(),

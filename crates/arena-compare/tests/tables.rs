@@ -74,3 +74,52 @@ fn by_run_marks_small_samples_and_idle_runs_next_to_the_figure() {
         "{md}"
     );
 }
+
+fn captured(mut run: Run, payload: u64, app: u64) -> Run {
+    run.meta.wire = Some(arena_run::WireFigures {
+        source: "pcap".into(),
+        server_to_client: Some(arena_run::WireDirection {
+            frames: 3,
+            frame_payload_bytes: payload,
+            app_bytes: app,
+            ..Default::default()
+        }),
+        client_to_server: Some(arena_run::WireDirection::default()),
+        ..Default::default()
+    });
+    run
+}
+
+#[test]
+fn wire_figures_get_rows_only_when_runs_were_captured() {
+    let xs = synthetic::lognormal(120, 50.0, 0.2, 0.0, 7);
+    let plain = [
+        synthetic::run("stock", &xs, 6000),
+        synthetic::run("lazy-png", &xs, 6000),
+    ];
+    let md = by_run_table(&plain).render(Format::Markdown);
+    assert!(!md.contains("wire payload"), "{md}");
+    let cmp = arena_compare::compare(&plain, &Default::default()).unwrap();
+    assert!(!cmp.table.render(Format::Markdown).contains("wire"));
+
+    let runs = [
+        captured(synthetic::run("stock", &xs, 6000), 900_000, 1_450_000),
+        captured(synthetic::run("lazy-png", &xs, 6000), 450_000, 725_000),
+    ];
+    let md = by_run_table(&runs).render(Format::Markdown);
+    assert!(
+        md.contains("| wire payload, server\u{2192}client | 900,000 | 450,000 |"),
+        "{md}"
+    );
+    let cmp = arena_compare::compare(&runs, &Default::default()).unwrap();
+    let md = cmp.table.render(Format::Markdown);
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| wire app bytes"))
+        .unwrap_or_else(|| panic!("{md}"));
+    assert!(
+        row.contains("1,450,000") && row.contains("725,000"),
+        "{row}"
+    );
+    assert!(row.contains("\u{2212}50 %"), "{row}");
+}
