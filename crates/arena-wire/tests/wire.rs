@@ -710,59 +710,39 @@ fn forced_fallback_reports_interface_counters_as_its_source() {
     assert!(json.contains("\"kind\":\"interface_counters\""), "{json}");
 }
 
-/// Kills a browser's whole process group on every exit path, panics included.
+/// A browser from the project's launcher (killed and reaped on every exit path, panics
+/// included), with one page open at `url`.
 struct Chromium {
-    child: std::process::Child,
-    profile: PathBuf,
+    rt: tokio::runtime::Runtime,
+    browser: Option<arena_browser::Browser>,
+    _page: arena_browser::Page,
 }
 
 impl Drop for Chromium {
     fn drop(&mut self) {
-        let pid = self.child.id() as i32;
-        unsafe { libc::kill(-pid, libc::SIGKILL) };
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.profile);
+        if let Some(b) = self.browser.take() {
+            let _ = self.rt.block_on(b.close());
+        }
     }
 }
 
-fn chromium_binary() -> PathBuf {
-    let real = Path::new("/usr/lib/chromium/chromium");
-    if real.exists() {
-        return real.to_path_buf();
-    }
-    PathBuf::from("chromium")
-}
-
-fn launch_chromium(url: &str, profile: &Path) -> Chromium {
-    use std::os::unix::process::CommandExt;
-    std::fs::create_dir_all(profile).unwrap();
-    let mut cmd = Command::new(chromium_binary());
-    cmd.args([
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--remote-debugging-port=0",
-    ])
-    .arg(format!("--user-data-dir={}", profile.display()))
-    .arg(url)
-    .stdout(std::process::Stdio::null())
-    .stderr(std::process::Stdio::null())
-    .process_group(0);
-    // The browser dies with this thread even if the test process is SIGKILLed.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            Ok(())
-        });
-    }
+fn launch_chromium(url: &str) -> Chromium {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let browser = rt
+        .block_on(arena_browser::Browser::launch(
+            arena_browser::LaunchOptions::default(),
+        ))
+        .expect("launch Chromium (apt-get install chromium)");
+    let page = rt
+        .block_on(browser.new_page(url, None))
+        .expect("open the test page");
     Chromium {
-        child: cmd.spawn().expect("chromium (apt-get install chromium)"),
-        profile: profile.to_path_buf(),
+        rt,
+        browser: Some(browser),
+        _page: page,
     }
 }
 
@@ -860,10 +840,7 @@ ws.onmessage = (e) => {{ recv.push(e.data.byteLength); next(); }};
             report,
         )
     });
-    let browser = launch_chromium(
-        &format!("http://127.0.0.1:{page_port}/"),
-        &dir.join("profile"),
-    );
+    let browser = launch_chromium(&format!("http://127.0.0.1:{page_port}/"));
     let (sent, received, rframes, rpayload, report) = server.join().unwrap();
     thread::sleep(Duration::from_millis(100));
     drop(browser);
