@@ -43,17 +43,7 @@ fn knobs(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
 fn alive(pids: &[i32]) -> Vec<i32> {
     pids.iter()
         .copied()
-        .filter(|p| {
-            std::fs::read_to_string(format!("/proc/{p}/stat"))
-                .map(|s| {
-                    let state = s
-                        .rsplit_once(')')
-                        .map(|(_, r)| r.trim_start())
-                        .unwrap_or("");
-                    !state.starts_with('Z')
-                })
-                .unwrap_or(false)
-        })
+        .filter(|&p| arena_browser::process_alive(p))
         .collect()
 }
 

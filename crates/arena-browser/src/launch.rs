@@ -274,6 +274,16 @@ pub fn sweep_stale_profiles() -> usize {
     removed
 }
 
+/// True while `pid` runs. A zombie counts as gone: it was killed, only its parent's wait
+/// is missing. Tests use this to prove no browser process outlived them.
+pub fn process_alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        s.rfind(')')
+            .and_then(|i| s[i + 1..].split_whitespace().next())
+            .is_some_and(|state| state != "Z")
+    })
+}
+
 /// `(pid, ppid, pgid)` of every process, from /proc.
 pub(crate) fn process_table() -> Vec<(i32, i32, i32)> {
     let Ok(entries) = std::fs::read_dir("/proc") else {

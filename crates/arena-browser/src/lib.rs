@@ -13,7 +13,7 @@ pub mod record;
 pub mod recorder;
 
 pub use browser::{Browser, LaunchOptions};
-pub use launch::{find_chromium, kill_all, live_groups, sweep_stale_profiles};
+pub use launch::{find_chromium, kill_all, live_groups, process_alive, sweep_stale_profiles};
 pub use page::{monotonic_ms, CanvasRect, ClockMap, Page};
 pub use record::{
     ClassifierSpec, Drain, Matcher, Record, RecordKind, SendClass, SocketSource, NO_TARGET,

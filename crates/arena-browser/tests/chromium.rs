@@ -14,16 +14,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn alive(pid: i32) -> bool {
-    // A zombie has been killed; only its parent's wait is missing.
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(s) => s
-            .rfind(')')
-            .and_then(|i| s[i + 1..].split_whitespace().next())
-            .is_some_and(|state| state != "Z"),
-        Err(_) => false,
-    }
-}
+use arena_browser::process_alive as alive;
 
 /// Waits (bounded) for every pid to be gone; returns the survivors.
 fn survivors(pids: &[i32], within: Duration) -> Vec<i32> {

@@ -99,15 +99,7 @@ async fn open_board(browser: &Browser, url: &str, inject: RecorderConfig) -> Res
     Ok(page)
 }
 
-fn alive(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(s) => s
-            .rfind(')')
-            .and_then(|i| s[i + 1..].split_whitespace().next())
-            .is_some_and(|state| state != "Z"),
-        Err(_) => false,
-    }
-}
+use arena_browser::process_alive as alive;
 
 fn app_recorder() -> RecorderConfig {
     let kinds: BTreeMap<String, RecordKind> = [
