@@ -367,24 +367,32 @@ fn warnings_for(loops: &[Loop], s: &PairStats) -> Vec<Warning> {
     w
 }
 
+/// Compact record streams for the pilot's unit tests (pairing, run building).
 #[cfg(test)]
-mod tests {
-    use super::*;
+pub(crate) mod test_records {
+    use arena_browser::{Record, RecordKind, SendClass};
 
     /// Builds a stream with consecutive seqs from compact (kind, t, size, class, event).
-    struct S {
-        recs: Vec<Record>,
+    pub(crate) struct S {
+        pub(crate) recs: Vec<Record>,
         seq: u64,
     }
 
     impl S {
-        fn new(first_seq: u64) -> Self {
+        pub(crate) fn new(first_seq: u64) -> Self {
             S {
                 recs: Vec::new(),
                 seq: first_seq,
             }
         }
-        fn push(&mut self, kind: RecordKind, t: f64, size: u32, class: SendClass, ev: &str) {
+        pub(crate) fn push(
+            &mut self,
+            kind: RecordKind,
+            t: f64,
+            size: u32,
+            class: SendClass,
+            ev: &str,
+        ) {
             self.recs.push(Record {
                 seq: self.seq,
                 kind,
@@ -397,27 +405,33 @@ mod tests {
             });
             self.seq += 1;
         }
-        fn input(&mut self, t: f64, ev: &str) -> &mut Self {
+        pub(crate) fn input(&mut self, t: f64, ev: &str) -> &mut Self {
             self.push(RecordKind::Input, t, 0, SendClass::Other, ev);
             self
         }
-        fn send(&mut self, t: f64, class: SendClass) -> &mut Self {
+        pub(crate) fn send(&mut self, t: f64, class: SendClass) -> &mut Self {
             self.push(RecordKind::WsSend, t, 14, class, "binary");
             self
         }
-        fn recv(&mut self, t: f64, size: u32) -> &mut Self {
+        pub(crate) fn recv(&mut self, t: f64, size: u32) -> &mut Self {
             self.push(RecordKind::WsRecv, t, size, SendClass::Other, "binary");
             self
         }
-        fn draw(&mut self, t: f64) -> &mut Self {
+        pub(crate) fn draw(&mut self, t: f64) -> &mut Self {
             self.push(RecordKind::Draw, t, 0, SendClass::Other, "drawImage");
             self
         }
-        fn paint(&mut self, t: f64) -> &mut Self {
+        pub(crate) fn paint(&mut self, t: f64) -> &mut Self {
             self.push(RecordKind::Paint, t, 0, SendClass::Other, "raf");
             self
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_records::S;
+    use super::*;
 
     fn cfg() -> PairConfig {
         let mut c = PairConfig::new("a");

@@ -278,41 +278,23 @@ fn wire_note(w: &WireFigures) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pilot::pair::test_records::S;
     use crate::pilot::pair::{pair, PairConfig};
-    use arena_browser::{RecordKind, SendClass};
+    use arena_browser::SendClass;
 
     #[test]
     fn a_run_built_from_records_round_trips_through_its_folder() {
-        let mut recs = Vec::new();
-        let mut seq = 0;
-        let mut push = |kind, t, size, class, ev: &str| {
-            recs.push(Record {
-                seq,
-                kind,
-                t_ms: t,
-                size,
-                class,
-                event: ev.into(),
-                trusted: true,
-                target: 0,
-            });
-            seq += 1;
-        };
+        let mut recs = S::new(0);
         for k in 0..4 {
             let t = 100.0 * k as f64;
-            push(RecordKind::Input, t, 0, SendClass::Other, "mousedown");
-            push(RecordKind::WsSend, t + 0.5, 14, SendClass::Input, "binary");
-            push(
-                RecordKind::WsRecv,
-                t + 40.0,
-                5000,
-                SendClass::Other,
-                "binary",
-            );
-            push(RecordKind::WsSend, t + 40.5, 5, SendClass::Ack, "binary");
-            push(RecordKind::Draw, t + 41.0, 0, SendClass::Other, "drawImage");
-            push(RecordKind::Paint, t + 50.0, 0, SendClass::Other, "raf");
+            recs.input(t, "mousedown")
+                .send(t + 0.5, SendClass::Input)
+                .recv(t + 40.0, 5000)
+                .send(t + 40.5, SendClass::Ack)
+                .draw(t + 41.0)
+                .paint(t + 50.0);
         }
+        let recs = recs.recs;
         let mut cfg = PairConfig::new("a");
         cfg.cold_loops = 1;
         let paired = pair(&recs, &cfg);
