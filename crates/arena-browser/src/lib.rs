@@ -14,7 +14,7 @@ pub mod recorder;
 
 pub use browser::{Browser, LaunchOptions};
 pub use launch::{find_chromium, kill_all, live_groups, process_alive, sweep_stale_profiles};
-pub use page::{monotonic_ms, CanvasRect, ClockMap, Page};
+pub use page::{monotonic_ms, CanvasRect, ClockMap, Page, Quiet};
 pub use record::{
     ClassifierSpec, Drain, Matcher, Record, RecordKind, SendClass, SocketSource, NO_TARGET,
 };

@@ -77,6 +77,18 @@ pub fn monotonic_ms() -> f64 {
     ts.tv_sec as f64 * 1e3 + ts.tv_nsec as f64 / 1e6
 }
 
+/// How a [`Page::wait_quiet`] ended.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Quiet {
+    /// The page went quiet at this page time (ms).
+    At(f64),
+    /// Nothing answered and went quiet before the timeout.
+    TimedOut,
+    /// The page cannot tell (an app's own recorder, or sockets seen only through CDP):
+    /// poll with [`Page::drain`] instead.
+    Unsupported,
+}
+
 /// A tab of a [`crate::Browser`].
 pub struct Page {
     inner: chromiumoxide::Page,
@@ -180,18 +192,18 @@ impl Page {
     /// Evaluates `js` in the page (promises awaited) and returns its value as JSON
     /// (`null` for `undefined`). A thrown exception is an error carrying its message.
     pub async fn eval_json(&self, js: &str) -> Result<Value> {
+        self.eval_within(js, self.cdp_timeout).await
+    }
+
+    /// [`Page::eval_json`] with its own limit on the answer.
+    async fn eval_within(&self, js: &str, limit: Duration) -> Result<Value> {
         let params = EvaluateParams::builder()
             .expression(js)
             .return_by_value(true)
             .await_promise(true)
             .build()
             .map_err(|e| anyhow!("Runtime.evaluate parameters: {e}"))?;
-        let resp = cdp(
-            self.cdp_timeout,
-            "Runtime.evaluate",
-            self.inner.execute(params),
-        )
-        .await?;
+        let resp = cdp(limit, "Runtime.evaluate", self.inner.execute(params)).await?;
         if let Some(ex) = &resp.result.exception_details {
             let msg = ex
                 .exception
@@ -204,11 +216,16 @@ impl Page {
     }
 
     /// A trusted left click (CDP `mousePressed` + `mouseReleased`) at page coordinates.
+    ///
+    /// Both events are sent before either answer is awaited: Chromium answers each only
+    /// after the renderer has handled it, and CDP keeps a session's commands in order, so
+    /// waiting in between would only add a round trip.
     pub async fn click(&self, x: f64, y: f64) -> Result<()> {
-        self.mouse(DispatchMouseEventType::MousePressed, x, y, 1)
-            .await?;
-        self.mouse(DispatchMouseEventType::MouseReleased, x, y, 0)
-            .await
+        futures::try_join!(
+            self.mouse(DispatchMouseEventType::MousePressed, x, y, 1),
+            self.mouse(DispatchMouseEventType::MouseReleased, x, y, 0),
+        )?;
+        Ok(())
     }
 
     /// One trusted mouse event (no `mouseMoved`: Chromium holds it for the next animation
@@ -321,6 +338,31 @@ impl Page {
             *k = None;
         }
         Ok(())
+    }
+
+    /// Waits in the page, without polling over CDP, until the socket has answered and gone
+    /// quiet: there was a receipt, draw or paint since the previous wait (or the clear), no
+    /// drawn frame is waiting for paint, and no message arrived for `settle`.
+    pub async fn wait_quiet(&self, settle: Duration, timeout: Duration) -> Result<Quiet> {
+        let Some(c) = &self.config else {
+            bail!("no recorder on this page");
+        };
+        if c.app.is_some() || c.sockets == SocketChoice::Cdp || self.network_events_on() {
+            return Ok(Quiet::Unsupported);
+        }
+        let js = format!(
+            "window.__arenaRecorder.wait({}, {})",
+            settle.as_secs_f64() * 1e3,
+            timeout.as_secs_f64() * 1e3
+        );
+        // The page answers by `timeout`; the CDP limit covers only the round trip beyond it.
+        match self.eval_within(&js, timeout + self.cdp_timeout).await? {
+            Value::Null => Ok(Quiet::TimedOut),
+            v => v
+                .as_f64()
+                .map(Quiet::At)
+                .ok_or_else(|| anyhow!("the recorder's wait answered {v}, not a time or null")),
+        }
     }
 
     /// Everything recorded since the previous drain or clear.

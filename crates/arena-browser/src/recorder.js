@@ -26,6 +26,12 @@
   var sockets = 0;
   var canvases = 0;
   var sendPathProbe = null;
+  // What `wait` watches: the last socket receipt, and the last receipt, draw or painted
+  // frame (page times).
+  var lastRecv = -1;
+  var lastActivity = -1;
+  var waitFloor = 0;   // activity at or before this time belongs to an earlier wait
+  var waiter = null;
 
   var KIND_INPUT = 0, KIND_COALESCED = 1, KIND_SEND = 2, KIND_RECV = 3, KIND_DRAW = 4, KIND_PAINT = 5;
   var CLS_OTHER = 0, CLS_INPUT = 1, CLS_ACK = 2;
@@ -186,6 +192,10 @@
       var t = now();
       var d = e.data;
       push(KIND_RECV, t, sizeOf(d), CLS_OTHER, typeof d === 'string' ? EV_TEXT : EV_BINARY, 1, socketIndex(this));
+      lastRecv = lastActivity = t;
+      // Checked after this task: the app's own message listeners, which draw, run after
+      // this one.
+      if (waiter !== null) rearm(0);
     };
     var Shim = new Proxy(OrigWS, {
       construct: function (target, args, newTarget) {
@@ -228,7 +238,10 @@
   var lastCanvas = NO_TARGET;
   var onFrame = function () {
     paintPending = false;
-    push(KIND_PAINT, now(), 0, CLS_OTHER, EV_RAF, 1, lastCanvas);
+    var t = now();
+    push(KIND_PAINT, t, 0, CLS_OTHER, EV_RAF, 1, lastCanvas);
+    lastActivity = t;
+    if (waiter !== null) check();
   };
   var C2D = window.CanvasRenderingContext2D;
   if (C2D) {
@@ -243,6 +256,7 @@
           var c = canvasIndex(this.canvas);
           lastCanvas = c;
           push(KIND_DRAW, t, 0, CLS_OTHER, code, 1, c);
+          lastActivity = t;
           if (!paintPending && raf) { paintPending = true; raf(onFrame); }
           return r;
         }
@@ -266,6 +280,45 @@
   DISCRETE.forEach(function (t) { window.addEventListener(t, onDiscrete, opts); });
   COALESCED.forEach(function (t) { window.addEventListener(t, onCoalesced, opts); });
 
+  // ---- waiting for a click's answer without polling over CDP ----
+  // Resolves with the page time once there has been activity since the previous wait ended,
+  // no drawn frame is waiting for paint, and no message arrived for `settle` ms; with null at
+  // `timeout` ms.
+  // Quiet is judged on the socket alone so an app that animates every frame still settles.
+  // One pending evaluation replaces a drain every few milliseconds; the caller drains once
+  // and judges the loops itself.
+  function rearm(ms) {
+    if (waiter.timer !== null) clearTimeout(waiter.timer);
+    waiter.timer = setTimeout(check, ms);
+  }
+  function check() {
+    var w = waiter;
+    if (w === null) return;
+    var t = now();
+    if (t >= w.deadline) return finish(null);
+    var next = w.deadline - t;
+    if (lastActivity > waitFloor && !paintPending) {
+      var quietAt = lastRecv + w.settle;
+      if (t >= quietAt) return finish(t);
+      next = Math.min(next, quietAt - t);
+    }
+    rearm(next);
+  }
+  function finish(quietAt) {
+    var w = waiter;
+    waiter = null;
+    if (w.timer !== null) clearTimeout(w.timer);
+    waitFloor = now();
+    w.resolve(quietAt);
+  }
+  function wait(settle, timeout) {
+    if (waiter !== null) finish(null);
+    return new Promise(function (resolve) {
+      waiter = { settle: Math.max(0, +settle || 0), deadline: now() + Math.max(0, +timeout || 0), resolve: resolve, timer: null };
+      check();
+    });
+  }
+
   // ---- the API the Rust side calls ----
   function drain() {
     var from = drained, lost = 0;
@@ -287,6 +340,7 @@
   function clear() {
     drained = written;
     clearedAt = written;
+    waitFloor = now();
     return written;
   }
   function stats() {
@@ -297,6 +351,7 @@
       drain: drain,
       clear: clear,
       stats: stats,
+      wait: wait,
       canvasIndex: function (el) { return el ? canvasIndex(el) : NO_TARGET; },
       // Benchmark only: runs the send-recording path n times, returns ms, then clears.
       probeSendPath: function (n, data) { return sendPathProbe ? sendPathProbe(n, data) : null; }

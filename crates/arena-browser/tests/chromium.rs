@@ -5,7 +5,7 @@ mod server;
 
 use anyhow::Result;
 use arena_browser::{
-    AppRecorder, Browser, ClassifierSpec, Drain, LaunchOptions, Page, Record, RecordKind,
+    AppRecorder, Browser, ClassifierSpec, Drain, LaunchOptions, Page, Quiet, Record, RecordKind,
     RecorderConfig, SendClass, SocketChoice, SocketSource,
 };
 use server::TestServer;
@@ -462,6 +462,58 @@ async fn recorder_sees_input_socket_draw_and_paint_in_order() -> Result<()> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_quiet_resolves_after_the_answer_painted_and_the_socket_settled() -> Result<()> {
+    let srv = board_server().await?;
+    let b = Browser::launch(LaunchOptions::default()).await?;
+    let page = b.new_page(&srv.url("/board"), Some(config(4096))).await?;
+    page.eval_json("window.ready").await?;
+    page.clear().await?;
+    let ms = Duration::from_millis;
+
+    // Nothing happened since the clear: the wait runs to its timeout.
+    let t = Instant::now();
+    let q = page.wait_quiet(ms(50), ms(300)).await?;
+    assert_eq!(q, Quiet::TimedOut);
+    assert!(t.elapsed() >= ms(290), "timed out early: {:?}", t.elapsed());
+
+    let rect = page.canvas_rect("#board").await?;
+    let (x, y) = rect.page_point(20.0, 10.0);
+    let settle_ms = 120.0;
+    page.click(x, y).await?;
+    let Quiet::At(quiet_at) = page.wait_quiet(ms(120), ms(3000)).await? else {
+        panic!("the echo answered, the wait must say when it went quiet");
+    };
+    let d = page.drain().await?;
+    let last = |k: RecordKind| {
+        d.records
+            .iter()
+            .filter(|r| r.kind == k)
+            .map(|r| r.t_ms)
+            .fold(f64::NAN, f64::max)
+    };
+    let (recv, draw, paint) = (
+        last(RecordKind::WsRecv),
+        last(RecordKind::Draw),
+        last(RecordKind::Paint),
+    );
+    assert!(recv.is_finite() && draw.is_finite(), "{:?}", d.records);
+    // The answer was drawn and painted before the wait ended, and the socket had then been
+    // quiet for the settle time (timers fire late, never early).
+    assert!(
+        paint >= draw && quiet_at >= paint,
+        "{draw} {paint} {quiet_at}"
+    );
+    assert!(
+        quiet_at >= recv + settle_ms - 1.0,
+        "quiet at {quiet_at}, last receipt {recv}"
+    );
+    // Activity must be new: nothing followed, so the next wait times out.
+    assert_eq!(page.wait_quiet(ms(50), ms(200)).await?, Quiet::TimedOut);
+    b.close().await?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tiny_ring_buffer_reports_dropped_records() -> Result<()> {
     let srv = board_server().await?;
     let b = Browser::launch(LaunchOptions::default()).await?;
@@ -494,6 +546,12 @@ async fn worker_socket_falls_back_to_cdp_events_on_the_page_clock() -> Result<()
     page.eval_json("window.ready").await?;
     assert!(page.network_events_on());
     page.clear().await?;
+    // The page does not see this socket, so it cannot say when the answer came.
+    assert_eq!(
+        page.wait_quiet(Duration::from_millis(10), Duration::from_secs(1))
+            .await?,
+        Quiet::Unsupported
+    );
     let rect = page.canvas_rect("#board").await?;
     let (x, y) = rect.page_point(30.0, 10.0);
     for i in 1..=3 {
@@ -567,6 +625,11 @@ async fn app_recorder_is_drained_and_mapped() -> Result<()> {
     page.click(10.0, 10.0).await?;
     page.clear().await?;
     page.click(10.0, 10.0).await?;
+    assert_eq!(
+        page.wait_quiet(Duration::from_millis(10), Duration::from_secs(1))
+            .await?,
+        Quiet::Unsupported
+    );
     let d = page.drain().await?;
     assert_eq!(d.socket_source, SocketSource::AppRecorder);
     assert_eq!(d.unmapped, 1, "the 'noise' record has no mapping");
