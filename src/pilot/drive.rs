@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{anyhow, Context, Result};
-use arena_browser::{Browser, Drain, LaunchOptions, Page, Record, RecorderConfig};
+use arena_browser::{Browser, Drain, LaunchOptions, Page, Quiet, Record, RecorderConfig};
 use arena_report::{Exit, ExitKind};
 use arena_run::{
     Run, RunStatus, SocketSource, Warning, WireDirection, WireFigures, WIRE_JSON, WIRE_PCAP,
@@ -21,7 +21,8 @@ use super::pair::{pair, PairConfig};
 use super::scenario::{Arm, Pilot};
 use super::write::{build_run, default_run_dir, RunContext};
 
-/// How often a click's records are drained while waiting for its loops to complete.
+/// How often a click's records are drained while waiting for its loops to complete, when
+/// the page cannot wait for them itself (an app's own recorder, sockets seen through CDP).
 const POLL: Duration = Duration::from_millis(10);
 
 /// Set by Ctrl-C / SIGTERM; every wait in a run checks it.
@@ -52,6 +53,12 @@ impl Cancel {
             me.cancel();
         });
         Ok(())
+    }
+    /// Returns once cancelled.
+    async fn cancelled(&self) {
+        while !self.is_cancelled() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
     /// Sleeps `d`, waking early when cancelled.
     async fn sleep(&self, d: Duration) {
@@ -114,10 +121,31 @@ pub struct ToolCost {
     pub click_ms: Vec<f64>,
     /// Wall time of each drain (Runtime.evaluate + decode), ms.
     pub drain_ms: Vec<f64>,
+    /// Waits for a click's answer: in the page (one pending evaluation each) or, where
+    /// the page cannot tell, poll intervals.
+    pub waits: u64,
+    /// Per answered click, the tool's own time on the click's critical path, ms: from the
+    /// start of the CDP dispatch to the end of the last drain, less the page's time from
+    /// the first input event to the moment it went quiet. That is input delivery plus
+    /// collecting the answer; CDP time that overlaps the app's own work is not counted.
+    pub critical_ms: Vec<f64>,
     /// Wall time of the whole run, from target start to folder written, ms.
     pub wall_ms: f64,
     /// Wall time of the click loop only, ms.
     pub clicking_ms: f64,
+}
+
+impl ToolCost {
+    fn note_critical_path(&mut self, cycle: Duration, quiet_ms: f64, records: &[Record]) {
+        let first_input = records
+            .iter()
+            .find(|r| r.kind == arena_browser::RecordKind::Input && r.trusted)
+            .map(|r| r.t_ms);
+        if let Some(t_in) = first_input {
+            self.critical_ms
+                .push(cycle.as_secs_f64() * 1e3 - (quiet_ms - t_in));
+        }
+    }
 }
 
 /// A finished (possibly partial) run and where it was written.
@@ -667,20 +695,30 @@ pub async fn run_arm(browser: &Browser, req: RunRequest<'_>) -> Result<Outcome> 
             cost.click_ms.push(t.elapsed().as_secs_f64() * 1e3);
             inputs_dispatched += loops_per_click;
             clicks_made += 1;
-            // Poll until this click's loops have painted and the socket has been quiet
+            // Wait until this click's loops have painted and the socket has been quiet
             // for the settle time (a reply still in flight would otherwise land after the
-            // next click and pose as its answer), or until the per-click timeout.
+            // next click and pose as its answer), or until the per-click timeout. The page
+            // says when it went quiet; the loops are judged here, on a drain.
             let deadline = t + timeout;
             let mut complete = false;
             let mut last_recv = Instant::now();
+            let stopped = |e: anyhow::Error| {
+                anyhow!(Exit::new(ExitKind::TargetFailed, format!("browser stopped answering at click {}: {e:#}", k + 1)))
+            };
             while Instant::now() < deadline && !cancel.is_cancelled() {
-                // Each drain runs script on the page's main thread; polling faster would
-                // delay the very handlers being timed.
-                tokio::time::sleep(POLL).await;
+                let left = deadline.saturating_duration_since(Instant::now());
+                let quiet = tokio::select! {
+                    q = page.wait_quiet(settle, left) => q.map_err(stopped)?,
+                    _ = cancel.cancelled() => break,
+                };
+                cost.waits += 1;
+                if quiet == Quiet::Unsupported {
+                    // Each drain runs script on the page's main thread; polling faster
+                    // would delay the very handlers being timed.
+                    tokio::time::sleep(POLL).await;
+                }
                 let before = col.records.len();
-                drain_into(page, &mut col, &mut cost).await.map_err(|e| {
-                    anyhow!(Exit::new(ExitKind::TargetFailed, format!("browser stopped answering at click {}: {e:#}", k + 1)))
-                })?;
+                drain_into(page, &mut col, &mut cost).await.map_err(stopped)?;
                 if col.records[before..]
                     .iter()
                     .any(|r| r.kind == arena_browser::RecordKind::WsRecv)
@@ -697,8 +735,14 @@ pub async fn run_arm(browser: &Browser, req: RunRequest<'_>) -> Result<Outcome> 
                     complete = p.loops.len() as u64 >= loops_per_click
                         && p.loops.iter().all(|l| l.t_paint.is_some());
                 }
-                if complete && last_recv.elapsed() >= settle {
-                    break;
+                match quiet {
+                    Quiet::At(quiet_ms) if complete => {
+                        cost.note_critical_path(t.elapsed(), quiet_ms, &col.records[from..]);
+                        break;
+                    }
+                    Quiet::TimedOut => break,
+                    Quiet::Unsupported if complete && last_recv.elapsed() >= settle => break,
+                    _ => {}
                 }
             }
             if !complete && !cancel.is_cancelled() && target_gone(probe) {
