@@ -10,7 +10,7 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use arena_browser::{process_alive, RecorderConfig};
+use arena_browser::{process_alive, Quiet, RecorderConfig};
 use arena_browser::{Browser, ClassifierSpec, Drain, LaunchOptions, Page, RecordKind};
 use arena_fixture::session::FrameKind;
 use arena_fixture::{Knobs, Server, ServerHandle};
@@ -92,7 +92,7 @@ async fn session(browser: &Browser, server: &ServerHandle) -> Result<Drain> {
     let quiet = page
         .wait_quiet(Duration::from_millis(300), Duration::from_secs(5))
         .await?;
-    if quiet == Some(false) {
+    if matches!(quiet, Quiet::TimedOut) {
         bail!("the fixture's socket did not go quiet within 5 s");
     }
     page.drain().await
