@@ -22,6 +22,7 @@ pub use capture::{
     DevCounters,
 };
 pub use summary::{
-    summarize, summarize_reader, ConnInfo, DirSummary, FrameRef, SummaryOptions, WindowCounts,
-    WindowRow, WireSummary,
+    default_inflate_threads, summarize, summarize_reader, summarize_reader_threads,
+    summarize_threads, ConnInfo, DirSummary, FrameRef, SummaryOptions, WindowCounts, WindowRow,
+    WireSummary,
 };

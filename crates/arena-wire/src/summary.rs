@@ -6,6 +6,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 use std::net::IpAddr;
 use std::path::Path;
+use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 
 use anyhow::{bail, Result};
 use arena_stats::{StreamingSummary, Summary};
@@ -14,13 +17,26 @@ use serde::Serialize;
 use crate::packet::{self, Segment, ACK, FIN, RST, SYN};
 use crate::pcap::PcapReader;
 use crate::reasm::{Reassembler, Sink};
-use crate::ws::{ConnCtx, Deflate, DirParser, Events, Framing, Role};
+use crate::ws::{ConnCtx, Counter, Deflate, DirParser, Events, Framing, Role};
 
 /// Exact samples kept before a distribution switches to a constant-memory histogram
 /// (three significant digits): 1 MiB per distribution at most, 10 distributions.
 const EXACT_SAMPLES: usize = 1 << 17;
 /// Connections listed one by one in the summary; the rest are only counted.
 const LISTED_CONNECTIONS: usize = 256;
+/// Compressed messages of this many bytes or fewer are inflated on the reading thread:
+/// handing them to another costs more than inflating them.
+const DEFER_SMALL: usize = 1024;
+/// Longer ones than this are inflated on the reading thread as they stream, so what is
+/// held for the inflate threads stays bounded: at most `DEFER_MAX` times
+/// (`QUEUED_PER_THREAD` + 1) per thread plus [`BATCH_BYTES`].
+const DEFER_MAX: usize = 256 * 1024;
+const QUEUED_PER_THREAD: usize = 4;
+/// Bytes of compressed messages sent to the inflate threads at once.
+const BATCH_BYTES: usize = 64 * 1024;
+/// Message buffers kept for reuse, and the largest one kept.
+const FREE_BUFFERS: usize = 128;
+const FREE_BUFFER_BYTES: usize = 64 * 1024;
 
 #[derive(Debug, Clone, Default)]
 pub struct SummaryOptions {
@@ -112,6 +128,8 @@ struct DirAcc {
     app_bytes: u64,
     app_known_wire: u64,
     app_unknown_messages: u64,
+    inflate_failures: u64,
+    inflate_first_error: Option<String>,
     unframed: u64,
     last_frame_ts: Option<u64>,
     gaps_ms: Dist,
@@ -133,6 +151,181 @@ impl DirAcc {
 /// Events of one direction, stamped with the packet that delivered the bytes.
 struct DirEvents<'a> {
     acc: &'a mut DirAcc,
+    pool: Option<&'a mut Pool>,
+    d: usize,
+}
+
+impl DirAcc {
+    /// The message counts known when a message ends, before its app bytes are.
+    fn message_seen(&mut self, ts: u64, wire: u64, compressed: bool) {
+        self.messages += 1;
+        if compressed {
+            self.compressed_messages += 1;
+        }
+        self.msg_wire.record(wire as f64);
+        if let Some(w) = self.window(ts) {
+            w.messages += 1;
+        }
+    }
+
+    fn app(&mut self, ts: u64, wire: u64, app: Option<u64>) {
+        match app {
+            Some(n) => {
+                self.app_bytes += n;
+                self.app_known_wire += wire;
+                self.msg_app.record(n as f64);
+                if let Some(w) = self.window(ts) {
+                    w.app_bytes += n;
+                }
+            }
+            None => self.app_unknown_messages += 1,
+        }
+    }
+
+    fn inflate_failed(&mut self, why: &str) {
+        self.inflate_failures += 1;
+        if self.inflate_first_error.is_none() {
+            self.inflate_first_error = Some(why.to_string());
+        }
+    }
+}
+
+/// A compressed message handed to an inflate thread, and its count coming back.
+struct Job {
+    d: usize,
+    ts: u64,
+    wire: u64,
+    bytes: Vec<u8>,
+}
+
+struct Done {
+    job: Job,
+    app: Result<u64, String>,
+}
+
+/// Threads that count the inflated size of whole messages. Messages are independent (see
+/// [`Counter`]), so they may be counted in any order; every figure they feed is a sum or a
+/// distribution, which does not depend on the order either. Messages travel in batches of
+/// [`BATCH_BYTES`]: one per message would cost a thread wake-up (several microseconds) for
+/// every few microseconds of inflating.
+struct Pool {
+    tx: Option<SyncSender<Vec<Job>>>,
+    rx: Receiver<Vec<Done>>,
+    workers: Vec<JoinHandle<()>>,
+    batch: Vec<Job>,
+    batch_bytes: usize,
+    /// Buffers back from the threads, reused for the next messages.
+    free: Vec<Vec<u8>>,
+    /// Counted here because no thread was left to take them; collected with the rest.
+    here: Vec<Done>,
+    fallback: Option<Counter>,
+}
+
+impl Pool {
+    fn new(threads: usize) -> Option<Pool> {
+        let (tx, jobs) = mpsc::sync_channel::<Vec<Job>>(threads * QUEUED_PER_THREAD);
+        let (done_tx, rx) = mpsc::channel::<Vec<Done>>();
+        let jobs = Arc::new(Mutex::new(jobs));
+        let mut workers = Vec::new();
+        for i in 0..threads {
+            let jobs = Arc::clone(&jobs);
+            let done = done_tx.clone();
+            let h = std::thread::Builder::new()
+                .name(format!("wire-inflate-{i}"))
+                .spawn(move || {
+                    let mut c = Counter::new();
+                    loop {
+                        let batch = match jobs.lock() {
+                            Ok(rx) => rx.recv(),
+                            Err(_) => return,
+                        };
+                        let Ok(batch) = batch else { return };
+                        let out: Vec<Done> = batch
+                            .into_iter()
+                            .map(|job| {
+                                let app = c.message(&job.bytes);
+                                Done { job, app }
+                            })
+                            .collect();
+                        if done.send(out).is_err() {
+                            return;
+                        }
+                    }
+                });
+            match h {
+                Ok(h) => workers.push(h),
+                // No thread at all: the caller inflates everything itself.
+                Err(_) if workers.is_empty() => return None,
+                Err(_) => break,
+            }
+        }
+        Some(Pool {
+            tx: Some(tx),
+            rx,
+            workers,
+            batch: Vec::new(),
+            batch_bytes: 0,
+            free: Vec::new(),
+            here: Vec::new(),
+            fallback: None,
+        })
+    }
+
+    fn submit(&mut self, job: Job) {
+        self.batch_bytes += job.bytes.len();
+        self.batch.push(job);
+        if self.batch_bytes >= BATCH_BYTES {
+            self.send();
+        }
+    }
+
+    /// Queues the batch, or counts it here when no thread is left to take it.
+    fn send(&mut self) {
+        self.batch_bytes = 0;
+        let batch = std::mem::take(&mut self.batch);
+        if batch.is_empty() {
+            return;
+        }
+        let batch = match &self.tx {
+            Some(tx) => match tx.send(batch) {
+                Ok(()) => return,
+                Err(mpsc::SendError(b)) => b,
+            },
+            None => batch,
+        };
+        let c = self.fallback.get_or_insert_with(Counter::new);
+        for job in batch {
+            let app = c.message(&job.bytes);
+            self.here.push(Done { job, app });
+        }
+    }
+
+    /// Waits for every queued message and stops the threads.
+    fn finish(&mut self) -> Vec<Done> {
+        self.send();
+        self.tx = None;
+        for h in self.workers.drain(..) {
+            let _ = h.join();
+        }
+        let mut all = std::mem::take(&mut self.here);
+        for b in self.rx.try_iter() {
+            all.extend(b);
+        }
+        all
+    }
+}
+
+/// Adds a counted message to its direction; returns its buffer for reuse.
+fn apply_done(acc: &mut DirAcc, done: Done) -> Vec<u8> {
+    let app = match &done.app {
+        Ok(n) => Some(*n),
+        Err(why) => {
+            acc.inflate_failed(why);
+            None
+        }
+    };
+    acc.app(done.job.ts, done.job.wire, app);
+    done.job.bytes
 }
 
 impl Events for DirEvents<'_> {
@@ -171,28 +364,37 @@ impl Events for DirEvents<'_> {
     }
 
     fn message(&mut self, ts: u64, wire: u64, app: Option<u64>, compressed: bool) {
-        let a = &mut *self.acc;
-        a.messages += 1;
-        if compressed {
-            a.compressed_messages += 1;
-        }
-        a.msg_wire.record(wire as f64);
-        match app {
-            Some(n) => {
-                a.app_bytes += n;
-                a.app_known_wire += wire;
-                a.msg_app.record(n as f64);
-            }
-            None => a.app_unknown_messages += 1,
-        }
-        if let Some(w) = a.window(ts) {
-            w.messages += 1;
-            w.app_bytes += app.unwrap_or(0);
-        }
+        self.acc.message_seen(ts, wire, compressed);
+        self.acc.app(ts, wire, app);
     }
 
     fn unframed(&mut self, n: u64) {
         self.acc.unframed += n;
+    }
+
+    fn inflate_failed(&mut self, why: &str) {
+        self.acc.inflate_failed(why);
+    }
+
+    fn deferred_message(&mut self, ts: u64, wire: u64, payload: &mut Vec<u8>) {
+        self.acc.message_seen(ts, wire, true);
+        let Some(pool) = self.pool.as_deref_mut() else {
+            let app = Counter::new().message(payload);
+            if let Err(why) = &app {
+                self.acc.inflate_failed(why);
+            }
+            self.acc.app(ts, wire, app.ok());
+            return;
+        };
+        let fresh = pool.free.pop().unwrap_or_default();
+        let bytes = std::mem::replace(payload, fresh);
+        let job = Job {
+            d: self.d,
+            ts,
+            wire,
+            bytes,
+        };
+        pool.submit(job);
     }
 }
 
@@ -234,6 +436,8 @@ struct DirSink<'a> {
     parser: &'a mut DirParser,
     ctx: &'a mut ConnCtx,
     acc: &'a mut DirAcc,
+    pool: Option<&'a mut Pool>,
+    d: usize,
     ts: u64,
     delivered: u64,
 }
@@ -241,12 +445,20 @@ struct DirSink<'a> {
 impl Sink for DirSink<'_> {
     fn data(&mut self, bytes: &[u8]) {
         self.delivered += bytes.len() as u64;
-        let mut ev = DirEvents { acc: self.acc };
+        let mut ev = DirEvents {
+            acc: self.acc,
+            pool: self.pool.as_deref_mut(),
+            d: self.d,
+        };
         self.parser.feed(bytes, self.ts, self.ctx, &mut ev);
     }
     fn gap(&mut self, n: u64) {
         self.acc.gap_bytes += n;
-        let mut ev = DirEvents { acc: self.acc };
+        let mut ev = DirEvents {
+            acc: self.acc,
+            pool: self.pool.as_deref_mut(),
+            d: self.d,
+        };
         self.parser.gap(n, &mut ev);
     }
 }
@@ -359,6 +571,7 @@ struct State {
     ignored: u64,
     first_ts: Option<u64>,
     last_ts: u64,
+    pool: Option<Pool>,
 }
 
 fn framing_label(f: &Framing) -> (usize, String) {
@@ -371,7 +584,7 @@ fn framing_label(f: &Framing) -> (usize, String) {
 }
 
 impl State {
-    fn new(opts: SummaryOptions, linktype: u32) -> Self {
+    fn new(opts: SummaryOptions, linktype: u32, threads: usize) -> Self {
         let top = opts.top.unwrap_or(5);
         let window_ns = opts
             .window_s
@@ -398,6 +611,31 @@ impl State {
             ignored: 0,
             first_ts: None,
             last_ts: 0,
+            pool: if threads > 0 {
+                Pool::new(threads)
+            } else {
+                None
+            },
+        }
+    }
+
+    /// Adds the messages the inflate threads have counted so far.
+    fn collect(&mut self) {
+        let Some(p) = self.pool.as_mut() else {
+            return;
+        };
+        let here = std::mem::take(&mut p.here);
+        for batch in std::iter::once(here).chain(p.rx.try_iter()) {
+            for done in batch {
+                let d = done.job.d.min(1);
+                let mut buf = apply_done(&mut self.acc[d], done);
+                // Kept for reuse only while small: memory stays bounded, not by the largest
+                // messages seen.
+                if p.free.len() < FREE_BUFFERS && buf.capacity() <= FREE_BUFFER_BYTES {
+                    buf.clear();
+                    p.free.push(buf);
+                }
+            }
         }
     }
 
@@ -424,6 +662,7 @@ impl State {
             }
         }
         self.segment(ts, orig_len, &seg);
+        self.collect();
     }
 
     fn key(seg: &Segment) -> (IpAddr, u16, IpAddr, u16) {
@@ -559,7 +798,11 @@ impl State {
         let dir = &mut conn.dirs[d];
         if dir.parser.is_none() && (syn || !seg.payload.is_empty()) {
             let role = if d == 0 { Role::Client } else { Role::Server };
-            dir.parser = Some(DirParser::new(role, syn));
+            let mut p = DirParser::new(role, syn);
+            if self.pool.is_some() {
+                p.defer(DEFER_SMALL, DEFER_MAX);
+            }
+            dir.parser = Some(p);
         }
         let Some(parser) = dir.parser.as_mut() else {
             return;
@@ -568,6 +811,8 @@ impl State {
             parser,
             ctx: &mut conn.ctx,
             acc,
+            pool: self.pool.as_mut(),
+            d,
             ts,
             delivered: 0,
         };
@@ -589,7 +834,11 @@ impl State {
         }
         // A snapped segment's missing tail is a hole the reassembler cannot see.
         if seg.missing > 0 {
-            let mut ev = DirEvents { acc };
+            let mut ev = DirEvents {
+                acc,
+                pool: self.pool.as_mut(),
+                d,
+            };
             parser_gap(dir.parser.as_mut(), seg.missing as u64, &mut ev);
         }
     }
@@ -607,6 +856,8 @@ impl State {
                     parser,
                     ctx: &mut c.ctx,
                     acc,
+                    pool: self.pool.as_mut(),
+                    d,
                     ts: self.last_ts,
                     delivered: 0,
                 };
@@ -618,9 +869,6 @@ impl State {
                 if parser.mid_frame() {
                     let note = "capture ended inside a frame or message".to_string();
                     *self.notes[d].entry(note).or_default() += 1;
-                }
-                if let Some(e) = &parser.inflate_error {
-                    *self.notes[d].entry(e.clone()).or_default() += 1;
                 }
                 acc.http_bytes += parser.http_bytes;
                 let (k, label) = framing_label(&parser.framing);
@@ -651,6 +899,26 @@ impl State {
     fn finish(mut self, file: String, truncated: Option<String>) -> WireSummary {
         for i in 0..self.conns.len() {
             self.close(i);
+        }
+        if let Some(mut p) = self.pool.take() {
+            for done in p.finish() {
+                let d = done.job.d.min(1);
+                let _ = apply_done(&mut self.acc[d], done);
+            }
+        }
+        for (acc, notes) in self.acc.iter().zip(self.notes.iter_mut()) {
+            if let Some(e) = &acc.inflate_first_error {
+                // Each message starts on a deflate block boundary and needs no earlier
+                // output to be counted, so one failure does not make later ones unknown.
+                notes.insert(
+                    format!(
+                        "{e} (first of {} message(s) that failed to inflate; later messages \
+                         are still counted)",
+                        acc.inflate_failures
+                    ),
+                    1,
+                );
+            }
         }
         let first = self.first_ts.unwrap_or(0);
         let span_s = self.last_ts.saturating_sub(first) as f64 / 1e9;
@@ -793,18 +1061,51 @@ fn dir_summary(
     }
 }
 
-/// Summarises a classic pcap file.
+/// Inflate threads [`summarize`] uses: one per core when there are two or more, none
+/// (everything on the calling thread) on one core.
+pub fn default_inflate_threads() -> usize {
+    match std::thread::available_parallelism().map(|n| n.get()) {
+        Ok(n) if n >= 2 => n.min(8),
+        _ => 0,
+    }
+}
+
+/// Summarises a classic pcap file, inflating on [`default_inflate_threads`] threads.
 pub fn summarize(path: &Path, opts: &SummaryOptions) -> Result<WireSummary> {
+    summarize_threads(path, opts, default_inflate_threads())
+}
+
+/// [`summarize`] with `threads` inflate threads besides the reading one (0: inflate on
+/// the calling thread). The result is the same whatever the number.
+pub fn summarize_threads(
+    path: &Path,
+    opts: &SummaryOptions,
+    threads: usize,
+) -> Result<WireSummary> {
     let r = PcapReader::open(path)?;
-    run(r, opts)
+    run(r, opts, threads)
 }
 
 /// Summarises a classic pcap from any reader; `name` appears in messages.
 pub fn summarize_reader<R: Read>(r: R, name: &str, opts: &SummaryOptions) -> Result<WireSummary> {
-    run(PcapReader::new(r, name)?, opts)
+    run(PcapReader::new(r, name)?, opts, default_inflate_threads())
 }
 
-fn run<R: Read>(mut r: PcapReader<R>, opts: &SummaryOptions) -> Result<WireSummary> {
+/// [`summarize_reader`] with `threads` inflate threads (see [`summarize_threads`]).
+pub fn summarize_reader_threads<R: Read>(
+    r: R,
+    name: &str,
+    opts: &SummaryOptions,
+    threads: usize,
+) -> Result<WireSummary> {
+    run(PcapReader::new(r, name)?, opts, threads)
+}
+
+fn run<R: Read>(
+    mut r: PcapReader<R>,
+    opts: &SummaryOptions,
+    threads: usize,
+) -> Result<WireSummary> {
     if !packet::linktype_supported(r.linktype) {
         bail!(
             "{}: byte 20: unsupported link type {} (supported: Ethernet 1, raw IP 101, Linux \
@@ -813,7 +1114,7 @@ fn run<R: Read>(mut r: PcapReader<R>, opts: &SummaryOptions) -> Result<WireSumma
             r.linktype
         );
     }
-    let mut st = State::new(opts.clone(), r.linktype);
+    let mut st = State::new(opts.clone(), r.linktype, threads);
     while let Some(rec) = r.next_record()? {
         st.record(rec.ts_ns, rec.orig_len, rec.data);
     }

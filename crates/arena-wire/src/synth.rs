@@ -455,12 +455,21 @@ pub fn write_session<W: Write>(w: W, spec: &SynthSpec) -> Result<SynthTotals> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::summary::{summarize_reader, SummaryOptions};
+    use crate::summary::{summarize_reader, summarize_reader_threads, SummaryOptions};
 
     fn check(spec: &SynthSpec) {
         let mut buf = Vec::new();
         let t = write_session(&mut buf, spec).unwrap();
-        let s = summarize_reader(&buf[..], "synth", &SummaryOptions::default()).unwrap();
+        // Inflated on the reading thread, and on two and three others: the same figures.
+        for threads in [0, 2, 3] {
+            let s =
+                summarize_reader_threads(&buf[..], "synth", &SummaryOptions::default(), threads)
+                    .unwrap();
+            check_totals(&s, &t);
+        }
+    }
+
+    fn check_totals(s: &crate::WireSummary, t: &SynthTotals) {
         assert_eq!(s.records, t.records);
         for (d, e) in [
             (&s.client_to_server, &t.client_to_server),

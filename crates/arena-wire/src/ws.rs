@@ -1,13 +1,118 @@
 //! HTTP upgrade and WebSocket framing (RFC 6455) for one direction of a connection, fed
-//! in-order stream bytes in arbitrary pieces. Payloads are never buffered: a frame's bytes
-//! are counted, unmasked and inflated as they pass, so memory stays constant whatever the
-//! frame size. permessage-deflate (RFC 7692) keeps one raw-deflate context per direction
-//! across messages unless `*_no_context_takeover` was negotiated.
+//! in-order stream bytes in arbitrary pieces. A frame's bytes are counted, unmasked and
+//! inflated as they pass, so memory stays constant whatever the frame size; the one thing
+//! held is a compressed message handed whole to another thread ([`DirParser::defer`]), up to
+//! a bound. permessage-deflate (RFC 7692): only the length of each inflated message is
+//! wanted, never its content, so a message needs none of the window earlier messages left
+//! (see [`Counter`]) and can be inflated apart, in any order.
 
 use flate2::{Decompress, FlushDecompress, Status};
 
 /// Longest HTTP header block accepted before the stream is declared not WebSocket.
 const MAX_HTTP_HEADER: usize = 64 * 1024;
+/// Inflate output scratch: discarded, only its length is counted.
+const INFLATE_OUT: usize = 64 * 1024;
+/// The empty sync-flush block RFC 7692 strips from the end of every message.
+const TRAILER: [u8; 4] = [0, 0, 0xff, 0xff];
+/// A non-final stored block of 32 KiB of zeros: fills a raw-deflate window to its maximum
+/// (any `max_window_bits`), so every distance up to 32 KiB resolves.
+static PRIME: [u8; 5 + 32768] = {
+    let mut a = [0u8; 5 + 32768];
+    a[2] = 0x80;
+    a[3] = 0xff;
+    a[4] = 0x7f;
+    a
+};
+
+/// Counts the bytes one permessage-deflate message inflates to.
+///
+/// With context takeover a message may point back into the output of earlier ones, but
+/// only the *length* of a back-reference is needed to count, never the bytes it copies.
+/// So the window is primed once with 32 KiB of zeros: every distance a valid message can
+/// use resolves, the count is exact whatever the window holds, and a message can be
+/// counted without the messages before it, in any order, on any thread. The one check
+/// given up is "distance too far back" within a direction's first 32 KiB.
+pub struct Counter {
+    d: Decompress,
+    out: Vec<u8>,
+}
+
+impl Default for Counter {
+    fn default() -> Self {
+        Counter::new()
+    }
+}
+
+impl Counter {
+    pub fn new() -> Self {
+        let mut c = Counter {
+            d: Decompress::new(false),
+            out: vec![0; INFLATE_OUT],
+        };
+        c.prime();
+        c
+    }
+
+    fn prime(&mut self) {
+        self.d.reset(false);
+        let _ = self
+            .d
+            .decompress(&PRIME, &mut self.out, FlushDecompress::None);
+    }
+
+    /// Feeds the next bytes of the current message (`end`: its last ones, after which the
+    /// stripped trailer is put back and flushed); returns how many bytes they inflated to.
+    /// After an error the counter is ready for the next message.
+    pub fn feed(&mut self, input: &[u8], end: bool) -> Result<u64, String> {
+        let mut n = self.run(input, false)?;
+        if end {
+            n += self.run(&TRAILER, true)?;
+        }
+        Ok(n)
+    }
+
+    /// A whole message at once.
+    pub fn message(&mut self, input: &[u8]) -> Result<u64, String> {
+        self.feed(input, true)
+    }
+
+    fn run(&mut self, mut input: &[u8], sync: bool) -> Result<u64, String> {
+        let flush = if sync {
+            FlushDecompress::Sync
+        } else {
+            FlushDecompress::None
+        };
+        let mut total = 0;
+        loop {
+            let (in0, out0) = (self.d.total_in(), self.d.total_out());
+            let status = self.d.decompress(input, &mut self.out, flush);
+            let consumed = (self.d.total_in() - in0) as usize;
+            let made = self.d.total_out() - out0;
+            total += made;
+            input = &input[consumed.min(input.len())..];
+            match status {
+                Err(e) => {
+                    self.prime();
+                    return Err(format!("inflate failed: {e}"));
+                }
+                Ok(Status::StreamEnd) => {
+                    // A final deflate block ends the context; what follows starts fresh.
+                    self.prime();
+                    if input.is_empty() || input == TRAILER {
+                        return Ok(total);
+                    }
+                }
+                Ok(_) => {}
+            }
+            if consumed == 0 && made == 0 {
+                return Ok(total);
+            }
+            if input.is_empty() && (made as usize) < self.out.len() {
+                return Ok(total);
+            }
+        }
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
@@ -50,6 +155,17 @@ pub trait Events {
     fn message(&mut self, ts_ns: u64, wire: u64, app: Option<u64>, compressed: bool);
     /// Bytes of the stream that were not read as frames.
     fn unframed(&mut self, n: u64);
+    /// A compressed message could not be inflated (its `message` carries no app bytes).
+    fn inflate_failed(&mut self, why: &str) {
+        let _ = why;
+    }
+    /// With [`DirParser::defer`]: a compressed message ended and `payload` holds its
+    /// unmasked bytes for someone else to inflate (a [`Counter`] counts them). Take the
+    /// bytes (swap in an empty buffer to reuse); its app bytes are the count, or unknown.
+    fn deferred_message(&mut self, ts_ns: u64, wire: u64, payload: &mut Vec<u8>) {
+        let _ = payload;
+        self.message(ts_ns, wire, None, true);
+    }
 }
 
 pub struct DirParser {
@@ -75,11 +191,18 @@ pub struct DirParser {
     msg_compressed: bool,
     msg_wire: u64,
     msg_app: u64,
-    inflater: Option<Decompress>,
-    /// Set when inflation failed once: app bytes are unknown from then on.
-    pub inflate_error: Option<String>,
-    scratch: Vec<u8>,
-    out: Vec<u8>,
+    counter: Option<Box<Counter>>,
+    /// Whether the current message failed to inflate (its app bytes are unknown).
+    msg_failed: bool,
+    /// Compressed messages that failed to inflate.
+    pub inflate_failures: u64,
+    /// With [`DirParser::defer`]: buffer a compressed message up to this many bytes and
+    /// hand it over whole; a longer one is inflated here, as it streams.
+    defer_up_to: Option<usize>,
+    defer_small: usize,
+    /// The current compressed message, unmasked, while it is deferred.
+    pending: Vec<u8>,
+    deferring: bool,
 }
 
 impl DirParser {
@@ -110,11 +233,22 @@ impl DirParser {
             msg_compressed: false,
             msg_wire: 0,
             msg_app: 0,
-            inflater: None,
-            inflate_error: None,
-            scratch: Vec::new(),
-            out: Vec::new(),
+            counter: None,
+            msg_failed: false,
+            inflate_failures: 0,
+            defer_up_to: None,
+            defer_small: 0,
+            pending: Vec::new(),
+            deferring: false,
         }
+    }
+
+    /// Hands compressed messages of up to `max` bytes to [`Events::deferred_message`]
+    /// whole instead of inflating them here; those of `small` bytes or fewer are still
+    /// inflated here (handing them over would cost more than inflating them).
+    pub fn defer(&mut self, small: usize, max: usize) {
+        self.defer_small = small;
+        self.defer_up_to = Some(max.max(small));
     }
 
     /// Whether a frame or message was cut off by the end of the capture.
@@ -146,7 +280,7 @@ impl DirParser {
                             Framing::NotWebSocket("the server refused the upgrade".into());
                         0
                     } else if self.in_payload {
-                        self.feed_payload(rest, ts_ns, ctx, ev)
+                        self.feed_payload(rest, ts_ns, ev)
                     } else {
                         self.feed_header(rest, ts_ns, ctx, ev)
                     }
@@ -328,43 +462,25 @@ impl DirParser {
             self.msg_compressed = rsv1;
             self.msg_wire = 0;
             self.msg_app = 0;
-            if rsv1 && self.inflater.is_none() && self.inflate_error.is_none() {
-                self.inflater = Some(Decompress::new(false));
-            }
+            self.msg_failed = false;
+            self.pending.clear();
+            self.deferring = rsv1 && self.defer_up_to.is_some();
         }
         self.in_payload = true;
         if len == 0 {
-            self.end_frame(ts_ns, ctx, ev);
+            self.end_frame(ts_ns, ev);
         }
         used
     }
 
-    fn feed_payload<E: Events>(
-        &mut self,
-        data: &[u8],
-        ts_ns: u64,
-        ctx: &mut ConnCtx,
-        ev: &mut E,
-    ) -> usize {
+    fn feed_payload<E: Events>(&mut self, data: &[u8], ts_ns: u64, ev: &mut E) -> usize {
         let n = (self.remaining.min(data.len() as u64)) as usize;
         let chunk = &data[..n];
         if self.opcode < 8 {
             self.msg_wire += n as u64;
             if self.msg_compressed {
-                if self.inflate_error.is_none() {
-                    if self.masked {
-                        let mut buf = std::mem::take(&mut self.scratch);
-                        buf.clear();
-                        buf.extend_from_slice(chunk);
-                        for b in buf.iter_mut() {
-                            *b ^= self.mask[self.mask_pos & 3];
-                            self.mask_pos += 1;
-                        }
-                        self.inflate(&buf, false);
-                        self.scratch = buf;
-                    } else {
-                        self.inflate(chunk, false);
-                    }
+                if !self.msg_failed {
+                    self.compressed(chunk, ev);
                 }
             } else {
                 self.msg_app += n as u64;
@@ -372,78 +488,99 @@ impl DirParser {
         }
         self.remaining -= n as u64;
         if self.remaining == 0 {
-            self.end_frame(ts_ns, ctx, ev);
+            self.end_frame(ts_ns, ev);
         }
         n
     }
 
-    fn end_frame<E: Events>(&mut self, ts_ns: u64, ctx: &mut ConnCtx, ev: &mut E) {
+    fn end_frame<E: Events>(&mut self, ts_ns: u64, ev: &mut E) {
         self.in_payload = false;
         ev.frame(ts_ns, self.opcode, self.payload_len, self.header_len);
         if self.opcode < 8 && self.fin {
-            if self.msg_compressed && self.inflate_error.is_none() {
-                self.inflate(&[0, 0, 0xff, 0xff], true);
-                let no_takeover = ctx.deflate.is_some_and(|d| match self.role {
-                    Role::Client => d.client_no_context_takeover,
-                    Role::Server => d.server_no_context_takeover,
-                });
-                if no_takeover {
-                    if let Some(d) = self.inflater.as_mut() {
-                        d.reset(false);
-                    }
-                }
-            }
-            let app = if self.msg_compressed && self.inflate_error.is_some() {
-                None
-            } else {
-                Some(self.msg_app)
-            };
-            ev.message(ts_ns, self.msg_wire, app, self.msg_compressed);
             self.in_message = false;
+            if self.msg_compressed && self.deferring {
+                self.deferring = false;
+                if self.pending.len() > self.defer_small {
+                    ev.deferred_message(ts_ns, self.msg_wire, &mut self.pending);
+                    self.pending.clear();
+                    return;
+                }
+                let held = std::mem::take(&mut self.pending);
+                self.inflate(&held, false, ev);
+                self.pending = held;
+                self.pending.clear();
+            }
+            if self.msg_compressed && !self.msg_failed {
+                self.inflate(&[], true, ev);
+            }
+            let app = (!self.msg_failed).then_some(self.msg_app);
+            ev.message(ts_ns, self.msg_wire, app, self.msg_compressed);
         }
     }
 
-    fn inflate(&mut self, mut input: &[u8], sync: bool) {
-        let Some(d) = self.inflater.as_mut() else {
+    /// Payload bytes of a compressed message: unmasked, then buffered for handing over or
+    /// inflated here.
+    fn compressed<E: Events>(&mut self, chunk: &[u8], ev: &mut E) {
+        if self.deferring {
+            let at = self.pending.len();
+            self.pending.extend_from_slice(chunk);
+            if self.masked {
+                unmask(&mut self.pending[at..], self.mask, self.mask_pos);
+                self.mask_pos += chunk.len();
+            }
+            if self.pending.len() > self.defer_up_to.unwrap_or(0) {
+                // Too long to hold: inflate what is here and stream the rest.
+                self.deferring = false;
+                let held = std::mem::take(&mut self.pending);
+                self.inflate(&held, false, ev);
+                self.pending = held;
+                self.pending.clear();
+            }
             return;
-        };
-        if self.out.len() < 64 * 1024 {
-            self.out.resize(64 * 1024, 0);
         }
-        let flush = if sync {
-            FlushDecompress::Sync
+        if self.masked {
+            let mut buf = std::mem::take(&mut self.pending);
+            buf.clear();
+            buf.extend_from_slice(chunk);
+            unmask(&mut buf, self.mask, self.mask_pos);
+            self.mask_pos += chunk.len();
+            self.inflate(&buf, false, ev);
+            self.pending = buf;
         } else {
-            FlushDecompress::None
-        };
-        loop {
-            let (in0, out0) = (d.total_in(), d.total_out());
-            let status = d.decompress(input, &mut self.out, flush);
-            let consumed = (d.total_in() - in0) as usize;
-            let made = d.total_out() - out0;
-            self.msg_app += made;
-            input = &input[consumed.min(input.len())..];
-            match status {
-                Err(e) => {
-                    self.inflate_error = Some(format!("inflate failed: {e}"));
-                    self.inflater = None;
-                    return;
-                }
-                Ok(Status::StreamEnd) => {
-                    // A final deflate block ends the context; the next message starts fresh.
-                    d.reset(false);
-                    if input.is_empty() || input == [0, 0, 0xff, 0xff] {
-                        return;
-                    }
-                }
-                Ok(_) => {}
-            }
-            if consumed == 0 && made == 0 {
-                return;
-            }
-            if input.is_empty() && (made as usize) < self.out.len() {
-                return;
+            self.inflate(chunk, false, ev);
+        }
+    }
+
+    fn inflate<E: Events>(&mut self, input: &[u8], end: bool, ev: &mut E) {
+        let c = self.counter.get_or_insert_with(Box::default);
+        match c.feed(input, end) {
+            Ok(n) => self.msg_app += n,
+            Err(why) => {
+                self.msg_failed = true;
+                self.inflate_failures += 1;
+                ev.inflate_failed(&why);
             }
         }
+    }
+}
+
+/// XORs `buf` with the 4-byte mask, starting `pos` bytes into the frame's payload.
+fn unmask(buf: &mut [u8], mask: [u8; 4], pos: usize) {
+    let k = u32::from_ne_bytes([
+        mask[pos & 3],
+        mask[(pos + 1) & 3],
+        mask[(pos + 2) & 3],
+        mask[(pos + 3) & 3],
+    ]);
+    let mut words = buf.chunks_exact_mut(4);
+    for w in &mut words {
+        let v = u32::from_ne_bytes([w[0], w[1], w[2], w[3]]) ^ k;
+        w.copy_from_slice(&v.to_ne_bytes());
+    }
+    let rest = words.into_remainder();
+    let kb = k.to_ne_bytes();
+    for (b, m) in rest.iter_mut().zip(kb) {
+        *b ^= m;
     }
 }
 
@@ -494,4 +631,44 @@ fn parse_deflate(text: &str) -> Option<Deflate> {
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::synth::deflate_message;
+    use flate2::{Compress, Compression};
+
+    #[test]
+    fn counter_needs_no_earlier_message_and_survives_a_bad_one() {
+        // Messages that repeat earlier ones: with context takeover they are mostly
+        // back-references into the previous messages' output.
+        let mut c = Compress::new(Compression::default(), false);
+        let msgs: Vec<Vec<u8>> = (0..6u32)
+            .map(|i| {
+                let mut m = b"draw 16 16 0x7f7f7f; ".repeat(200 + i as usize * 50);
+                m.extend_from_slice(&i.to_le_bytes());
+                m
+            })
+            .collect();
+        let wire: Vec<Vec<u8>> = msgs
+            .iter()
+            .map(|m| deflate_message(&mut c, m).unwrap())
+            .collect();
+        assert!(
+            wire[5].len() * 20 < msgs[5].len(),
+            "later messages point back"
+        );
+        // Counted last to first, each on its own counter: exact all the same.
+        for i in (0..6).rev() {
+            assert_eq!(Counter::new().message(&wire[i]), Ok(msgs[i].len() as u64));
+        }
+        // One counter, in pieces, a corrupt message in between.
+        let mut k = Counter::new();
+        let (a, b) = wire[3].split_at(7);
+        let n = k.feed(a, false).unwrap() + k.feed(b, true).unwrap();
+        assert_eq!(n, msgs[3].len() as u64);
+        assert!(k.message(&[0xff; 40]).is_err());
+        assert_eq!(k.message(&wire[4]), Ok(msgs[4].len() as u64));
+    }
 }
