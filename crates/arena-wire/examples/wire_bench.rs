@@ -7,11 +7,13 @@
 //!   cargo run --release -p arena-wire --example wire_bench -- --only-capture [--rate R]
 //!   cargo run --release -p arena-wire --example wire_bench -- seeds DIR   (fuzz seed corpus)
 //!
-//! Prints: the summary's time on a >= 200 MB generated capture with known totals (checked
-//! exactly) vs `tshark -q -z conv,tcp --disable-protocol websocket` on the same file; vs
-//! tshark producing the WebSocket figures on a ~50 MB file; max RSS of the summary on both
-//! files (constant memory); and packets/s and kernel drops of a capture of bounded
-//! loopback traffic.
+//! Prints, medians of `--runs` interleaved runs, wall and CPU (user + system) time: the
+//! summary's time on a >= 200 MB generated capture with known totals (checked exactly) vs
+//! `tshark -q -z conv,tcp --disable-protocol websocket` on the same file; vs tshark
+//! producing the WebSocket figures on a ~50 MB file; each for the summary inflating on one
+//! thread and on its default inflate threads; max RSS of the summary on both files
+//! (constant memory); and packets/s and kernel drops of a capture of bounded loopback
+//! traffic.
 
 use std::fs::File;
 use std::io::{BufWriter, Read, Write};
@@ -331,12 +333,17 @@ fn inject(port: u16, thread: u16, rate: f64, secs: f64) -> u64 {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.get(1).map(String::as_str) == Some("summarize") {
-        let s = summarize(
+        let threads = args
+            .get(3)
+            .and_then(|t| t.parse().ok())
+            .unwrap_or_else(arena_wire::default_inflate_threads);
+        let s = arena_wire::summarize_threads(
             Path::new(&args[2]),
             &SummaryOptions {
                 port: Some(8080),
                 ..Default::default()
             },
+            threads,
         )
         .expect("summary");
         println!("{}", serde_json::to_string(&s).expect("json"));
@@ -408,16 +415,38 @@ fn main() {
         tb.server_to_client.app_bytes as f64 / tb.server_to_client.frame_payload_bytes as f64
     );
 
-    let mut ours_big = (Vec::new(), Vec::new());
-    let mut rss_big = 0;
+    // The summary twice: inflating on its own thread, and with the inflate threads
+    // `summarize` uses by default (tshark is single-threaded: compare CPU with CPU).
+    let threads = arena_wire::default_inflate_threads();
+    let modes = [
+        (0, "one thread".to_string()),
+        (threads, format!("{threads} inflate threads")),
+    ];
+    let ours = |file: &Path, t: usize, totals: &SynthTotals| {
+        let (s, c, rss, out) = timed(
+            Command::new(&me)
+                .arg("summarize")
+                .arg(file)
+                .arg(t.to_string()),
+        );
+        check(totals, &out);
+        (s, c, rss)
+    };
+    let mut rss_big = [0; 2];
+    let mut rss_small = [0; 2];
+    let mut ours_big = vec![(Vec::new(), Vec::new()); 2];
     let mut conv = (Vec::new(), Vec::new());
-    // Interleaved so both tools see the same background load.
+    let mut ours_small = vec![(Vec::new(), Vec::new()); 2];
+    let mut ws_small = (Vec::new(), Vec::new());
+    let mut frames = 0;
+    // Interleaved so every tool and mode sees the same background load.
     for _ in 0..runs {
-        let (s, c, rss, out) = timed(Command::new(&me).arg("summarize").arg(&big));
-        check(&tb, &out);
-        ours_big.0.push(s);
-        ours_big.1.push(c);
-        rss_big = rss_big.max(rss);
+        for (k, &(t, _)) in modes.iter().enumerate() {
+            let (s, c, rss) = ours(&big, t, &tb);
+            ours_big[k].0.push(s);
+            ours_big[k].1.push(c);
+            rss_big[k] = rss_big[k].max(rss);
+        }
         let (s, c, _, _) = timed(Command::new("tshark").args(["-n", "-r"]).arg(&big).args([
             "-q",
             "-z",
@@ -427,52 +456,52 @@ fn main() {
         ]));
         conv.0.push(s);
         conv.1.push(c);
+        for (k, &(t, _)) in modes.iter().enumerate() {
+            let (s, c, rss) = ours(&small, t, &ts);
+            ours_small[k].0.push(s);
+            ours_small[k].1.push(c);
+            rss_small[k] = rss_small[k].max(rss);
+        }
+        let (s, c, _, out) = timed(&mut arena_wire::tshark::websocket_fields(&small, 8080));
+        ws_small.0.push(s);
+        ws_small.1.push(c);
+        frames = out
+            .lines()
+            .map(|l| {
+                l.split('\t')
+                    .nth(1)
+                    .map(|o| o.split(';').count())
+                    .unwrap_or(0)
+            })
+            .sum::<usize>();
     }
-    let (ob, cb) = (median(ours_big.0.clone()), median(conv.0.clone()));
-    let (obc, cbc) = (median(ours_big.1.clone()), median(conv.1.clone()));
+    let (cb, cbc) = (median(conv.0), median(conv.1));
     println!(
-        "big ({} B), n={runs} runs each, medians: full summary (framing + inflate, totals checked \
-         exact) {:.2}s wall / {:.2}s CPU = {:.0} MB/s of CPU; tshark -z conv,tcp \
-         --disable-protocol websocket {:.2}s wall / {:.2}s CPU = {:.0} MB/s of CPU; ratio {:.1}x \
-         (wall), {:.1}x (CPU)",
+        "big ({} B), n={runs} runs each, medians: tshark -z conv,tcp --disable-protocol \
+         websocket {:.2}s wall / {:.2}s CPU = {:.0} MB/s of CPU",
         tb.pcap_bytes,
-        ob,
-        obc,
-        mbps(tb.pcap_bytes, obc),
         cb,
         cbc,
-        mbps(tb.pcap_bytes, cbc),
-        cb / ob,
-        cbc / obc
+        mbps(tb.pcap_bytes, cbc)
     );
-
-    let mut ours_small = (Vec::new(), Vec::new());
-    let mut rss_small = 0;
-    for _ in 0..runs {
-        let (s, c, rss, out) = timed(Command::new(&me).arg("summarize").arg(&small));
-        check(&ts, &out);
-        ours_small.0.push(s);
-        ours_small.1.push(c);
-        rss_small = rss_small.max(rss);
+    for (k, (_, name)) in modes.iter().enumerate() {
+        let (ob, obc) = (median(ours_big[k].0.clone()), median(ours_big[k].1.clone()));
+        println!(
+            "big: full summary (framing + inflate, totals checked exact), {name}: {:.3}s wall / \
+             {:.3}s CPU = {:.0} MB/s of CPU; ratio to tshark's TCP pass {:.1}x (wall), {:.1}x \
+             (CPU)",
+            ob,
+            obc,
+            mbps(tb.pcap_bytes, obc),
+            cb / ob,
+            cbc / obc
+        );
     }
-    let (tw, twc, _, out) = timed(&mut arena_wire::tshark::websocket_fields(&small, 8080));
-    let frames: usize = out
-        .lines()
-        .map(|l| {
-            l.split('\t')
-                .nth(1)
-                .map(|o| o.split(';').count())
-                .unwrap_or(0)
-        })
-        .sum();
-    let (os, osc) = (median(ours_small.0), median(ours_small.1));
+    let (tw, twc) = (median(ws_small.0), median(ws_small.1));
     println!(
-        "small ({} B): full summary median of n={runs} {:.3}s wall / {:.3}s CPU; tshark -Y \
-         websocket fields (n=1) {:.1}s wall / {:.1}s CPU listing {} frames (generated: {}); \
-         ratio {:.0}x (wall), {:.0}x (CPU)",
+        "small ({} B), n={runs} runs each, medians: tshark -Y websocket fields + data.len \
+         (inflates) {:.2}s wall / {:.2}s CPU listing {} frames (generated: {})",
         ts.pcap_bytes,
-        os,
-        osc,
         tw,
         twc,
         frames,
@@ -480,16 +509,30 @@ fn main() {
             + ts.client_to_server.control_frames
             + ts.server_to_client.frames
             + ts.server_to_client.control_frames,
-        tw / os,
-        twc / osc
     );
-    println!(
-        "max RSS of the summary process: {} KiB on {} MiB, {} KiB on {} MiB",
-        rss_small,
-        ts.pcap_bytes >> 20,
-        rss_big,
-        tb.pcap_bytes >> 20
-    );
+    for (k, (_, name)) in modes.iter().enumerate() {
+        let (os, osc) = (
+            median(ours_small[k].0.clone()),
+            median(ours_small[k].1.clone()),
+        );
+        println!(
+            "small: full summary (framing + inflate, totals checked exact), {name}: {:.3}s wall \
+             / {:.3}s CPU; ratio to tshark's WebSocket figures {:.1}x (wall), {:.1}x (CPU)",
+            os,
+            osc,
+            tw / os,
+            twc / osc
+        );
+    }
+    for (k, (_, name)) in modes.iter().enumerate() {
+        println!(
+            "max RSS of the summary process, {name}: {} KiB on {} MiB, {} KiB on {} MiB",
+            rss_small[k],
+            ts.pcap_bytes >> 20,
+            rss_big[k],
+            tb.pcap_bytes >> 20
+        );
+    }
     let rate = arg(&args, "--rate", 200_000.0);
     let secs = arg(&args, "--secs", 5.0);
     bench_capture_injected(&dir, rate, secs);
