@@ -16,7 +16,7 @@ use arena_wire::{
 use flate2::{Compress, Compression, Decompress, FlushDecompress};
 
 mod common;
-use common::{summary_on, tmpdir, tshark_tcp, tshark_ws};
+use common::{assert_tshark_agrees, summary_on, tmpdir, tshark_tcp, tshark_ws};
 
 /// What one endpoint put on the wire and handed to its application.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -778,25 +778,7 @@ ws.onmessage = (e) => {{ recv.push(e.data.byteLength); next(); }};
     assert_eq!(s2c.frames, sent.frames);
     assert_eq!(s2c.frame_payload_bytes, sent.frame_payload);
     // And tshark agrees frame for frame and byte for byte.
-    let ws = tshark_ws(&pcap, port);
-    let tcp = tshark_tcp(&pcap, port);
-    for (i, d) in [c2s, s2c].into_iter().enumerate() {
-        assert_eq!(
-            (d.frames, d.frame_payload_bytes),
-            (ws[i].0, ws[i].1),
-            "tshark data frames, direction {i}"
-        );
-        assert_eq!(
-            (d.control_frames, d.control_payload_bytes),
-            (ws[i].2, ws[i].3),
-            "tshark control frames, direction {i}"
-        );
-        assert_eq!(
-            d.tcp_payload_bytes,
-            tcp[i].1 - tcp[i].2,
-            "tshark TCP payload, direction {i}"
-        );
-    }
+    assert_tshark_agrees(&w, &pcap, port);
 }
 
 /// Sec-WebSocket-Accept: base64(SHA-1(key + GUID)), which Chromium checks.

@@ -111,3 +111,30 @@ pub fn tshark_tcp(pcap: &Path, port: u16) -> [(u64, u64, u64, u64); 2] {
     }
     r
 }
+
+/// Per direction, data and control frames and their payload equal tshark's `-Y websocket`
+/// figures, and TCP payload equals tshark's `tcp.len` minus what it flags as retransmitted.
+pub fn assert_tshark_agrees(w: &arena_wire::WireSummary, pcap: &Path, port: u16) {
+    let ws = tshark_ws(pcap, port);
+    let tcp = tshark_tcp(pcap, port);
+    for (i, d) in [&w.client_to_server, &w.server_to_client]
+        .into_iter()
+        .enumerate()
+    {
+        assert_eq!(
+            (d.frames, d.frame_payload_bytes),
+            (ws[i].0, ws[i].1),
+            "data frames and payload vs tshark -Y websocket, direction {i}"
+        );
+        assert_eq!(
+            (d.control_frames, d.control_payload_bytes),
+            (ws[i].2, ws[i].3),
+            "control frames vs tshark, direction {i}"
+        );
+        assert_eq!(
+            d.tcp_payload_bytes,
+            tcp[i].1 - tcp[i].2,
+            "TCP payload vs tshark, direction {i}"
+        );
+    }
+}
