@@ -215,6 +215,25 @@ impl Page {
         Ok(resp.result.result.value.clone().unwrap_or(Value::Null))
     }
 
+    /// Evaluates the JS condition `cond` (promises awaited) every 10 ms until it is `true`;
+    /// after `within`, an error naming it.
+    pub async fn wait_until(&self, cond: &str, within: Duration) -> Result<()> {
+        let end = std::time::Instant::now() + within;
+        loop {
+            if self.eval_json(cond).await?.as_bool() == Some(true) {
+                return Ok(());
+            }
+            if std::time::Instant::now() >= end {
+                bail!(
+                    "timed out after {} ms waiting for {}",
+                    within.as_millis(),
+                    short(cond)
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
     /// A trusted left click (CDP `mousePressed` + `mouseReleased`) at page coordinates.
     ///
     /// Both events are sent before either answer is awaited: Chromium answers each only

@@ -37,19 +37,6 @@ fn cmdline(pid: i32) -> Vec<String> {
         .collect()
 }
 
-async fn wait_js(page: &Page, cond: &str, within: Duration) -> Result<()> {
-    let end = Instant::now() + within;
-    loop {
-        if page.eval_json(cond).await?.as_bool() == Some(true) {
-            return Ok(());
-        }
-        if Instant::now() > end {
-            anyhow::bail!("timed out waiting for {cond}");
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
-
 /// Two animation frames: anything drawn before has had its paint record written.
 async fn settle(page: &Page) -> Result<()> {
     page.eval_json(
@@ -378,7 +365,8 @@ async fn recorder_sees_input_socket_draw_and_paint_in_order() -> Result<()> {
     // Clicks before attach must not be counted.
     let (x, y) = rect.page_point(20.0, 10.0);
     page.click(x, y).await?;
-    wait_js(&page, "window.frames_in >= 1", Duration::from_secs(5)).await?;
+    page.wait_until("window.frames_in >= 1", Duration::from_secs(5))
+        .await?;
     settle(&page).await?;
     page.clear().await?;
     assert!(
@@ -387,7 +375,8 @@ async fn recorder_sees_input_socket_draw_and_paint_in_order() -> Result<()> {
     );
 
     page.click(x, y).await?;
-    wait_js(&page, "window.frames_in >= 2", Duration::from_secs(5)).await?;
+    page.wait_until("window.frames_in >= 2", Duration::from_secs(5))
+        .await?;
     settle(&page).await?;
     let d = page.drain().await?;
     assert_eq!(d.socket_source, SocketSource::PageHook);
@@ -556,12 +545,8 @@ async fn worker_socket_falls_back_to_cdp_events_on_the_page_clock() -> Result<()
     let (x, y) = rect.page_point(30.0, 10.0);
     for i in 1..=3 {
         page.click(x, y).await?;
-        wait_js(
-            &page,
-            &format!("window.frames_in >= {i}"),
-            Duration::from_secs(5),
-        )
-        .await?;
+        page.wait_until(&format!("window.frames_in >= {i}"), Duration::from_secs(5))
+            .await?;
     }
     settle(&page).await?;
     // CDP events may trail the page by a little.

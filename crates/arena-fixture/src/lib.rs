@@ -16,3 +16,9 @@ pub mod stats;
 pub use knobs::{AckMode, Knobs, Phase};
 pub use server::{Server, ServerHandle, ServerOptions};
 pub use stats::{Counters, FrameStat, StatsLog};
+
+/// A JS condition, true in the fixture's page once it has painted frame `frame_id` (for a
+/// driver's wait, e.g. after [`ServerHandle::wait_answered`]).
+pub fn painted_js(frame_id: u32) -> String {
+    format!("!!(window.fixture && window.fixture.paintedFrameId >= {frame_id})")
+}

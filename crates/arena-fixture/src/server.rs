@@ -165,6 +165,30 @@ impl ServerHandle {
     pub fn frames(&self) -> Vec<FrameStat> {
         self.stats.frames()
     }
+    /// Waits (polling every 10 ms) until the replies sent so far answer at least `inputs`
+    /// inputs; returns the id of the last frame sent, for a client to wait for its paint.
+    /// An error after `within`.
+    pub async fn wait_answered(&self, inputs: u32, within: Duration) -> anyhow::Result<u32> {
+        let end = Instant::now() + within;
+        loop {
+            let frames = self.frames();
+            let answered: u32 = frames
+                .iter()
+                .filter(|f| f.kind == FrameKind::Reply)
+                .map(|f| f.inputs)
+                .sum();
+            if answered >= inputs {
+                return Ok(frames.iter().map(|f| f.frame_id).max().unwrap_or(0));
+            }
+            if Instant::now() >= end {
+                anyhow::bail!(
+                    "{answered} of {inputs} inputs answered within {} ms",
+                    within.as_millis()
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
     /// Forgets the per-frame records kept so far (counters keep counting).
     pub fn clear_frames(&self) {
         self.stats.clear_frames()

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use arena_browser::{
     AppFields, AppRecorder, Browser, ClassifierSpec, LaunchOptions, Page, RecordKind,
     RecorderConfig, SendClass, SocketSource,
@@ -16,19 +16,6 @@ use arena_fixture::{Knobs, Server, ServerHandle};
 use serde_json::Value;
 
 const TILE: f64 = 40.0;
-
-async fn wait_js(page: &Page, cond: &str, within: Duration) -> Result<()> {
-    let end = Instant::now() + within;
-    loop {
-        if page.eval_json(cond).await?.as_bool() == Some(true) {
-            return Ok(());
-        }
-        if Instant::now() > end {
-            bail!("timed out after {within:?} waiting for {cond}");
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
 
 /// Per-tile pixel sums of #board (384 numbers) plus blank-check figures.
 async fn board_pixels(page: &Page) -> Result<(Vec<f64>, f64, f64)> {
@@ -57,45 +44,11 @@ async fn board_pixels(page: &Page) -> Result<(Vec<f64>, f64, f64)> {
     ))
 }
 
-/// Waits until the server has answered `inputs` inputs in total (mousedown and mouseup may
-/// share a frame when both land before one paint tick) and the page has painted the last
-/// frame sent.
-async fn settle(page: &Page, server: &ServerHandle, inputs: u32) -> Result<()> {
-    let end = Instant::now() + Duration::from_secs(20);
-    loop {
-        let frames = server.frames();
-        let answered: u32 = frames
-            .iter()
-            .filter(|f| f.kind == FrameKind::Reply)
-            .map(|f| f.inputs)
-            .sum();
-        let last = frames.iter().map(|f| f.frame_id).max().unwrap_or(0);
-        if answered >= inputs {
-            let painted = page
-                .eval_json("window.fixture.paintedFrameId")
-                .await?
-                .as_u64()
-                .unwrap_or(0);
-            if painted >= last as u64 {
-                return Ok(());
-            }
-        }
-        if Instant::now() > end {
-            bail!("{answered} of {inputs} inputs answered within 20 s");
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
-
 /// Opens `url` with `inject` and waits for the first board paint.
 async fn open_board(browser: &Browser, url: &str, inject: RecorderConfig) -> Result<Page> {
     let page = browser.new_page(url, Some(inject)).await?;
-    wait_js(
-        &page,
-        "!!(window.fixture && window.fixture.paintedFrameId >= 1)",
-        Duration::from_secs(30),
-    )
-    .await?;
+    page.wait_until(&arena_fixture::painted_js(1), Duration::from_secs(30))
+        .await?;
     Ok(page)
 }
 
@@ -199,7 +152,10 @@ async fn exercise(browser: &Browser, server: &ServerHandle) -> Result<()> {
     let (x, y) = rect.page_point(target.0 * TILE + 24.0, target.1 * TILE + 24.0);
     page.eval_json("window.arenaPerf.clear()").await?;
     page.click(x, y).await?;
-    settle(&page, server, 2).await?;
+    // Every input answered and the last frame painted.
+    let last = server.wait_answered(2, Duration::from_secs(20)).await?;
+    page.wait_until(&arena_fixture::painted_js(last), Duration::from_secs(20))
+        .await?;
     let (after, _, _) = board_pixels(&page).await?;
     let changed: Vec<usize> = (0..before.len().min(after.len()))
         .filter(|&i| before[i] != after[i])
@@ -277,7 +233,12 @@ async fn exercise(browser: &Browser, server: &ServerHandle) -> Result<()> {
         let ty = (i * 5) % 16;
         let (x, y) = rect.page_point(tx as f64 * TILE + 20.0, ty as f64 * TILE + 20.0);
         page.click(x, y).await?;
-        settle(&page, server, 2 * (i + 1)).await?;
+        // Every input answered and the last frame painted.
+        let last = server
+            .wait_answered(2 * (i + 1), Duration::from_secs(20))
+            .await?;
+        page.wait_until(&arena_fixture::painted_js(last), Duration::from_secs(20))
+            .await?;
     }
     let replies: Vec<_> = server
         .frames()

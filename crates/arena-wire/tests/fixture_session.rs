@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use arena_browser::{process_alive, Quiet, RecorderConfig};
-use arena_browser::{Browser, ClassifierSpec, Drain, LaunchOptions, Page, RecordKind};
+use arena_browser::{Browser, ClassifierSpec, Drain, LaunchOptions, RecordKind};
 use arena_fixture::session::FrameKind;
 use arena_fixture::{Knobs, Server, ServerHandle};
 use arena_wire::{Capture, CaptureSource};
@@ -23,48 +23,6 @@ const CLICKS: u32 = 10;
 /// The fixture's board tiles, in canvas pixels.
 const TILE: f64 = 40.0;
 
-async fn wait_js(page: &Page, cond: &str, within: Duration) -> Result<()> {
-    let end = Instant::now() + within;
-    loop {
-        if page.eval_json(cond).await?.as_bool() == Some(true) {
-            return Ok(());
-        }
-        if Instant::now() > end {
-            bail!("timed out after {within:?} waiting for {cond}");
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
-
-/// Waits until the server has answered `inputs` inputs and the page painted its last frame,
-/// so every message of the session has crossed the socket both ways.
-async fn settle(page: &Page, server: &ServerHandle, inputs: u32) -> Result<()> {
-    let end = Instant::now() + Duration::from_secs(15);
-    loop {
-        let frames = server.frames();
-        let answered: u32 = frames
-            .iter()
-            .filter(|f| f.kind == FrameKind::Reply)
-            .map(|f| f.inputs)
-            .sum();
-        let last = frames.iter().map(|f| f.frame_id).max().unwrap_or(0);
-        if answered >= inputs {
-            let painted = page
-                .eval_json("window.fixture.paintedFrameId")
-                .await?
-                .as_u64()
-                .unwrap_or(0);
-            if painted >= last as u64 {
-                return Ok(());
-            }
-        }
-        if Instant::now() > end {
-            bail!("{answered} of {inputs} inputs answered within 15 s");
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
-
 /// Loads the fixture with the injected recorder, waits for the first board, clicks on the
 /// board, and drains everything the recorder saw since the page started (never cleared).
 async fn session(browser: &Browser, server: &ServerHandle) -> Result<Drain> {
@@ -72,20 +30,21 @@ async fn session(browser: &Browser, server: &ServerHandle) -> Result<Drain> {
     let rec =
         RecorderConfig::with_classifier(ClassifierSpec::first_byte(&[1, 2, 3, 4, 5], &[0x10]));
     let page = browser.new_page(&server.url(), Some(rec)).await?;
-    wait_js(
-        &page,
-        "!!(window.fixture && window.fixture.paintedFrameId >= 1)",
-        Duration::from_secs(20),
-    )
-    .await
-    .context("first board")?;
+    page.wait_until(&arena_fixture::painted_js(1), Duration::from_secs(20))
+        .await
+        .context("first board")?;
     let rect = page.canvas_rect("#board").await?;
     for i in 0..CLICKS {
         let (tx, ty) = (5 + (i * 7) % 18, (i * 5) % 16);
         let (x, y) = rect.page_point(tx as f64 * TILE + 20.0, ty as f64 * TILE + 20.0);
         page.click(x, y).await?;
         // A mousedown and a mouseup per click, each an input message.
-        settle(&page, server, 2 * (i + 1)).await?;
+        // Every input answered and the last frame painted.
+        let last = server
+            .wait_answered(2 * (i + 1), Duration::from_secs(20))
+            .await?;
+        page.wait_until(&arena_fixture::painted_js(last), Duration::from_secs(20))
+            .await?;
     }
     // The page acks the last frame after painting it: let that ack reach the wire, and
     // check the socket stayed quiet (nothing in flight either way).
