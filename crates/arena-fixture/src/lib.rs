@@ -4,6 +4,8 @@
 //! docs/fixture-protocol.md).
 
 pub mod art;
+#[cfg(feature = "browser")]
+pub mod drive;
 pub mod knobs;
 pub mod los;
 pub mod pilot;

@@ -141,6 +141,14 @@ impl Server {
     }
 }
 
+fn answered_by(frames: &[FrameStat]) -> u32 {
+    frames
+        .iter()
+        .filter(|f| f.kind == FrameKind::Reply)
+        .map(|f| f.inputs)
+        .sum()
+}
+
 impl ServerHandle {
     /// The page URL, `http://127.0.0.1:<port>/`.
     pub fn url(&self) -> String {
@@ -172,11 +180,7 @@ impl ServerHandle {
         let end = Instant::now() + within;
         loop {
             let frames = self.frames();
-            let answered: u32 = frames
-                .iter()
-                .filter(|f| f.kind == FrameKind::Reply)
-                .map(|f| f.inputs)
-                .sum();
+            let answered = answered_by(&frames);
             if answered >= inputs {
                 return Ok(frames.iter().map(|f| f.frame_id).max().unwrap_or(0));
             }
@@ -188,6 +192,10 @@ impl ServerHandle {
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
+    }
+    /// Inputs answered by the replies kept so far (since the start or `clear_frames`).
+    pub fn answered_inputs(&self) -> u32 {
+        answered_by(&self.frames())
     }
     /// Forgets the per-frame records kept so far (counters keep counting).
     pub fn clear_frames(&self) {

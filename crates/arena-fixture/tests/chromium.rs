@@ -227,19 +227,7 @@ async fn exercise(browser: &Browser, server: &ServerHandle) -> Result<()> {
     )
     .await?;
     page.clear().await?;
-    let rect = page.canvas_rect("#board").await?;
-    for i in 0..10u32 {
-        let tx = 5 + (i * 7) % 18;
-        let ty = (i * 5) % 16;
-        let (x, y) = rect.page_point(tx as f64 * TILE + 20.0, ty as f64 * TILE + 20.0);
-        page.click(x, y).await?;
-        // Every input answered and the last frame painted.
-        let last = server
-            .wait_answered(2 * (i + 1), Duration::from_secs(20))
-            .await?;
-        page.wait_until(&arena_fixture::painted_js(last), Duration::from_secs(20))
-            .await?;
-    }
+    arena_fixture::drive::click_tiles(&page, server, 10, Duration::from_secs(20)).await?;
     let replies: Vec<_> = server
         .frames()
         .into_iter()

@@ -20,8 +20,6 @@ mod common;
 use common::{assert_tshark_agrees, summary_on, tmpdir};
 
 const CLICKS: u32 = 10;
-/// The fixture's board tiles, in canvas pixels.
-const TILE: f64 = 40.0;
 
 /// Loads the fixture with the injected recorder, waits for the first board, clicks on the
 /// board, and drains everything the recorder saw since the page started (never cleared).
@@ -33,19 +31,8 @@ async fn session(browser: &Browser, server: &ServerHandle) -> Result<Drain> {
     page.wait_until(&arena_fixture::painted_js(1), Duration::from_secs(20))
         .await
         .context("first board")?;
-    let rect = page.canvas_rect("#board").await?;
-    for i in 0..CLICKS {
-        let (tx, ty) = (5 + (i * 7) % 18, (i * 5) % 16);
-        let (x, y) = rect.page_point(tx as f64 * TILE + 20.0, ty as f64 * TILE + 20.0);
-        page.click(x, y).await?;
-        // A mousedown and a mouseup per click, each an input message.
-        // Every input answered and the last frame painted.
-        let last = server
-            .wait_answered(2 * (i + 1), Duration::from_secs(20))
-            .await?;
-        page.wait_until(&arena_fixture::painted_js(last), Duration::from_secs(20))
-            .await?;
-    }
+    // A mousedown and a mouseup per click, each an input message.
+    arena_fixture::drive::click_tiles(&page, server, CLICKS, Duration::from_secs(20)).await?;
     // The page acks the last frame after painting it: let that ack reach the wire, and
     // check the socket stayed quiet (nothing in flight either way).
     let quiet = page
