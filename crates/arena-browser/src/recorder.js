@@ -194,8 +194,8 @@
       push(KIND_RECV, t, sizeOf(d), CLS_OTHER, typeof d === 'string' ? EV_TEXT : EV_BINARY, 1, socketIndex(this));
       lastRecv = lastActivity = t;
       // Checked after this task: the app's own message listeners, which draw, run after
-      // this one.
-      if (waiter !== null) rearm(0);
+      // this one. A burst of messages arms one check, not one each.
+      if (waiter !== null && waiter.due > t) rearm(0);
     };
     var Shim = new Proxy(OrigWS, {
       construct: function (target, args, newTarget) {
@@ -290,6 +290,7 @@
   function rearm(ms) {
     if (waiter.timer !== null) clearTimeout(waiter.timer);
     waiter.timer = setTimeout(check, ms);
+    waiter.due = now() + ms;
   }
   function check() {
     var w = waiter;
@@ -314,7 +315,7 @@
   function wait(settle, timeout) {
     if (waiter !== null) finish(null);
     return new Promise(function (resolve) {
-      waiter = { settle: Math.max(0, +settle || 0), deadline: now() + Math.max(0, +timeout || 0), resolve: resolve, timer: null };
+      waiter = { settle: Math.max(0, +settle || 0), deadline: now() + Math.max(0, +timeout || 0), resolve: resolve, timer: null, due: 0 };
       check();
     });
   }
