@@ -159,6 +159,20 @@ fn calibration_delay_40_is_recovered_and_no_loop_pairs_with_an_ack() {
         tmp.path(),
     );
     let (a, b) = (&outs[0].run, &outs[1].run);
+    for o in &outs {
+        // The page says when each answer went quiet: one wait and one drain per click (a
+        // second only when a late message broke the first quiet), not a poll every 10 ms,
+        // and every answered click has its tool cost measured.
+        let c = &o.cost;
+        assert_eq!(c.click_ms.len(), 60);
+        assert!(
+            c.drain_ms.len() <= 90,
+            "{} drains for 60 clicks",
+            c.drain_ms.len()
+        );
+        assert!(c.waits <= 90, "{} waits for 60 clicks", c.waits);
+        assert_eq!(c.critical_ms.len(), 60);
+    }
     for r in [a, b] {
         assert_eq!(r.meta.status, RunStatus::Complete);
         assert_eq!(r.meta.summary.loops, 120, "60 clicks = 120 discrete loops");
