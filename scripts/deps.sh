@@ -22,3 +22,14 @@ ensure_apt() {
     "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
     "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 }
+
+# need_disk GB: warn when the target folder's filesystem has less than GB GiB free, so a full
+# disk is named up front rather than surfacing as a linker crash ("Bus error") minutes later.
+need_disk() {
+    local dir=${CARGO_TARGET_DIR:-target} free_kib
+    mkdir -p "$dir"
+    free_kib=$(df -Pk "$dir" | awk 'NR == 2 {print $4}')
+    if [ "$free_kib" -lt $(($1 * 1024 * 1024)) ]; then
+        echo "warning: $((free_kib / 1024)) MiB free on the disk holding $dir; the build needs about $1 GiB" >&2
+    fi
+}
