@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use arena_browser::{AppRecorder, ClassifierSpec, RecorderConfig, SocketChoice};
-use arena_report::Exit;
+use arena_report::{toml_input, Exit};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use toml::Spanned;
@@ -196,16 +196,6 @@ pub struct Pilot {
     pub arms: BTreeMap<String, Arm>,
 }
 
-/// Byte offset -> 1-based line.
-fn line_of(text: &str, span: &Range<usize>) -> usize {
-    let end = span.start.min(text.len());
-    text.as_bytes()[..end]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-        + 1
-}
-
 struct Ctx<'a> {
     source: &'a str,
     text: &'a str,
@@ -213,11 +203,7 @@ struct Ctx<'a> {
 
 impl Ctx<'_> {
     fn err(&self, span: &Range<usize>, key: &str, msg: impl std::fmt::Display) -> anyhow::Error {
-        anyhow::Error::new(Exit::bad_input(format!(
-            "{}: line {}: `{key}`: {msg}",
-            self.source,
-            line_of(self.text, span)
-        )))
+        toml_input::key_error(self.source, self.text, span, key, msg).into()
     }
 }
 
@@ -248,13 +234,7 @@ impl Pilot {
 
     pub fn parse(source: &str, text: &str) -> Result<Pilot> {
         let cx = Ctx { source, text };
-        let raw: RawPilot = toml::from_str(text).map_err(|e| {
-            let line = e.span().map(|s| line_of(text, &s)).unwrap_or(0);
-            anyhow::Error::new(Exit::bad_input(format!(
-                "{source}: line {line}: {}",
-                e.message().trim()
-            )))
-        })?;
+        let raw: RawPilot = toml_input::parse(source, text)?;
         let hash = hex(&Sha256::digest(text.as_bytes()));
 
         let target = raw
@@ -649,19 +629,21 @@ setup_command = "true"
     #[test]
     fn errors_name_line_and_key() {
         let m = msg("[clicks]\ncount = 3\nregion = [0.5, 0.1, 0.2, 0.9]\n");
-        assert!(m.contains("p.toml: line 3: `clicks.region`"), "{m}");
+        assert!(m.contains("p.toml:3: `clicks.region`"), "{m}");
         let m = msg("\n[clicks]\ncolor = 1\n");
-        assert!(m.contains("line 3") && m.contains("color"), "{m}");
+        assert!(m.contains("p.toml:3: `clicks.color`: unknown field"), "{m}");
         let m = msg("[pacing]\ntimeout_ms = \"soon\"\n");
-        assert!(m.contains("line 2"), "{m}");
+        assert!(m.contains("p.toml:2: `pacing.timeout_ms`"), "{m}");
+        let m = msg("[target]\nurl = 5\n");
+        assert!(m.contains("p.toml:2: `target.url`: invalid type"), "{m}");
         let m = msg("[[setup]]\nquiet_ms = 3\nkey = \"a\"\n");
-        assert!(m.contains("line 1: `setup[0]`"), "{m}");
+        assert!(m.contains("p.toml:1: `setup[0]`"), "{m}");
         let m = msg("[arms.x.knobs]\npng_level = \"12\"\n");
         assert!(m.contains("arms.x.knobs") && m.contains("png_level"), "{m}");
         let m = msg("[classifier]\ninput = [{ min_size = 9, max_size = 2 }]\n");
         assert!(m.contains("`classifier.input[0]`"), "{m}");
         let m = msg("[clicks]\nkeys = []\n");
-        assert!(m.contains("line 2: `clicks.keys`"), "{m}");
+        assert!(m.contains("p.toml:2: `clicks.keys`"), "{m}");
         let m = msg("[clicks]\nbutton = \"right\"\n");
         assert!(m.contains("clicks.button"), "{m}");
         let m = msg("[target]\nurl = \"http://x\"\n[arms.a.knobs]\ndelay_ms = \"4\"\n");

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
-use arena_report::{fmt_count, Cell, Column, Exit, Table};
+use arena_report::{fmt_count, toml_input, Cell, Column, Exit, Table};
 use serde::Deserialize;
 
 use crate::gc::short_name;
@@ -346,8 +346,7 @@ pub fn load_rules(path: Option<&Path>) -> anyhow::Result<Classifier> {
     if let Some(p) = path {
         let text = std::fs::read_to_string(p)
             .map_err(|e| Exit::bad_input(format!("{}: cannot read rules: {e}", p.display())))?;
-        let file: RulesFile = toml::from_str(&text)
-            .map_err(|e| Exit::bad_input(format!("{}: bad rules file: {e}", p.display())))?;
+        let file: RulesFile = toml_input::parse(&p.display().to_string(), &text)?;
         defaults = !file.replace_defaults;
         rules.extend(file.rule);
         if let Some(f) = file.fallback {

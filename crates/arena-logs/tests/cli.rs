@@ -227,7 +227,9 @@ fn profile_shares_side_by_side_rules_and_flamegraph() {
     ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        text(&o).1.contains("bad.toml: bad rules file"),
+        text(&o)
+            .1
+            .contains("bad.toml:2: `rule[0].buckt`: unknown field"),
         "{}",
         text(&o).1
     );

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use arena_report::Exit;
+use arena_report::{toml_input, Exit};
 use regex::Regex;
 use serde::Deserialize;
 use toml::Spanned;
@@ -287,15 +287,6 @@ pub struct MatrixSpec {
 }
 
 /// 1-based line of a byte offset.
-fn line_of(text: &str, offset: usize) -> usize {
-    text.as_bytes()
-        .iter()
-        .take(offset.min(text.len()))
-        .filter(|&&b| b == b'\n')
-        .count()
-        + 1
-}
-
 struct Ctx<'a> {
     file: &'a Path,
     text: &'a str,
@@ -308,14 +299,8 @@ impl Ctx<'_> {
         key: &str,
         msg: impl std::fmt::Display,
     ) -> anyhow::Result<T> {
-        Err(Exit::bad_input(format!(
-            "{}:{}: key `{}`: {}",
-            self.file.display(),
-            line_of(self.text, span.start),
-            key,
-            msg
-        ))
-        .into())
+        let file = self.file.display().to_string();
+        Err(toml_input::key_error(&file, self.text, &span, key, msg).into())
     }
 
     /// A trimmed, non-empty name not among `taken` (`what` is `arm` or `case`).
@@ -398,14 +383,7 @@ pub fn load(path: &Path) -> anyhow::Result<MatrixSpec> {
 /// Parses matrix text; `path` is only used in messages and to resolve `workdir`.
 pub fn parse(path: &Path, text: &str) -> anyhow::Result<MatrixSpec> {
     let ctx = Ctx { file: path, text };
-    let raw: RawMatrix = match toml::from_str(text) {
-        Ok(r) => r,
-        Err(e) => {
-            let line = e.span().map(|s| line_of(text, s.start)).unwrap_or(0);
-            let msg = e.message().replace('\n', " ");
-            return Err(Exit::bad_input(format!("{}:{}: {}", path.display(), line, msg)).into());
-        }
-    };
+    let raw: RawMatrix = toml_input::parse(&path.display().to_string(), text)?;
 
     // Arms.
     if raw.arm.is_empty() {

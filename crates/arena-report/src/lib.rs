@@ -8,6 +8,7 @@
 mod exit;
 mod fmt;
 mod table;
+pub mod toml_input;
 
 pub use exit::{Exit, ExitKind};
 pub use fmt::{fmt_bytes, fmt_count, fmt_ms, fmt_pct_change};
