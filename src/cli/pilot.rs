@@ -15,14 +15,14 @@ use crate::pilot::write::arm_table;
 #[derive(Debug, Clone, ClapArgs)]
 pub struct RunArgs {
     /// Clicks per run (default: the pilot file's `clicks.count`, 156 for the fixture).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub clicks: Option<u64>,
     /// Pause after each click's loops complete, ms (default: `pacing.interval_ms`).
     #[arg(long, value_name = "MS")]
     pub interval: Option<u64>,
     /// Per-click timeout, ms: a loop not answered within it is counted unanswered and the
     /// run moves on (default: `pacing.timeout_ms`).
-    #[arg(long, value_name = "MS")]
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
     pub timeout: Option<u64>,
     /// After a click's loops paint, wait for this many ms without a WebSocket message
     /// before the next click (default: `pacing.settle_ms`).
@@ -38,7 +38,7 @@ pub struct RunArgs {
     #[arg(long = "knob", value_name = "NAME=VALUE")]
     pub knobs: Vec<String>,
     /// Recorder ring buffer capacity in records (default: the pilot file's, 65536).
-    #[arg(long, value_name = "RECORDS")]
+    #[arg(long, value_name = "RECORDS", value_parser = clap::value_parser!(u32).range(1..))]
     pub capacity: Option<u32>,
     /// Chromium binary (default: $CHROME, /usr/lib/chromium/chromium, chromium on PATH).
     #[arg(long, value_name = "PATH")]
@@ -146,5 +146,33 @@ pub fn run(args: Args) -> Result<ExitCode> {
     match outcome.exit_error() {
         Some(e) => Err(e),
         None => Ok(ExitCode::SUCCESS),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use crate::cli::Cli;
+
+    #[test]
+    fn zero_clicks_timeout_or_capacity_is_a_usage_error() {
+        for flag in ["--clicks", "--timeout", "--capacity"] {
+            for cmd in [&["pilot"][..], &["ab", "--arms", "a,b"], &["demo"]] {
+                let args = |v: &'static str| {
+                    let mut a = vec!["arena-perf"];
+                    a.extend(cmd);
+                    a.extend([flag, v]);
+                    a
+                };
+                let e = Cli::try_parse_from(args("0")).unwrap_err();
+                assert_eq!(
+                    e.kind(),
+                    clap::error::ErrorKind::ValueValidation,
+                    "{cmd:?} {flag}"
+                );
+                assert!(Cli::try_parse_from(args("1")).is_ok(), "{cmd:?} {flag}");
+            }
+        }
     }
 }
