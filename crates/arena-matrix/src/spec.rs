@@ -286,7 +286,6 @@ pub struct MatrixSpec {
     pub cases: Vec<Case>,
 }
 
-/// 1-based line of a byte offset.
 struct Ctx<'a> {
     file: &'a Path,
     text: &'a str,
