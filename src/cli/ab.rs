@@ -30,7 +30,7 @@ pub struct Args {
     )]
     pub arms: Vec<String>,
     /// Rounds: each round runs every arm once, in the order given.
-    #[arg(long, value_name = "R", default_value_t = 2)]
+    #[arg(long, value_name = "R", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
     pub rounds: u32,
     /// Page to drive instead of the pilot file's target (no fixture is started).
     #[arg(long, value_name = "URL")]

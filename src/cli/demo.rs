@@ -17,7 +17,7 @@ use crate::pilot::scenario::Pilot;
 #[derive(Debug, ClapArgs)]
 pub struct Args {
     /// Rounds: each round runs stock, then lazy-png.
-    #[arg(long, value_name = "R", default_value_t = 2)]
+    #[arg(long, value_name = "R", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
     pub rounds: u32,
     /// Folder the run folders are written under.
     #[arg(long, value_name = "DIR", default_value = "reports")]

@@ -156,12 +156,17 @@ mod tests {
     use crate::cli::Cli;
 
     #[test]
-    fn zero_clicks_timeout_or_capacity_is_a_usage_error() {
-        for flag in ["--clicks", "--timeout", "--capacity"] {
-            for cmd in [&["pilot"][..], &["ab", "--arms", "a,b"], &["demo"]] {
+    fn zero_clicks_timeout_capacity_or_rounds_is_a_usage_error() {
+        let all: &[&[&str]] = &[&["pilot"], &["ab", "--arms", "a,b"], &["demo"]];
+        let cases = ["--clicks", "--timeout", "--capacity"]
+            .into_iter()
+            .map(|flag| (flag, all))
+            .chain([("--rounds", &all[1..])]);
+        for (flag, cmds) in cases {
+            for cmd in cmds {
                 let args = |v: &'static str| {
                     let mut a = vec!["arena-perf"];
-                    a.extend(cmd);
+                    a.extend(*cmd);
                     a.extend([flag, v]);
                     a
                 };
