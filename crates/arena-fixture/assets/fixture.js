@@ -1,6 +1,8 @@
 // The fixture match's client: one WebSocket, binary both ways (docs/fixture-protocol.md).
 // Sends input messages, receives frames of draw ops, keeps the image-constant cache,
-// decodes PNG constants, draws them on #board, and acks every frame.
+// decodes PNG constants, draws them on #board, and acks every frame. With the `worker`
+// knob (the server renders it as <html data-worker="true">) the socket lives in a
+// dedicated Worker (fixture-worker.js) that only moves bytes; everything else stays here.
 (() => {
   'use strict';
   const params = new URLSearchParams(location.search);
@@ -38,20 +40,53 @@
   const perf = params.get('perf') === '1' ? makeRecorder(65536) : null;
   if (perf) window.arenaPerf = perf;
 
+  // The knob must be known before the socket opens, so it comes with the page, not in hello.
+  const useWorker = document.documentElement.dataset.worker === 'true';
   const state = window.fixture = {
     connected: false, closed: null, frames: 0, bytes: 0, lastFrameId: 0,
     constants: 0, draws: 0, inputsSent: 0, acksSent: 0, errors: 0, ackPaint: false, phase: null,
+    socket: useWorker ? 'worker' : 'page',
   };
   const consts = new Map();
-  const ws = new WebSocket(`ws://${location.host}/ws`);
-  ws.binaryType = 'arraybuffer';
-  ws.onopen = () => { state.connected = true; };
-  ws.onclose = (e) => { state.connected = false; state.closed = { code: e.code, reason: e.reason }; };
+  const onOpen = () => { state.connected = true; };
+  const onClose = (code, reason) => { state.connected = false; state.closed = { code, reason }; };
+  // rawSend(buf): hands one message to the socket; false if it is not open.
+  let rawSend;
+  if (useWorker) {
+    // Same origin, so it gets the page's isolation; the page never constructs a WebSocket.
+    const worker = new Worker('/fixture-worker.js', { name: 'fixture-socket' });
+    worker.onmessage = (e) => {
+      const d = e.data;
+      if (d instanceof ArrayBuffer || typeof d === 'string') onFrame(d);
+      else if (d && d.type === 'open') onOpen();
+      else if (d && d.type === 'close') onClose(d.code, d.reason);
+    };
+    worker.onerror = (e) => {
+      state.errors++;
+      onClose(0, `worker error: ${e.message || 'fixture-worker.js failed'}`);
+    };
+    rawSend = (buf) => {
+      if (!state.connected) return false;
+      worker.postMessage(buf, [buf]);
+      return true;
+    };
+  } else {
+    const ws = new WebSocket(`ws://${location.host}/ws`);
+    ws.binaryType = 'arraybuffer';
+    ws.onopen = onOpen;
+    ws.onclose = (e) => onClose(e.code, e.reason);
+    ws.onmessage = (ev) => onFrame(ev.data);
+    rawSend = (buf) => {
+      if (ws.readyState !== 1) return false;
+      ws.send(buf);
+      return true;
+    };
+  }
 
   function send(buf, cls, event) {
-    if (ws.readyState !== 1) return;
-    ws.send(buf);
-    if (perf) perf.rec('WsSend', performance.now(), buf.byteLength, cls, event, true, 0);
+    const size = buf.byteLength; // read first: a transfer to the worker detaches buf
+    if (!rawSend(buf)) return;
+    if (perf) perf.rec('WsSend', performance.now(), size, cls, event, true, 0);
   }
   function sendAck(id) {
     const b = new DataView(new ArrayBuffer(5));
@@ -197,9 +232,9 @@
 
   // Frames are applied strictly in order, each after the previous one's decode.
   let chain = Promise.resolve();
-  ws.onmessage = (ev) => {
+  // One server message: the socket's own (page) or as the worker posted it (worker).
+  function onFrame(buf) {
     const t = performance.now();
-    const buf = ev.data;
     if (!(buf instanceof ArrayBuffer)) { state.errors++; return; }
     if (perf) perf.rec('WsRecv', t, buf.byteLength, 'Other', '', true, 0);
     let frame;
@@ -216,5 +251,5 @@
       state.paintedFrameId = frame.id;
       if (ackPaint) sendAck(frame.id);
     }).catch((e) => { state.errors++; console.error(e); });
-  };
+  }
 })();

@@ -57,6 +57,9 @@ pub struct Knobs {
     pub bot_duty: u32,
     /// A cursor that repaints a small region every this many ms for nothing (0: off).
     pub blink_ms: u32,
+    /// The client opens and uses its WebSocket inside a dedicated Worker (the page's
+    /// `window.WebSocket` is never constructed); decoding and drawing stay on the main thread.
+    pub worker: bool,
 }
 
 /// Default `los_work`: about 10 ms of CPU per firing click on the reference machine, release
@@ -81,6 +84,7 @@ impl Default for Knobs {
             bots: 0,
             bot_duty: 50,
             blink_ms: 0,
+            worker: false,
         }
     }
 }
@@ -102,6 +106,7 @@ pub const KNOB_NAMES: &[&str] = &[
     "bots",
     "bot_duty",
     "blink_ms",
+    "worker",
 ];
 
 fn parse_bool(name: &str, value: &str) -> Result<bool, String> {
@@ -167,6 +172,7 @@ impl Knobs {
             "bots" => self.bots = parse_int(name, value, 0, 64)?,
             "bot_duty" => self.bot_duty = parse_int(name, value, 0, 100)?,
             "blink_ms" => self.blink_ms = parse_int(name, value, 0, 60_000)?,
+            "worker" => self.worker = parse_bool(name, value)?,
             _ => {
                 return Err(format!(
                     "unknown knob `{name}` (known: {})",
@@ -216,6 +222,37 @@ mod tests {
         assert!(e.contains("no_such") && e.contains("lazy_png"), "{e}");
         let e = k.set("ack", "never").unwrap_err();
         assert!(e.contains("ack"), "{e}");
+    }
+
+    #[test]
+    fn worker_is_a_bool_knob_off_by_default() {
+        assert!(!Knobs::default().worker);
+        for v in ["true", "1", "on", "yes", " TRUE "] {
+            let k = Knobs::from_pairs(&[("worker".into(), v.into())]).unwrap();
+            assert!(k.worker, "{v}");
+        }
+        for v in ["false", "0", "off", "no"] {
+            let k = Knobs::from_pairs(&[("worker".into(), v.into())]).unwrap();
+            assert!(!k.worker, "{v}");
+        }
+        let e = Knobs::from_pairs(&[("worker".into(), "maybe".into())]).unwrap_err();
+        assert!(e.contains("`worker`") && e.contains("true or false"), "{e}");
+        // The `--knob` form, a later pair winning.
+        let pairs = ["worker=true", "worker = off", "worker=yes"]
+            .iter()
+            .map(|s| Knobs::parse_pair(s).unwrap())
+            .collect::<Vec<_>>();
+        assert!(Knobs::from_pairs(&pairs).unwrap().worker);
+        assert!(!Knobs::from_pairs(&pairs[..2]).unwrap().worker);
+        // Served by `GET /knobs` as a JSON bool, and read back.
+        let mut k = Knobs::default();
+        k.set("worker", "true").unwrap();
+        let json = serde_json::to_value(&k).unwrap();
+        assert_eq!(json["worker"], serde_json::Value::Bool(true));
+        assert_eq!(serde_json::from_value::<Knobs>(json).unwrap(), k);
+        // Every other knob is untouched by it.
+        k.worker = false;
+        assert_eq!(k, Knobs::default());
     }
 
     #[test]

@@ -27,6 +27,16 @@ use crate::stats::{bump, thread_cpu, Counters, FrameStat, ServerStats, StatsLog}
 
 const INDEX_HTML: &str = include_str!("../assets/index.html");
 const FIXTURE_JS: &str = include_str!("../assets/fixture.js");
+const FIXTURE_WORKER_JS: &str = include_str!("../assets/fixture-worker.js");
+
+/// Where the page template takes the `worker` knob (`<html data-worker="...">`).
+const WORKER_SLOT: &str = "{{worker}}";
+
+/// The page with the knobs the client needs before its socket opens filled in: the
+/// `worker` knob as `<html data-worker="true|false">`, read by fixture.js at start.
+fn render_index(knobs: &Knobs) -> String {
+    INDEX_HTML.replace(WORKER_SLOT, if knobs.worker { "true" } else { "false" })
+}
 
 /// WebSocket close codes the server uses.
 pub mod close {
@@ -54,6 +64,7 @@ pub struct Server;
 
 struct Shared {
     knobs: Knobs,
+    index_html: String,
     board: Arc<Board>,
     stats: Arc<ServerStats>,
     next_conn: AtomicU64,
@@ -97,6 +108,7 @@ impl Server {
         let (stop, shutdown) = watch::channel(false);
         let shared = Arc::new(Shared {
             knobs: knobs.clone(),
+            index_html: render_index(&knobs),
             board,
             stats: stats.clone(),
             next_conn: AtomicU64::new(0),
@@ -105,6 +117,7 @@ impl Server {
         let app = Router::new()
             .route("/", get(index))
             .route("/fixture.js", get(script))
+            .route("/fixture-worker.js", get(worker_script))
             .route("/knobs", get(knobs_json))
             .route("/stats", get(stats_json))
             .route("/ws", get(ws_upgrade))
@@ -277,12 +290,24 @@ fn isolated(mut r: Response, content_type: &'static str) -> Response {
     r
 }
 
-async fn index() -> Response {
-    isolated(INDEX_HTML.into_response(), "text/html; charset=utf-8")
+async fn index(State(st): State<Arc<Shared>>) -> Response {
+    isolated(
+        st.index_html.clone().into_response(),
+        "text/html; charset=utf-8",
+    )
 }
 
 async fn script() -> Response {
     isolated(FIXTURE_JS.into_response(), "text/javascript; charset=utf-8")
+}
+
+/// The socket side of the client with `worker=true` (served whatever the knob: the page
+/// only starts it when asked). Its COEP header lets it load in the isolated page.
+async fn worker_script() -> Response {
+    isolated(
+        FIXTURE_WORKER_JS.into_response(),
+        "text/javascript; charset=utf-8",
+    )
 }
 
 async fn knobs_json(State(st): State<Arc<Shared>>) -> Response {
@@ -587,4 +612,24 @@ pub fn serve_until_interrupt(
         handle.shutdown().await;
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_page_carries_the_worker_knob() {
+        assert_eq!(INDEX_HTML.matches(WORKER_SLOT).count(), 1);
+        let mut k = Knobs::default();
+        let page = render_index(&k);
+        assert!(page.contains("data-worker=\"false\""), "{page}");
+        assert!(!page.contains("{{"), "{page}");
+        k.worker = true;
+        assert!(render_index(&k).contains("data-worker=\"true\""));
+        // The client reads exactly this attribute, and the worker script it starts exists.
+        assert!(FIXTURE_JS.contains("dataset.worker"));
+        assert!(FIXTURE_JS.contains("/fixture-worker.js"));
+        assert!(FIXTURE_WORKER_JS.contains("new WebSocket"));
+    }
 }

@@ -1,7 +1,8 @@
 //! The fixture in real headless Chromium (every browser test in this one binary: it links
 //! slowly): the page loads cross-origin isolated, the board paints, a firing click is
 //! answered and repaints, the byte budgets hold at the server, both recorders see the
-//! fixture's socket, and no Chromium process outlives the test.
+//! fixture's socket, and no Chromium process outlives the test. With `worker=true` the
+//! socket lives in a dedicated Worker: the page hook sees none, CDP events see it all.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -103,21 +104,25 @@ async fn fixture_in_headless_chromium() -> Result<()> {
     let pids = browser.pids();
     assert!(!pids.is_empty());
     let result = exercise(&browser, &server).await;
-    browser.close().await?;
-    let left: Vec<i32> = {
-        let end = Instant::now() + Duration::from_secs(5);
-        loop {
-            let left: Vec<i32> = pids.iter().copied().filter(|&p| alive(p)).collect();
-            if left.is_empty() || Instant::now() > end {
-                break left;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    };
+    let left = close_browser(browser, &pids).await;
     server.shutdown().await;
     result?;
+    let left = left?;
     assert!(left.is_empty(), "Chromium processes left: {left:?}");
     Ok(())
+}
+
+/// Closes `browser` and returns those of its `pids` still alive after 5 s.
+async fn close_browser(browser: Browser, pids: &[i32]) -> Result<Vec<i32>> {
+    browser.close().await?;
+    let end = Instant::now() + Duration::from_secs(5);
+    loop {
+        let left: Vec<i32> = pids.iter().copied().filter(|&p| alive(p)).collect();
+        if left.is_empty() || Instant::now() > end {
+            return Ok(left);
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 async fn exercise(browser: &Browser, server: &ServerHandle) -> Result<()> {
@@ -226,6 +231,12 @@ async fn exercise(browser: &Browser, server: &ServerHandle) -> Result<()> {
         RecorderConfig::with_classifier(classifier),
     )
     .await?;
+    // Control for the worker test's check: the stock page's socket is the page's own, and
+    // the injected recorder counts its construction.
+    let own = page
+        .eval_json("[window.fixture.socket, window.__arenaRecorder.stats().sockets]")
+        .await?;
+    assert_eq!(own, serde_json::json!(["page", 1]), "{own}");
     page.clear().await?;
     arena_fixture::drive::click_tiles(&page, server, 10, Duration::from_secs(20)).await?;
     let replies: Vec<_> = server
@@ -268,6 +279,164 @@ async fn exercise(browser: &Browser, server: &ServerHandle) -> Result<()> {
         "every reply frame acked: {} acks for {n} frames",
         sends(SendClass::Ack)
     );
+    page.close().await?;
+    Ok(())
+}
+
+/// `worker=true`: the page never constructs a WebSocket (the injected recorder wraps
+/// `window.WebSocket` and counts every construction), yet the board paints, trusted clicks
+/// are answered and repaint, and CDP's Worker-attached Network events carry the same bytes
+/// the server sent and received.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn worker_socket_fixture_in_headless_chromium() -> Result<()> {
+    let mut knobs = Knobs::default();
+    knobs.set("los_work", "300").map_err(anyhow::Error::msg)?;
+    knobs.set("worker", "true").map_err(anyhow::Error::msg)?;
+    let server = Server::start(knobs).await?;
+    assert!(server.knobs().worker);
+    let browser = Browser::launch(LaunchOptions::default()).await?;
+    let pids = browser.pids();
+    let result = exercise_worker(&browser, &server).await;
+    let left = close_browser(browser, &pids).await;
+    server.shutdown().await;
+    result?;
+    let left = left?;
+    assert!(left.is_empty(), "Chromium processes left: {left:?}");
+    Ok(())
+}
+
+/// What the page says about its socket: the page-hook count is the injected recorder's.
+const WORKER_FACTS: &str = "({ isolated: self.crossOriginIsolated, knob: document.documentElement.dataset.worker, \
+    socket: window.fixture.socket, connected: window.fixture.connected, errors: window.fixture.errors, \
+    frames: window.fixture.frames, bytes: window.fixture.bytes, inputsSent: window.fixture.inputsSent, \
+    acksSent: window.fixture.acksSent, pageSockets: window.__arenaRecorder.stats().sockets })";
+
+async fn exercise_worker(browser: &Browser, server: &ServerHandle) -> Result<()> {
+    // --- The board paints through the Worker's socket; the page made none of its own.
+    let classifier = ClassifierSpec::first_byte(&[1, 2, 3, 4, 5], &[0x10]);
+    let page = open_board(
+        browser,
+        &server.url(),
+        RecorderConfig::with_classifier(classifier),
+    )
+    .await?;
+    assert!(page.network_events_on(), "the CDP tap is on");
+    let facts = page.eval_json(WORKER_FACTS).await?;
+    eprintln!("worker page facts: {facts}");
+    assert_eq!(facts["isolated"], Value::Bool(true), "{facts}");
+    assert_eq!(facts["knob"], "true", "{facts}");
+    assert_eq!(facts["socket"], "worker", "{facts}");
+    assert_eq!(facts["connected"], Value::Bool(true), "{facts}");
+    assert_eq!(facts["errors"], 0, "{facts}");
+    assert_eq!(
+        facts["pageSockets"], 0,
+        "window.WebSocket constructed: {facts}"
+    );
+    // One connection at the server, so the Worker's.
+    let c = server.counters();
+    assert_eq!((c.connections_total, c.connections_open), (1, 1), "{c:?}");
+    let board = server.frames().first().cloned().expect("board frame");
+    assert_eq!(board.kind, FrameKind::Board);
+    assert_eq!(facts["bytes"].as_u64(), Some(board.bytes), "{facts}");
+    let (before, opaque, colours) = board_pixels(&page).await?;
+    assert!(opaque > 0.999, "board not fully painted: {opaque}");
+    assert!(colours > 100.0, "board looks blank: {colours} colours");
+
+    // --- Five trusted clicks (CDP Input.dispatchMouseEvent on #board), each answered and
+    // painted.
+    page.clear().await?;
+    server.clear_frames();
+    let clicks = 5u32;
+    arena_fixture::drive::click_tiles(&page, server, clicks, Duration::from_secs(20)).await?;
+    let (after, _, _) = board_pixels(&page).await?;
+    let changed = (0..before.len().min(after.len()))
+        .filter(|&i| before[i] != after[i])
+        .count();
+    assert!(changed >= 3, "clicks repainted {changed} tiles");
+    let replies = server.frames();
+    let c = server.counters();
+    assert_eq!(
+        c.inputs,
+        u64::from(2 * clicks),
+        "inputs at the server: {c:?}"
+    );
+    assert_eq!(server.answered_inputs(), 2 * clicks);
+    assert_eq!(c.bad_messages, 0, "{c:?}");
+    assert_eq!(c.connections_total, 1, "{c:?}");
+    let facts = page.eval_json(WORKER_FACTS).await?;
+    eprintln!("worker page facts after {clicks} clicks: {facts}");
+    assert_eq!(
+        facts["pageSockets"], 0,
+        "window.WebSocket constructed: {facts}"
+    );
+    assert_eq!(facts["errors"], 0, "{facts}");
+    assert_eq!(facts["inputsSent"], 2 * clicks, "{facts}");
+    // Every frame the server sent reached the page, byte for byte, and was acked.
+    assert!(facts["frames"].as_u64() > Some(1), "{facts}");
+    assert_eq!(
+        facts["frames"].as_u64(),
+        Some(c.frames_sent),
+        "{facts} {c:?}"
+    );
+    assert_eq!(facts["bytes"].as_u64(), Some(c.bytes_sent), "{facts} {c:?}");
+    let acked = |c: &arena_fixture::Counters| c.acks + c.acks_unknown;
+    let end = Instant::now() + Duration::from_secs(5);
+    while acked(&server.counters()) < c.frames_sent && Instant::now() < end {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let c2 = server.counters();
+    assert_eq!((c2.acks, c2.acks_unknown), (c.frames_sent, 0), "{c2:?}");
+
+    // --- The pilot's view: no page-hook socket, so the drain's socket records are CDP
+    // Network events from the Worker's target; the sizes are the wire's.
+    tokio::time::sleep(Duration::from_millis(100)).await; // CDP events may trail the page
+    let d = page.drain().await?;
+    assert_eq!(d.socket_source, SocketSource::Cdp, "{:?}", d.records);
+    let of = |k: RecordKind, c: SendClass| -> Vec<u32> {
+        d.records
+            .iter()
+            .filter(|r| r.kind == k && r.class == c)
+            .map(|r| r.size)
+            .collect()
+    };
+    let inputs = of(RecordKind::WsSend, SendClass::Input);
+    assert_eq!(inputs, vec![15; 2 * clicks as usize], "input sends");
+    let acks = of(RecordKind::WsSend, SendClass::Ack);
+    assert_eq!(acks, vec![5; replies.len()], "one 5 B ack per reply");
+    let mut got = of(RecordKind::WsRecv, SendClass::Other);
+    let mut sent: Vec<u32> = replies.iter().map(|f| f.bytes as u32).collect();
+    got.sort_unstable();
+    sent.sort_unstable();
+    assert_eq!(got, sent, "received frame sizes vs the server's");
+    assert!(d
+        .records
+        .iter()
+        .any(|r| r.kind == RecordKind::Input && r.event == "mousedown" && r.trusted));
+    assert!(d.records.iter().any(|r| r.kind == RecordKind::Draw));
+    page.close().await?;
+
+    // --- The app's own recorder (?perf=1) still sees the page's side of the socket: what
+    // it hands the Worker and what the Worker hands back, with the real sizes. (Frame ids
+    // restart on the new connection: forget the old one's.)
+    server.clear_frames();
+    let page = open_board(browser, &format!("{}?perf=1", server.url()), app_recorder()).await?;
+    page.clear().await?;
+    arena_fixture::drive::click_tiles(&page, server, 1, Duration::from_secs(20)).await?;
+    let d = page.drain().await?;
+    assert_eq!(d.socket_source, SocketSource::AppRecorder);
+    let sends = |c: SendClass, size: u32| {
+        d.records
+            .iter()
+            .filter(|r| r.kind == RecordKind::WsSend && r.class == c && r.size == size)
+            .count()
+    };
+    assert_eq!(sends(SendClass::Input, 15), 2, "{:?}", d.records);
+    assert!(sends(SendClass::Ack, 5) >= 1, "{:?}", d.records);
+    assert!(d
+        .records
+        .iter()
+        .any(|r| r.kind == RecordKind::WsRecv && r.size > 0));
+    assert!(d.records.iter().any(|r| r.kind == RecordKind::Paint));
     page.close().await?;
     Ok(())
 }

@@ -141,6 +141,17 @@ async fn page_is_isolated_and_knobs_are_served() {
         "{head}"
     );
     assert!(body.contains("arenaPerf") && body.contains("createImageBitmap"));
+    // The Worker's script is served whatever the knob, isolated like the page (COEP).
+    let (head, body) = http_get(&h, "/fixture-worker.js").await;
+    assert!(
+        head.starts_with("http/1.1 200") && head.contains("javascript"),
+        "{head}"
+    );
+    assert!(
+        head.contains("cross-origin-embedder-policy: require-corp"),
+        "{head}"
+    );
+    assert!(body.contains("new WebSocket"), "{body}");
     let (head, body) = http_get(&h, "/knobs").await;
     assert!(head.contains("application/json"), "{head}");
     let served: Knobs = serde_json::from_str(&body).unwrap();
@@ -149,6 +160,33 @@ async fn page_is_isolated_and_knobs_are_served() {
     let (head, _) = http_get(&h, "/nope").await;
     assert!(head.starts_with("http/1.1 404"), "{head}");
     h.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn worker_knob_is_rendered_into_the_page_and_served() {
+    let mut boards = Vec::new();
+    for (value, attr) in [
+        ("false", "data-worker=\"false\""),
+        ("true", "data-worker=\"true\""),
+    ] {
+        let h = Server::start(knobs(&[("worker", value)])).await.unwrap();
+        let (head, body) = http_get(&h, "/").await;
+        assert!(head.starts_with("http/1.1 200"), "{head}");
+        assert!(body.contains(attr) && !body.contains("{{"), "{body}");
+        let (_, json) = http_get(&h, "/knobs").await;
+        let served: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(
+            served["worker"],
+            serde_json::Value::Bool(value == "true"),
+            "{json}"
+        );
+        let mut c = Client::connect(&h).await;
+        let f = c.board().await;
+        boards.push((f.id, c.bytes));
+        h.shutdown().await;
+    }
+    // The knob is the page's business: the wire is the same either way.
+    assert_eq!(boards[0], boards[1], "{boards:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
