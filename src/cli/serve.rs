@@ -15,7 +15,8 @@ pub struct ServeArgs {
     pub port: u16,
     /// Set a fixture knob, NAME=VALUE (repeatable; applied after --pilot/--arm). Knobs:
     /// seed, shadows, phase, los_work, tick_ms, lazy_png, png_level, const_cache, ack,
-    /// in_flight, delay_ms, drop_every, bots, bot_duty, blink_ms (docs/fixture-protocol.md).
+    /// in_flight, delay_ms, drop_every, bots, bot_duty, blink_ms, worker
+    /// (docs/fixture-protocol.md).
     #[arg(long = "knob", value_name = "NAME=VALUE", value_parser = Knobs::parse_pair)]
     pub knobs: Vec<(String, String)>,
     /// Pilot file to take one arm's knobs from (needs --arm), e.g. pilots/fixture.toml.

@@ -11,19 +11,18 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{anyhow, Context, Result};
-use arena_browser::{Browser, Drain, LaunchOptions, Page, Quiet, Record, RecorderConfig};
+use arena_browser::{Browser, Drain, LaunchOptions, Page, Record, RecorderConfig};
 use arena_report::{Exit, ExitKind};
 use arena_run::{
-    Run, RunStatus, SocketSource, Warning, WireDirection, WireFigures, WIRE_JSON, WIRE_PCAP,
+    AnswerInfo, Run, RunStatus, SocketSource, Warning, WireDirection, WireFigures, WIRE_JSON,
+    WIRE_PCAP,
 };
 
+use super::answer::AnswerRule;
+use super::click::Clicker;
 use super::pair::{pair, PairConfig};
-use super::scenario::{Arm, Pilot};
+use super::scenario::{Arm, Pilot, Requested};
 use super::write::{build_run, default_run_dir, RunContext};
-
-/// How often a click's records are drained while waiting for its loops to complete, when
-/// the page cannot wait for them itself (an app's own recorder, sockets seen through CDP).
-const POLL: Duration = Duration::from_millis(10);
 
 /// Set by Ctrl-C / SIGTERM; every wait in a run checks it.
 #[derive(Debug, Clone, Default)]
@@ -55,13 +54,13 @@ impl Cancel {
         Ok(())
     }
     /// Returns once cancelled.
-    async fn cancelled(&self) {
+    pub(crate) async fn cancelled(&self) {
         while !self.is_cancelled() {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
     /// Sleeps `d`, waking early when cancelled.
-    async fn sleep(&self, d: Duration) {
+    pub(crate) async fn sleep(&self, d: Duration) {
         let end = Instant::now() + d;
         while !self.is_cancelled() {
             let now = Instant::now();
@@ -133,19 +132,6 @@ pub struct ToolCost {
     pub wall_ms: f64,
     /// Wall time of the click loop only, ms.
     pub clicking_ms: f64,
-}
-
-impl ToolCost {
-    fn note_critical_path(&mut self, cycle: Duration, quiet_ms: f64, records: &[Record]) {
-        let first_input = records
-            .iter()
-            .find(|r| r.kind == arena_browser::RecordKind::Input && r.trusted)
-            .map(|r| r.t_ms);
-        if let Some(t_in) = first_input {
-            self.critical_ms
-                .push(cycle.as_secs_f64() * 1e3 - (quiet_ms - t_in));
-        }
-    }
 }
 
 /// A finished (possibly partial) run and where it was written.
@@ -358,11 +344,11 @@ async fn run_setup_command(
 
 /// Accumulates drains and the accounting that travels with them.
 #[derive(Default)]
-struct Collected {
-    records: Vec<Record>,
+pub(crate) struct Collected {
+    pub records: Vec<Record>,
     dropped: u64,
     cleared_at_seq: Option<u64>,
-    source: Option<arena_browser::SocketSource>,
+    pub source: Option<arena_browser::SocketSource>,
 }
 
 impl Collected {
@@ -385,7 +371,11 @@ impl Collected {
     }
 }
 
-async fn drain_into(page: &Page, c: &mut Collected, cost: &mut ToolCost) -> Result<usize> {
+pub(crate) async fn drain_into(
+    page: &Page,
+    c: &mut Collected,
+    cost: &mut ToolCost,
+) -> Result<usize> {
     let t = Instant::now();
     let d = page.drain().await?;
     cost.drain_ms.push(t.elapsed().as_secs_f64() * 1e3);
@@ -481,6 +471,12 @@ async fn wait_canvas(
     loop {
         match page.canvas_rect(&pilot.target.canvas).await {
             Ok(r) if r.width > 0.0 && r.height > 0.0 => return Ok(r),
+            Err(e) if e.downcast_ref::<arena_browser::SeveralCanvases>().is_some() => {
+                return Err(anyhow!(Exit::bad_input(format!(
+                    "{}: `target.canvas`: {e}",
+                    pilot.source
+                ))))
+            }
             Ok(_) | Err(_)
                 if start.elapsed() < Duration::from_secs(15) && !cancel.is_cancelled() =>
             {
@@ -538,6 +534,107 @@ async fn check_viewport(
         }
     }
     Ok(())
+}
+
+/// The in-page oracle the pilot file asks for (none for `reply`, and none for `auto` on key
+/// input without a rect, which has no point to watch).
+fn page_oracle(pilot: &Pilot, timeout_ms: u64) -> Option<arena_browser::PageOracle> {
+    let a = &pilot.answer;
+    if pilot.recorder.app.is_some() {
+        return None;
+    }
+    let kind = match a.oracle {
+        Requested::Reply => return None,
+        Requested::Auto if !pilot.clicks.keys.is_empty() && a.rect.is_none() => return None,
+        Requested::Auto | Requested::Pixels => arena_browser::PageOracleKind::Pixels,
+        Requested::Js => arena_browser::PageOracleKind::Js,
+    };
+    Some(arena_browser::PageOracle {
+        kind,
+        radius_px: a.radius_px,
+        rect: a.rect,
+        js: a.js.clone(),
+        canvas: Some(pilot.target.canvas.clone()),
+        events: pilot.pacing.loop_events.clone(),
+        window_ms: timeout_ms as f64,
+    })
+}
+
+/// Decides, before measuring, what closes this run's loops. An oracle the pilot file named
+/// that cannot work on the target is an error here (exit 2); `auto` falls back to the reply
+/// oracle and the run says why.
+async fn resolve_answer(
+    page: &Page,
+    pilot: &Pilot,
+    rect: &arena_browser::CanvasRect,
+    positions: &[(f64, f64)],
+) -> Result<(AnswerRule, AnswerInfo)> {
+    let a = &pilot.answer;
+    let reply = AnswerRule::Reply {
+        min_bytes: a.min_bytes,
+    };
+    let reply_detail = if a.min_bytes > 0 {
+        format!("first reply of {} B or more", a.min_bytes)
+    } else {
+        "first reply after the send".to_string()
+    };
+    let info = |oracle: &str, detail: String, fallback: Option<String>| AnswerInfo {
+        oracle: oracle.into(),
+        requested: a.oracle.name().into(),
+        detail,
+        fallback,
+    };
+    let keys = !pilot.clicks.keys.is_empty();
+    if a.oracle == Requested::Reply {
+        return Ok((reply, info("reply", reply_detail, None)));
+    }
+    let unusable = if pilot.recorder.app.is_some() {
+        Some("the app's own recorder is read, and it has no answer oracle")
+    } else if keys && a.rect.is_none() {
+        Some("key input has no point to watch and `answer.rect` is not set")
+    } else {
+        None
+    };
+    match (unusable, a.oracle) {
+        (Some(why), Requested::Auto) => {
+            return Ok((reply, info("reply", reply_detail, Some(why.into()))));
+        }
+        (Some(why), _) => {
+            return Err(anyhow!(Exit::bad_input(format!(
+                "{}: `answer.oracle = \"{}\"` cannot work here: {why}",
+                pilot.source,
+                a.oracle.name()
+            ))))
+        }
+        (None, _) => {}
+    }
+    let point = match (keys, positions.first()) {
+        (false, Some(&(fx, fy))) => Some(rect.page_fraction(fx, fy)),
+        _ => None,
+    };
+    let detail = match (a.oracle, a.rect) {
+        (Requested::Js, _) => format!("js: {}", a.js.as_deref().unwrap_or("")),
+        (_, Some(r)) => format!("rect [{}, {}, {}, {}]", r[0], r[1], r[2], r[3]),
+        _ => format!("r={}px", a.radius_px),
+    };
+    let oracle = if a.oracle == Requested::Js {
+        "js"
+    } else {
+        "pixels"
+    };
+    match page.probe_answer(point).await {
+        Ok(_) => Ok((AnswerRule::Frame, info(oracle, detail, None))),
+        Err(why) if a.oracle == Requested::Auto => {
+            page.answer_off().await?;
+            Ok((reply, info("reply", reply_detail, Some(format!("{why:#}")))))
+        }
+        Err(why) => Err(anyhow!(Exit::bad_input(format!(
+            "{}: `answer.oracle = \"{}\"` cannot work on this target (canvas `{}`): {why:#}",
+            pilot.source,
+            a.oracle.name(),
+            pilot.target.canvas
+        )))),
+    }
 }
 
 fn map_source(s: Option<arena_browser::SocketSource>) -> SocketSource {
@@ -630,15 +727,17 @@ pub async fn run_arm(browser: &Browser, req: RunRequest<'_>) -> Result<Outcome> 
     if let Some(c) = ov.capacity {
         recorder.capacity = c;
     }
-    let presses = !pilot.clicks.keys.is_empty();
-    let loop_inputs: &[&str] = if presses {
-        &["keydown"]
-    } else {
-        &["mousedown", "mouseup"]
-    };
-    let loops_per_click = loop_inputs
+    recorder.answer = page_oracle(pilot, timeout_ms);
+    let mut judge = PairConfig::new(&req.arm_name);
+    judge.loop_events = pilot.pacing.loop_events.clone();
+    judge.window_ms = timeout_ms as f64;
+    let loops_per_click = ["mousedown", "mouseup", "keydown"]
         .iter()
-        .filter(|e| pilot.pacing.loop_events.iter().any(|x| x == *e))
+        .filter(|e| {
+            let click_event = **e != "keydown";
+            click_event == pilot.clicks.keys.is_empty()
+                && pilot.pacing.loop_events.iter().any(|x| x == *e)
+        })
         .count() as u64;
     let label = pilot
         .target
@@ -662,6 +761,7 @@ pub async fn run_arm(browser: &Browser, req: RunRequest<'_>) -> Result<Outcome> 
     // Records are collected only after the clear on attach: setup is not measured.
     let mut cleared = false;
     let mut draw_target = None;
+    let mut answer: Option<AnswerInfo> = None;
 
     // Everything from here on ends in a written run folder.
     let page = browser.new_page(&url, Some(recorder.clone())).await;
@@ -674,77 +774,29 @@ pub async fn run_arm(browser: &Browser, req: RunRequest<'_>) -> Result<Outcome> 
         let rect = wait_canvas(page, pilot, cancel).await?;
         draw_target = rect.index;
         check_viewport(page, pilot, &rect, &positions).await?;
+        let (rule, info) = resolve_answer(page, pilot, &rect, &positions).await?;
+        answer = Some(info);
+        judge.answer = rule;
+        judge.draw_target = draw_target;
+        let clicker = Clicker {
+            page,
+            pilot,
+            cancel,
+            timeout,
+            settle,
+            judge: judge.clone(),
+        };
         let click_start = Instant::now();
         let tty = req.progress && std::io::stderr().is_terminal();
         for (k, &(fx, fy)) in positions.iter().enumerate() {
             if cancel.is_cancelled() {
                 return Err(anyhow!(Exit::new(ExitKind::Interrupted, format!("interrupted after {k} of {count} clicks"))));
             }
-            let (x, y) = rect.page_fraction(fx, fy);
-            let from = col.records.len();
-            let t = Instant::now();
-            let sent = if presses {
-                let key = &pilot.clicks.keys[k % pilot.clicks.keys.len()];
-                page.key(key).await
-            } else {
-                page.click(x, y).await
-            };
-            sent.map_err(|e| {
-                anyhow!(Exit::new(ExitKind::TargetFailed, format!("browser stopped answering at click {}: {e:#}", k + 1)))
-            })?;
-            cost.click_ms.push(t.elapsed().as_secs_f64() * 1e3);
+            let complete = clicker
+                .click(k, rect.page_fraction(fx, fy), &mut col, &mut cost)
+                .await?;
             inputs_dispatched += loops_per_click;
             clicks_made += 1;
-            // Wait until this click's loops have painted and the socket has been quiet
-            // for the settle time (a reply still in flight would otherwise land after the
-            // next click and pose as its answer), or until the per-click timeout. The page
-            // says when it went quiet; the loops are judged here, on a drain.
-            let deadline = t + timeout;
-            let mut complete = false;
-            let mut last_recv = Instant::now();
-            let stopped = |e: anyhow::Error| {
-                anyhow!(Exit::new(ExitKind::TargetFailed, format!("browser stopped answering at click {}: {e:#}", k + 1)))
-            };
-            while Instant::now() < deadline && !cancel.is_cancelled() {
-                let left = deadline.saturating_duration_since(Instant::now());
-                let quiet = tokio::select! {
-                    q = page.wait_quiet(settle, left) => q.map_err(stopped)?,
-                    _ = cancel.cancelled() => break,
-                };
-                cost.waits += 1;
-                if quiet == Quiet::Unsupported {
-                    // Each drain runs script on the page's main thread; polling faster
-                    // would delay the very handlers being timed.
-                    tokio::time::sleep(POLL).await;
-                }
-                let before = col.records.len();
-                drain_into(page, &mut col, &mut cost).await.map_err(stopped)?;
-                if col.records[before..]
-                    .iter()
-                    .any(|r| r.kind == arena_browser::RecordKind::WsRecv)
-                {
-                    last_recv = Instant::now();
-                }
-                if !complete {
-                    let mut cfg = PairConfig::new(&req.arm_name);
-                    cfg.loop_events = pilot.pacing.loop_events.clone();
-                    cfg.window_ms = timeout_ms as f64;
-                    cfg.draw_target = draw_target;
-                    cfg.cdp_sockets = col.source == Some(arena_browser::SocketSource::Cdp);
-                    let p = pair(&col.records[from..], &cfg);
-                    complete = p.loops.len() as u64 >= loops_per_click
-                        && p.loops.iter().all(|l| l.t_paint.is_some());
-                }
-                match quiet {
-                    Quiet::At(quiet_ms) if complete => {
-                        cost.note_critical_path(t.elapsed(), quiet_ms, &col.records[from..]);
-                        break;
-                    }
-                    Quiet::TimedOut => break,
-                    Quiet::Unsupported if complete && last_recv.elapsed() >= settle => break,
-                    _ => {}
-                }
-            }
             if !complete && !cancel.is_cancelled() && target_gone(probe) {
                 return Err(anyhow!(Exit::new(
                     ExitKind::TargetFailed,
@@ -797,9 +849,7 @@ pub async fn run_arm(browser: &Browser, req: RunRequest<'_>) -> Result<Outcome> 
     target.stop().await;
     let wire = capture.map(|(handle, port)| finish_capture(handle, port, &dir));
 
-    let mut cfg = PairConfig::new(&req.arm_name);
-    cfg.loop_events = pilot.pacing.loop_events.clone();
-    cfg.window_ms = timeout_ms as f64;
+    let mut cfg = judge;
     cfg.cold_loops = (warmup * loops_per_click.max(1)) as usize;
     cfg.default_label = label;
     cfg.cleared_at_seq = col.cleared_at_seq.unwrap_or(0);
@@ -823,6 +873,8 @@ pub async fn run_arm(browser: &Browser, req: RunRequest<'_>) -> Result<Outcome> 
         clicks_planned: count,
         clicks_made,
         inputs_dispatched,
+        answer,
+        idle_reply_bytes: pilot.target.idle_reply_bytes,
     };
     let mut run = build_run(&ctx, paired, &col.records);
     match wire {

@@ -1,21 +1,25 @@
-//! Pairing raw recorder records into loops, exactly as DESIGN.md's loop model says:
+//! Pairing raw recorder records into loops (the loop model):
 //!
 //! ```text
 //! input (discrete, trusted)                        t_input
-//!   -> first INPUT-classified send after it        t_send   inputToSocket = t_send - t_input
-//!   -> first receive after that send               t_recv   sendToRecv    = t_recv - t_send
-//!   -> first canvas draw after that receive        t_draw   recvToDraw    = t_draw - t_recv
-//!   -> next animation frame after that draw        t_paint  inputToPaint  = t_paint - t_input
+//!   -> its INPUT-classified send                   t_send   inputToSocket = t_send - t_input
+//!   -> the receipt that carried its answer         t_recv   sendToRecv    = t_recv - t_send
+//!   -> the draw on the target canvas               t_draw   recvToDraw    = t_draw - t_recv
+//!   -> the animation frame that painted it         t_paint  inputToPaint  = t_paint - t_input
+//!   -> the frame the answer oracle accepted        t_answer inputToPixels = t_answer - t_input
 //! ```
 //!
-//! Pure: records in, loops and accounting out, so every trap the field notes describe is
-//! a unit test on a synthetic stream. Order is by `seq` (the recorder's write order),
-//! which is the order the page observed things in; times are only subtracted.
+//! What counts as the answer, and the rule that one answer closes one loop, are in
+//! `answer.rs`. Pure: records in, loops and accounting out, so every trap the field notes
+//! describe is a unit test on a synthetic stream. Order is by `seq` (the recorder's write
+//! order), which is the order the page observed things in; times are only subtracted.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 
 use arena_browser::{Record, RecordKind, SendClass};
-use arena_run::{Loop, Warning};
+use arena_run::{Loop, Outcome, Warning};
+
+use super::answer::{assign_sends, AnswerRule, Attribution, LoopInput};
 
 /// What pairing needs to know beyond the records.
 #[derive(Debug, Clone)]
@@ -43,6 +47,8 @@ pub struct PairConfig {
     /// onto the page's, so records are ordered by time, and seq checks (stale, holes,
     /// duplicates) apply to each seq space apart.
     pub cdp_sockets: bool,
+    /// What closes a loop (`answer.rs`).
+    pub answer: AnswerRule,
 }
 
 impl PairConfig {
@@ -58,6 +64,7 @@ impl PairConfig {
             dropped: 0,
             draw_target: None,
             cdp_sockets: false,
+            answer: AnswerRule::Reply { min_bytes: 0 },
         }
     }
 }
@@ -88,6 +95,12 @@ pub struct PairStats {
     pub invariant_violations: u64,
     /// First loop index where the invariant failed, for the warning text.
     pub first_violation: Option<u64>,
+    /// Loops whose only candidate answer already closed an earlier loop.
+    pub claimed: u64,
+    /// Answered loops with no draw on the target canvas before their answer.
+    pub answered_without_draw: u64,
+    /// Inputs the page oracle could not judge, by reason (`unreadable`, `js_error`, ...).
+    pub unjudged: BTreeMap<String, u64>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -127,6 +140,7 @@ pub fn pair(records: &[Record], cfg: &PairConfig) -> Paired {
             RecordKind::WsRecv => 2,
             RecordKind::Draw => 3,
             RecordKind::Paint => 4,
+            RecordKind::Answer => 5,
         };
         recs.sort_by(|a, b| {
             a.t_ms
@@ -184,39 +198,27 @@ pub fn pair(records: &[Record], cfg: &PairConfig) -> Paired {
         })
         .collect();
 
+    let sends = assign_sends(&recs, &inputs, cfg.window_ms, cfg.cdp_sockets);
+    let mut attribution = Attribution::new(&recs, cfg.answer, cfg.draw_target);
     let mut loops = Vec::with_capacity(inputs.len());
-    for (n, &ii) in inputs.iter().enumerate() {
+    for (n, (&ii, &send)) in inputs.iter().zip(&sends).enumerate() {
         let input = recs[ii];
         let t_input = input.t_ms;
         let deadline = t_input + cfg.window_ms;
-        // The send must come before the next discrete input: a send after it belongs to
-        // that input (a click's mouseup would otherwise steal its mousedown's message).
-        let bound = inputs.get(n + 1).copied().unwrap_or(recs.len());
-        let send = (ii + 1..bound).find(|&j| {
-            let r = recs[j];
-            r.kind == RecordKind::WsSend && r.class == SendClass::Input && r.t_ms <= deadline
-        });
         if send.is_none() {
             stats.inputs_without_send += 1;
         }
-        let recv = send.and_then(|s| {
-            (s + 1..recs.len())
-                .take_while(|&j| recs[j].t_ms <= deadline)
-                .find(|&j| recs[j].kind == RecordKind::WsRecv)
+        let chain = attribution.chain(&LoopInput {
+            input: ii,
+            send,
+            deadline,
         });
-        let draw = recv.and_then(|rv| {
-            (rv + 1..recs.len())
-                .take_while(|&j| recs[j].t_ms <= deadline)
-                .find(|&j| {
-                    recs[j].kind == RecordKind::Draw
-                        && cfg.draw_target.is_none_or(|t| recs[j].target == t)
-                })
-        });
-        let paint = draw.and_then(|d| {
-            (d + 1..recs.len())
-                .take_while(|&j| recs[j].t_ms <= deadline)
-                .find(|&j| recs[j].kind == RecordKind::Paint)
-        });
+        let (recv, draw, paint) = (chain.recv, chain.draw, chain.paint);
+        match chain.outcome {
+            Outcome::Claimed => stats.claimed += 1,
+            Outcome::Answered if draw.is_none() => stats.answered_without_draw += 1,
+            _ => {}
+        }
 
         // Reply bytes: everything received after the send up to the paint, or to the end
         // of the window when the loop did not complete.
@@ -235,12 +237,13 @@ pub fn pair(records: &[Record], cfg: &PairConfig) -> Paired {
         let (t_send, t_recv, t_draw, t_paint) = (t(send), t(recv), t(draw), t(paint));
         let diff = |a: Option<f64>, b: Option<f64>| Some(a? - b?);
         let index = n as u64;
-        let chain = [Some(t_input), t_send, t_recv, t_draw, t_paint];
-        let present: Vec<f64> = chain.iter().flatten().copied().collect();
+        let chain_t = [Some(t_input), t_send, t_recv, t_draw, t_paint];
+        let present: Vec<f64> = chain_t.iter().flatten().copied().collect();
         if present.windows(2).any(|w| w[0] > w[1]) {
             stats.invariant_violations += 1;
             stats.first_violation.get_or_insert(index);
         }
+        let answered = chain.outcome == Outcome::Answered;
         loops.push(Loop {
             index,
             arm: cfg.arm.clone(),
@@ -251,7 +254,8 @@ pub fn pair(records: &[Record], cfg: &PairConfig) -> Paired {
                 .unwrap_or_else(|| cfg.default_label.clone()),
             event: input.event.clone(),
             cold: n < cfg.cold_loops,
-            answered: recv.is_some(),
+            answered,
+            outcome: chain.outcome,
             t_input,
             t_send,
             t_recv,
@@ -261,9 +265,16 @@ pub fn pair(records: &[Record], cfg: &PairConfig) -> Paired {
             send_to_recv: diff(t_recv, t_send),
             recv_to_draw: diff(t_draw, t_recv),
             input_to_paint: diff(t_paint, Some(t_input)),
+            t_answer: chain.t_answer,
+            input_to_pixels: diff(chain.t_answer, Some(t_input)),
             reply_bytes,
             reply_frames,
         });
+    }
+    for r in &recs {
+        if r.kind == RecordKind::Answer && r.class == SendClass::Other {
+            *stats.unjudged.entry(r.event.clone()).or_insert(0) += 1;
+        }
     }
 
     // Coalesced input: its own population, never a loop (the browser flushes it on its
@@ -286,7 +297,7 @@ pub fn pair(records: &[Record], cfg: &PairConfig) -> Paired {
         }
     }
 
-    let warnings = warnings_for(&loops, &stats);
+    let warnings = warnings_for(&loops, &stats, cfg);
     Paired {
         loops,
         stats,
@@ -294,8 +305,33 @@ pub fn pair(records: &[Record], cfg: &PairConfig) -> Paired {
     }
 }
 
-fn warnings_for(loops: &[Loop], s: &PairStats) -> Vec<Warning> {
+fn warnings_for(loops: &[Loop], s: &PairStats, cfg: &PairConfig) -> Vec<Warning> {
     let mut w = Vec::new();
+    if s.claimed > 0 {
+        w.push(Warning::new(
+            "claimed",
+            format!(
+                "{} of {} loops had only a candidate answer that already closed an earlier input's loop (one answer closes one loop): counted apart, out of the figures",
+                s.claimed,
+                loops.len()
+            ),
+        ));
+    }
+    if s.answered_without_draw > 0 && cfg.draw_target.is_some() {
+        w.push(Warning::new(
+            "no_draw_on_target",
+            format!(
+                "{} answered loops drew nothing on the target canvas: the canvas selector may aim at the wrong canvas",
+                s.answered_without_draw
+            ),
+        ));
+    }
+    for (why, n) in &s.unjudged {
+        w.push(Warning::new(
+            "oracle_unjudged",
+            format!("{n} inputs the answer oracle could not judge ({why}): counted unanswered"),
+        ));
+    }
     if s.stale > 0 {
         w.push(Warning::new(
             "stale_records",
@@ -323,7 +359,10 @@ fn warnings_for(loops: &[Loop], s: &PairStats) -> Vec<Warning> {
             ),
         ));
     }
-    let unanswered = loops.iter().filter(|l| !l.answered).count();
+    let unanswered = loops
+        .iter()
+        .filter(|l| l.outcome == Outcome::Unanswered)
+        .count();
     if unanswered > 0 {
         w.push(Warning::new(
             "unanswered",
@@ -402,6 +441,7 @@ pub(crate) mod test_records {
                 event: ev.into(),
                 trusted: true,
                 target: 0,
+                answers: None,
             });
             self.seq += 1;
         }
@@ -424,6 +464,19 @@ pub(crate) mod test_records {
         pub(crate) fn paint(&mut self, t: f64) -> &mut Self {
             self.push(RecordKind::Paint, t, 0, SendClass::Other, "raf");
             self
+        }
+        /// The page oracle's verdict on the input with seq `input` (`Input`: answered,
+        /// `Ack`: claimed, `Other`: could not judge).
+        pub(crate) fn answer(&mut self, t: f64, input: u64, verdict: SendClass) -> &mut Self {
+            self.push(RecordKind::Answer, t, 1, verdict, "pixels");
+            if let Some(r) = self.recs.last_mut() {
+                r.answers = Some(input);
+            }
+            self
+        }
+        /// The seq the next record gets.
+        pub(crate) fn next_seq(&self) -> u64 {
+            self.seq
         }
     }
 }
@@ -691,6 +744,155 @@ mod tests {
             (Some(10.5), Some(60.0), Some(61.0))
         );
         assert_eq!(l.reply_bytes, 700);
+    }
+
+    #[test]
+    fn one_reply_answers_one_input_the_release_that_borrows_it_is_claimed() {
+        // Press and release back to back; the app answers the press only. The release's
+        // first reply after its send is the press's: it must not close a second loop.
+        let mut s = S::new(0);
+        s.input(10.0, "mousedown")
+            .send(10.2, SendClass::Input)
+            .input(10.5, "mouseup")
+            .send(10.6, SendClass::Input)
+            .recv(60.0, 500)
+            .draw(61.0)
+            .paint(70.0);
+        let p = pair(&s.recs, &cfg());
+        assert_eq!(p.loops[0].outcome, Outcome::Answered);
+        assert_eq!(p.loops[0].send_to_recv, Some(49.8));
+        assert_eq!(p.loops[1].outcome, Outcome::Claimed);
+        assert!(!p.loops[1].answered);
+        assert_eq!(p.loops[1].t_recv, None);
+        assert_eq!(p.stats.claimed, 1);
+        assert!(p.warnings.iter().any(|w| w.code == "claimed"));
+        assert!(!p.warnings.iter().any(|w| w.code == "unanswered"));
+    }
+
+    #[test]
+    fn a_release_sent_after_the_press_was_answered_is_unanswered_when_nothing_comes() {
+        let mut s = S::new(0);
+        s.input(10.0, "mousedown")
+            .send(10.2, SendClass::Input)
+            .recv(35.0, 500)
+            .draw(36.0)
+            .paint(40.0)
+            .input(41.0, "mouseup")
+            .send(41.2, SendClass::Input);
+        let p = pair(&s.recs, &cfg());
+        assert_eq!(p.loops[0].outcome, Outcome::Answered);
+        assert_eq!(p.loops[1].outcome, Outcome::Unanswered);
+        assert_eq!(p.stats.claimed, 0);
+    }
+
+    #[test]
+    fn min_bytes_skips_small_replies() {
+        let mut s = S::new(0);
+        s.input(10.0, "mousedown")
+            .send(10.2, SendClass::Input)
+            .recv(20.0, 40)
+            .draw(21.0)
+            .paint(30.0)
+            .recv(50.0, 6000)
+            .draw(51.0)
+            .paint(60.0);
+        let mut c = cfg();
+        c.answer = AnswerRule::Reply { min_bytes: 1000 };
+        let l = &pair(&s.recs, &c).loops[0];
+        assert_eq!((l.t_recv, l.t_paint), (Some(50.0), Some(60.0)));
+        c.answer = AnswerRule::Reply { min_bytes: 0 };
+        assert_eq!(pair(&s.recs, &c).loops[0].t_recv, Some(20.0));
+    }
+
+    #[test]
+    fn the_pixels_answer_closes_the_loop_not_the_blink_that_came_first() {
+        // A blink frame arrives 3 ms after the send and repaints elsewhere; the answer's
+        // frame comes 40 ms later and changes the pixels under the click.
+        let mut s = S::new(0);
+        let press = s.next_seq();
+        s.input(10.0, "mousedown")
+            .send(10.2, SendClass::Input)
+            .recv(13.0, 200)
+            .draw(13.5)
+            .paint(16.0)
+            .recv(50.0, 6000)
+            .draw(51.0)
+            .paint(60.0)
+            .answer(60.0, press, SendClass::Input);
+        let mut c = cfg();
+        c.answer = AnswerRule::Frame;
+        let p = pair(&s.recs, &c);
+        let l = &p.loops[0];
+        assert_eq!(l.outcome, Outcome::Answered);
+        assert_eq!(l.t_recv, Some(50.0), "the receipt that drew the change");
+        assert_eq!(l.send_to_recv, Some(39.8));
+        assert_eq!(
+            (l.t_draw, l.t_paint, l.t_answer),
+            (Some(51.0), Some(60.0), Some(60.0))
+        );
+        assert_eq!(l.input_to_pixels, Some(50.0));
+        assert_eq!(l.reply_bytes, 6200);
+        // Under the reply oracle the blink would have closed it.
+        assert_eq!(pair(&s.recs, &cfg()).loops[0].t_recv, Some(13.0));
+    }
+
+    #[test]
+    fn frame_verdicts_claimed_and_unjudged_are_not_answers() {
+        let mut s = S::new(0);
+        let press = s.next_seq();
+        s.input(10.0, "mousedown").send(10.2, SendClass::Input);
+        let release = s.next_seq();
+        s.input(10.5, "mouseup")
+            .send(10.6, SendClass::Input)
+            .recv(40.0, 900)
+            .draw(41.0)
+            .paint(50.0)
+            .answer(50.0, press, SendClass::Input)
+            .answer(50.0, release, SendClass::Ack);
+        let key = s.next_seq();
+        s.input(300.0, "keydown")
+            .answer(300.5, key, SendClass::Other);
+        let mut c = cfg();
+        c.answer = AnswerRule::Frame;
+        let p = pair(&s.recs, &c);
+        let outcomes: Vec<Outcome> = p.loops.iter().map(|l| l.outcome).collect();
+        assert_eq!(
+            outcomes,
+            vec![Outcome::Answered, Outcome::Claimed, Outcome::Unanswered]
+        );
+        assert_eq!(p.loops[0].t_recv, Some(40.0));
+        assert_eq!(p.loops[1].t_recv, None, "the receipt is the press's");
+        assert_eq!(p.stats.unjudged.get("pixels"), Some(&1));
+        assert!(p.warnings.iter().any(|w| w.code == "oracle_unjudged"));
+    }
+
+    #[test]
+    fn a_cdp_send_that_lands_after_the_next_input_still_belongs_to_its_own() {
+        // A Worker's socket: the press's frameSent is stamped 2.8 ms after the release's
+        // DOM event.
+        let mut s = S::new(10);
+        s.input(10.0, "mousedown").input(12.5, "mouseup");
+        let mut c = cfg();
+        c.cdp_sockets = true;
+        c.cleared_at_seq = 10;
+        let add = |seq: u64, kind: RecordKind, t: f64, class: SendClass| {
+            let mut r = s.recs[0].clone();
+            (r.seq, r.kind, r.t_ms, r.class) = (seq, kind, t, class);
+            r
+        };
+        let extra = vec![
+            add(0, RecordKind::WsSend, 15.3, SendClass::Input),
+            add(1, RecordKind::WsSend, 15.9, SendClass::Input),
+            add(2, RecordKind::WsRecv, 40.0, SendClass::Other),
+        ];
+        s.recs.extend(extra);
+        s.draw(41.0).paint(50.0);
+        let p = pair(&s.recs, &c);
+        assert_eq!(p.loops[0].t_send, Some(15.3));
+        assert_eq!(p.loops[1].t_send, Some(15.9));
+        assert_eq!(p.stats.inputs_without_send, 0);
+        assert_eq!(p.loops[0].outcome, Outcome::Answered);
+        assert_eq!(p.loops[1].outcome, Outcome::Claimed);
     }
 
     #[test]

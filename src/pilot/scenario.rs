@@ -34,7 +34,71 @@ struct RawPilot {
     #[serde(default)]
     recorder: Option<Spanned<RawRecorder>>,
     #[serde(default)]
+    answer: Option<Spanned<RawAnswer>>,
+    #[serde(default)]
     arms: BTreeMap<String, Spanned<Arm>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAnswer {
+    #[serde(default)]
+    oracle: Option<Spanned<String>>,
+    #[serde(default)]
+    radius_px: Option<Spanned<f64>>,
+    #[serde(default)]
+    rect: Option<Spanned<[f64; 4]>>,
+    #[serde(default)]
+    min_bytes: Option<Spanned<u32>>,
+    #[serde(default)]
+    js: Option<Spanned<String>>,
+}
+
+/// Which answer oracle the pilot file asks for (`[answer] oracle`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Requested {
+    /// `pixels` where the target canvas can be read, else `reply`, and the run says why.
+    Auto,
+    Pixels,
+    Reply,
+    Js,
+}
+
+impl Requested {
+    pub fn name(self) -> &'static str {
+        match self {
+            Requested::Auto => "auto",
+            Requested::Pixels => "pixels",
+            Requested::Reply => "reply",
+            Requested::Js => "js",
+        }
+    }
+}
+
+/// `[answer]`: how a loop's end is decided.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AnswerSpec {
+    pub oracle: Requested,
+    /// Pixels: half the side of the square watched around the input point, CSS px.
+    pub radius_px: f64,
+    /// Pixels: a fixed region in canvas fractions instead of one around the point.
+    pub rect: Option<[f64; 4]>,
+    /// Reply: the first reply of at least this many bytes answers.
+    pub min_bytes: u32,
+    /// Js: a page predicate over `input`, checked on each painted frame.
+    pub js: Option<String>,
+}
+
+impl Default for AnswerSpec {
+    fn default() -> Self {
+        AnswerSpec {
+            oracle: Requested::Auto,
+            radius_px: arena_browser::DEFAULT_RADIUS_PX,
+            rect: None,
+            min_bytes: 0,
+            js: None,
+        }
+    }
 }
 
 /// Where to drive.
@@ -50,6 +114,14 @@ pub struct Target {
     /// Phase or label written into every loop (e.g. `firing`).
     #[serde(default)]
     pub label: Option<String>,
+    /// Answers of at least this many bytes mark an input that made the target work; a run
+    /// where fewer than a tenth of answers reach it gets the idle warning.
+    #[serde(default = "default_idle_reply_bytes")]
+    pub idle_reply_bytes: u64,
+}
+
+fn default_idle_reply_bytes() -> u64 {
+    4096
 }
 
 fn default_canvas() -> String {
@@ -98,6 +170,10 @@ struct RawClicks {
     warmup: Option<u64>,
     #[serde(default)]
     keys: Option<Spanned<Vec<String>>>,
+    #[serde(default)]
+    hold_ms: Option<u64>,
+    #[serde(default)]
+    move_first: Option<bool>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -164,6 +240,10 @@ pub struct Clicks {
     /// When set, each of the `count` inputs is a key press (cycling through these DOM key
     /// values) instead of a click.
     pub keys: Vec<String>,
+    /// Release this many ms after the press instead of after the press's loop ended.
+    pub hold_ms: Option<u64>,
+    /// Move the pointer to the point (and let the page go quiet) before pressing.
+    pub move_first: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -193,6 +273,7 @@ pub struct Pilot {
     pub clicks: Clicks,
     pub pacing: Pacing,
     pub recorder: RecorderConfig,
+    pub answer: AnswerSpec,
     pub arms: BTreeMap<String, Arm>,
 }
 
@@ -242,6 +323,7 @@ impl Pilot {
             .map(|t| t.into_inner())
             .unwrap_or_else(|| Target {
                 canvas: default_canvas(),
+                idle_reply_bytes: default_idle_reply_bytes(),
                 ..Target::default()
             });
 
@@ -287,6 +369,8 @@ impl Pilot {
             pattern: Pattern::Random,
             warmup: 1,
             keys: Vec::new(),
+            hold_ms: None,
+            move_first: false,
         };
         if let Some(c) = raw.clicks {
             let c = c.into_inner();
@@ -350,6 +434,8 @@ impl Pilot {
                 }
                 clicks.keys = k.into_inner();
             }
+            clicks.hold_ms = c.hold_ms;
+            clicks.move_first = c.move_first.unwrap_or(false);
         }
 
         let mut pacing = Pacing {
@@ -420,6 +506,11 @@ impl Pilot {
             }
         }
 
+        let answer = match raw.answer {
+            Some(a) => parse_answer(&cx, a, !clicks.keys.is_empty())?,
+            None => AnswerSpec::default(),
+        };
+
         let mut arms = BTreeMap::new();
         for (name, arm) in raw.arms {
             let span = arm.span();
@@ -448,6 +539,7 @@ impl Pilot {
             clicks,
             pacing,
             recorder,
+            answer,
             arms,
         })
     }
@@ -487,6 +579,95 @@ impl Pilot {
 }
 
 /// `input[0]: ...` -> `input[0]`, so the key path in the message is the full one.
+/// `[answer]`: one oracle and only the keys that belong to it.
+fn parse_answer(cx: &Ctx, a: Spanned<RawAnswer>, keys: bool) -> Result<AnswerSpec> {
+    let span = a.span();
+    let a = a.into_inner();
+    let mut spec = AnswerSpec::default();
+    if let Some(o) = &a.oracle {
+        spec.oracle = match o.get_ref().as_str() {
+            "auto" => Requested::Auto,
+            "pixels" => Requested::Pixels,
+            "reply" => Requested::Reply,
+            "js" => Requested::Js,
+            other => {
+                return Err(cx.err(
+                    &o.span(),
+                    "answer.oracle",
+                    format!("expected auto, pixels, reply or js, got `{other}`"),
+                ))
+            }
+        };
+    }
+    let pixels = matches!(spec.oracle, Requested::Auto | Requested::Pixels);
+    let only = |key: &str, span: &Range<usize>, ok: bool, whose: &str| -> Result<()> {
+        if ok {
+            Ok(())
+        } else {
+            Err(cx.err(
+                span,
+                &format!("answer.{key}"),
+                format!(
+                    "belongs to the {whose} oracle, but `answer.oracle` is `{}`",
+                    spec.oracle.name()
+                ),
+            ))
+        }
+    };
+    if let Some(r) = a.radius_px {
+        only("radius_px", &r.span(), pixels, "pixels")?;
+        let v = *r.get_ref();
+        if !(v.is_finite() && (0.0..=4096.0).contains(&v)) {
+            return Err(cx.err(
+                &r.span(),
+                "answer.radius_px",
+                "must be within 0..=4096 CSS px",
+            ));
+        }
+        spec.radius_px = v;
+    }
+    if let Some(r) = a.rect {
+        only("rect", &r.span(), pixels, "pixels")?;
+        let v = r.into_inner();
+        let ok = v.iter().all(|x| (0.0..=1.0).contains(x)) && v[0] < v[2] && v[1] < v[3];
+        if !ok {
+            return Err(cx.err(&span, "answer.rect", "expected [x0, y0, x1, y1] canvas fractions with 0 <= x0 < x1 <= 1 and 0 <= y0 < y1 <= 1"));
+        }
+        spec.rect = Some(v);
+    }
+    if let Some(m) = a.min_bytes {
+        only(
+            "min_bytes",
+            &m.span(),
+            spec.oracle == Requested::Reply,
+            "reply",
+        )?;
+        spec.min_bytes = m.into_inner();
+    }
+    if let Some(j) = a.js {
+        only("js", &j.span(), spec.oracle == Requested::Js, "js")?;
+        if j.get_ref().trim().is_empty() {
+            return Err(cx.err(&j.span(), "answer.js", "is empty"));
+        }
+        spec.js = Some(j.into_inner());
+    }
+    if spec.oracle == Requested::Js && spec.js.is_none() {
+        return Err(cx.err(
+            &span,
+            "answer.js",
+            "the js oracle needs `js = \"expression over input\"`",
+        ));
+    }
+    if spec.oracle == Requested::Pixels && keys && spec.rect.is_none() {
+        return Err(cx.err(
+            &span,
+            "answer.rect",
+            "key input has no point to watch: the pixels oracle needs `rect` with `clicks.keys`",
+        ));
+    }
+    Ok(spec)
+}
+
 fn key_prefix(msg: &str) -> &str {
     msg.split(':').next().unwrap_or(msg)
 }
@@ -659,6 +840,8 @@ setup_command = "true"
             pattern: Pattern::Random,
             warmup: 0,
             keys: Vec::new(),
+            hold_ms: None,
+            move_first: false,
         };
         assert_eq!(mk(3).positions(), mk(3).positions());
         assert_ne!(mk(3).positions(), mk(4).positions());

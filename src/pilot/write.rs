@@ -7,8 +7,8 @@ use std::time::SystemTime;
 use arena_browser::Record;
 use arena_report::{fmt_bytes, fmt_count, fmt_ms, Cell, Column, Table};
 use arena_run::{
-    rfc3339_utc, Event, Host, Loop, Metric, Run, RunMeta, RunStatus, RunSummary, SocketSource,
-    Warning, WireFigures, SCHEMA_VERSION, WIRE_PCAP,
+    rfc3339_utc, AnswerInfo, Event, Host, Loop, Metric, Outcome, Run, RunMeta, RunStatus,
+    RunSummary, SocketSource, Warning, WireFigures, SCHEMA_VERSION, WIRE_PCAP,
 };
 use arena_stats::Summary;
 
@@ -32,6 +32,10 @@ pub struct RunContext {
     pub clicks_planned: u64,
     pub clicks_made: u64,
     pub inputs_dispatched: u64,
+    /// The oracle the loops were closed on, and the fallback taken.
+    pub answer: Option<AnswerInfo>,
+    /// Reply bytes that mark an input that made the target work (`target.idle_reply_bytes`).
+    pub idle_reply_bytes: u64,
 }
 
 fn to_event(r: &Record) -> Event {
@@ -49,6 +53,7 @@ fn to_event(r: &Record) -> Event {
             event: r.event.clone(),
             trusted: r.trusted,
             target: r.target,
+            answers: r.answers,
         })
 }
 
@@ -68,18 +73,27 @@ pub fn build_run(ctx: &RunContext, paired: Paired, records: &[Record]) -> Run {
         stats,
         mut warnings,
     } = paired;
-    let answered = loops.iter().filter(|l| l.answered).count() as u64;
+    let count = |o: Outcome| loops.iter().filter(|l| l.outcome == o).count() as u64;
+    let answered = count(Outcome::Answered);
+    let over = |bytes: u64| {
+        loops
+            .iter()
+            .filter(|l| l.answered && l.reply_bytes >= bytes)
+            .count() as u64
+    };
     let summary = RunSummary {
         clicks_planned: ctx.clicks_planned,
         inputs_dispatched: ctx.inputs_dispatched,
         loops: loops.len() as u64,
         answered,
-        unanswered: loops.len() as u64 - answered,
+        unanswered: count(Outcome::Unanswered),
+        claimed: count(Outcome::Claimed),
         cold: loops.iter().filter(|l| l.cold).count() as u64,
         input_to_socket: summary_of(&loops, Metric::InputToSocket, false),
         send_to_recv: summary_of(&loops, Metric::SendToRecv, false),
         recv_to_draw: summary_of(&loops, Metric::RecvToDraw, false),
         input_to_paint: summary_of(&loops, Metric::InputToPaint, false),
+        input_to_pixels: summary_of(&loops, Metric::InputToPixels, false),
         cold_input_to_paint: summary_of(&loops, Metric::InputToPaint, true),
         bytes_received: stats.bytes_received,
         frames_received: stats.frames_received,
@@ -87,10 +101,9 @@ pub fn build_run(ctx: &RunContext, paired: Paired, records: &[Record]) -> Run {
         sends_input: stats.sends_input,
         sends_ack: stats.sends_ack,
         sends_other: stats.sends_other,
-        replies_over_4kb: loops
-            .iter()
-            .filter(|l| l.answered && l.reply_bytes > 4096)
-            .count() as u64,
+        replies_over_4kb: over(4097),
+        idle_reply_bytes: ctx.idle_reply_bytes,
+        replies_over_idle: over(ctx.idle_reply_bytes),
         coalesced_inputs: stats.coalesced_inputs,
         coalesced_input_to_socket: Summary::of(&stats.coalesced_input_to_socket),
         records: stats.records,
@@ -116,12 +129,12 @@ pub fn build_run(ctx: &RunContext, paired: Paired, records: &[Record]) -> Run {
             ),
         ));
     }
-    if summary.answered > 0 && (summary.replies_over_4kb as f64) < 0.1 * summary.answered as f64 {
+    if summary.answered > 0 && (summary.replies_over_idle as f64) < 0.1 * summary.answered as f64 {
         warnings.push(Warning::new(
             "idle",
             format!(
-                "only {} of {} answered loops drew a reply over 4 KB: the target may be idle, which makes CPU look free",
-                summary.replies_over_4kb, summary.answered
+                "only {} of {} answered loops drew a reply of {} B or more: the target may be idle, which makes CPU look free (the threshold is the target's: set `target.idle_reply_bytes` in the pilot file to what a working answer weighs)",
+                summary.replies_over_idle, summary.answered, ctx.idle_reply_bytes
             ),
         ));
     }
@@ -144,6 +157,7 @@ pub fn build_run(ctx: &RunContext, paired: Paired, records: &[Record]) -> Run {
         summary,
         warnings,
         wire: None,
+        answer: ctx.answer.clone(),
     };
     let mut events: Vec<Event> = records.iter().map(to_event).collect();
     events.sort_by_key(|e| e.seq);
@@ -192,10 +206,15 @@ pub fn arm_table(run: &Run) -> Table {
         Column::right("max"),
     ])
     .with_title(format!(
-        "arm {}: {} loops of discrete input ({})",
+        "arm {}: {} loops of discrete input ({}); {}",
         run.meta.arm,
         fmt_count(s.loops as i64),
-        run.meta.url
+        run.meta.url,
+        run.meta
+            .answer
+            .as_ref()
+            .map(AnswerInfo::label)
+            .unwrap_or_else(|| "answer: reply".into())
     ));
     let row = |name: &str, sum: &Option<Summary>| -> Vec<Cell> {
         match sum {
@@ -210,27 +229,56 @@ pub fn arm_table(run: &Run) -> Table {
             None => vec![Cell::text(name), Cell::num("0", 0.0)],
         }
     };
+    let headline = if s.input_to_pixels.is_some() {
+        ("inputToPixels", Metric::InputToPixels)
+    } else {
+        ("inputToPaint", Metric::InputToPaint)
+    };
     t.push_row(row("inputToSocket", &s.input_to_socket));
     t.push_row(row("sendToRecv", &s.send_to_recv));
     t.push_row(row("recvToDraw", &s.recv_to_draw));
-    t.push_row(
-        row("inputToPaint", &s.input_to_paint)
-            .into_iter()
-            .map(Cell::strong)
-            .collect(),
-    );
+    let strong = |cells: Vec<Cell>| cells.into_iter().map(Cell::strong).collect();
+    for (name, sum) in [
+        ("inputToPaint", &s.input_to_paint),
+        ("inputToPixels", &s.input_to_pixels),
+    ] {
+        if name == "inputToPaint" || sum.is_some() {
+            let cells = row(name, sum);
+            t.push_row(if name == headline.0 {
+                strong(cells)
+            } else {
+                cells
+            });
+        }
+    }
+    // Per input kind beside the headline, when a run has more than one.
+    let events: std::collections::BTreeSet<&str> =
+        run.loops.iter().map(|l| l.event.as_str()).collect();
+    if events.len() > 1 {
+        for ev in events {
+            let v: Vec<f64> = run
+                .loops
+                .iter()
+                .filter(|l| !l.cold && l.event == ev)
+                .filter_map(|l| headline.1.of(l))
+                .collect();
+            t.push_row(row(&format!("  {} {ev}", headline.0), &Summary::of(&v)));
+        }
+    }
     t.push_row(row("cold inputToPaint", &s.cold_input_to_paint));
     t.push_row(row("coalesced inputToSocket", &s.coalesced_input_to_socket));
     t.note(format!(
-        "loops: {} ({} answered, {} unanswered, {} cold); bytes received {} in {} messages; {} of {} answered replies over 4 KB",
+        "loops: {} ({} answered, {} unanswered, {} claimed, {} cold); bytes received {} in {} messages; {} of {} answered replies of {} B or more",
         fmt_count(s.loops as i64),
         fmt_count(s.answered as i64),
         fmt_count(s.unanswered as i64),
+        fmt_count(s.claimed as i64),
         fmt_count(s.cold as i64),
         fmt_bytes(s.bytes_received),
         fmt_count(s.frames_received as i64),
-        fmt_count(s.replies_over_4kb as i64),
+        fmt_count(s.replies_over_idle as i64),
         fmt_count(s.answered as i64),
+        fmt_count(s.idle_reply_bytes as i64),
     ));
     t.note(format!(
         "sends: {} input, {} ack, {} other; records {} ({} dropped, {} stale); socket source {:?}",
@@ -315,6 +363,8 @@ mod tests {
             clicks_planned: 4,
             clicks_made: 4,
             inputs_dispatched: 4,
+            answer: None,
+            idle_reply_bytes: 4096,
         };
         let run = build_run(&ctx, paired, &recs);
         let s = &run.meta.summary;

@@ -14,11 +14,15 @@ pub mod recorder;
 
 pub use browser::{Browser, LaunchOptions};
 pub use launch::{find_chromium, kill_all, live_groups, process_alive, sweep_stale_profiles};
-pub use page::{monotonic_ms, CanvasRect, ClockMap, Page, Quiet};
+pub use page::{monotonic_ms, CanvasRect, ClockMap, Page, Quiet, SeveralCanvases};
 pub use record::{
-    ClassifierSpec, Drain, Matcher, Record, RecordKind, SendClass, SocketSource, NO_TARGET,
+    BytesAt, ClassifierSpec, Drain, Endian, IntAt, Matcher, Record, RecordKind, SendClass,
+    SocketSource, NO_TARGET,
 };
-pub use recorder::{AppFields, AppRecorder, RecorderConfig, SocketChoice, RECORDER_JS};
+pub use recorder::{
+    AppFields, AppRecorder, PageOracle, PageOracleKind, RecorderConfig, SocketChoice,
+    DEFAULT_RADIUS_PX, RECORDER_JS,
+};
 
 /// Re-exported so callers can build raw CDP mouse events without depending on chromiumoxide.
 pub use chromiumoxide::cdp::browser_protocol::input::DispatchMouseEventType;

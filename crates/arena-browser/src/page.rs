@@ -77,6 +77,19 @@ pub fn monotonic_ms() -> f64 {
     ts.tv_sec as f64 * 1e3 + ts.tv_nsec as f64 / 1e6
 }
 
+/// A canvas selector matched several visible elements (the message lists them): a
+/// mistake in the pilot file, not a page still loading.
+#[derive(Debug)]
+pub struct SeveralCanvases(pub String);
+
+impl std::fmt::Display for SeveralCanvases {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for SeveralCanvases {}
+
 /// How a [`Page::wait_quiet`] ended.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Quiet {
@@ -247,6 +260,52 @@ impl Page {
         Ok(())
     }
 
+    /// A trusted `mousePressed` (left button) at page coordinates.
+    pub async fn press(&self, x: f64, y: f64) -> Result<()> {
+        self.mouse(DispatchMouseEventType::MousePressed, x, y, 1)
+            .await
+    }
+
+    /// A trusted `mouseReleased` (left button) at page coordinates.
+    pub async fn release(&self, x: f64, y: f64) -> Result<()> {
+        self.mouse(DispatchMouseEventType::MouseReleased, x, y, 0)
+            .await
+    }
+
+    /// A trusted `mouseMoved` to page coordinates, no button held. Chromium delivers it
+    /// with the next animation frame, so it answers up to a frame later.
+    pub async fn move_to(&self, x: f64, y: f64) -> Result<()> {
+        self.mouse(DispatchMouseEventType::MouseMoved, x, y, 0)
+            .await
+    }
+
+    /// Whether the page's answer oracle can judge an input at page point (x, y) (`None`:
+    /// a key, which has no point). `Err` carries the reason it cannot, before anything is
+    /// measured.
+    pub async fn probe_answer(&self, point: Option<(f64, f64)>) -> Result<Value> {
+        let (x, y) = match point {
+            Some((x, y)) => (x.to_string(), y.to_string()),
+            None => ("null".into(), "null".into()),
+        };
+        let v = self
+            .eval_json(&format!("window.__arenaRecorder.probeAnswer({x}, {y})"))
+            .await?;
+        if v.get("ok").and_then(Value::as_bool) == Some(true) {
+            return Ok(v);
+        }
+        let why = v
+            .get("reason")
+            .and_then(Value::as_str)
+            .unwrap_or("the recorder gave no reason");
+        bail!("{why}")
+    }
+
+    /// Stops the page's answer oracle (the run falls back to judging replies).
+    pub async fn answer_off(&self) -> Result<()> {
+        self.eval_json("window.__arenaRecorder.answerOff()").await?;
+        Ok(())
+    }
+
     /// One trusted mouse event (no `mouseMoved`: Chromium holds it for the next animation
     /// frame).
     pub async fn mouse(
@@ -317,21 +376,64 @@ impl Page {
         Ok(())
     }
 
-    /// Where the first element matching `selector` sits, and its pixel size.
+    /// Where the one element matching `selector` sits, and its pixel size. A selector that
+    /// matches several visible elements is an error listing each with its size and place,
+    /// so a pilot never aims at whichever canvas happens to come first.
     pub async fn canvas_rect(&self, selector: &str) -> Result<CanvasRect> {
         let sel = serde_json::to_string(selector)?;
         let js = format!(
-            "(() => {{ const c = document.querySelector({sel}); if (!c) return null; \
-             const r = c.getBoundingClientRect(); const rec = window.__arenaRecorder; \
+            "(() => {{ const rec = window.__arenaRecorder; \
+             const all = Array.from(document.querySelectorAll({sel})).map((c) => {{ \
+             const r = c.getBoundingClientRect(); \
              return {{x: r.left, y: r.top, width: r.width, height: r.height, \
              canvas_width: c.width || 0, canvas_height: c.height || 0, \
-             index: rec ? rec.canvasIndex(c) : null}}; }})()"
+             index: rec ? rec.canvasIndex(c) : null, tag: c.tagName.toLowerCase(), \
+             id: c.id || null}}; }}); \
+             return all; }})()"
         );
         let v = self.eval_json(&js).await?;
-        if v.is_null() {
-            bail!("no element matches selector {selector:?}");
-        }
-        serde_json::from_value(v).with_context(|| format!("reading the rect of {selector:?}"))
+        let all = v.as_array().cloned().unwrap_or_default();
+        let visible: Vec<&Value> = all
+            .iter()
+            .filter(|c| {
+                c.get("width").and_then(Value::as_f64).unwrap_or(0.0) > 0.0
+                    && c.get("height").and_then(Value::as_f64).unwrap_or(0.0) > 0.0
+            })
+            .collect();
+        let pick = match (visible.len(), all.first()) {
+            (_, None) => bail!("no element matches selector {selector:?}"),
+            (0, Some(first)) => first,
+            (1, _) => visible[0],
+            (n, _) => {
+                let list: Vec<String> = visible
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| {
+                        let f = |k: &str| c.get(k).and_then(Value::as_f64).unwrap_or(0.0);
+                        format!(
+                            "#{i}: <{}{}> {}x{} px at ({:.0}, {:.0}), {}x{} on the page",
+                            c.get("tag").and_then(Value::as_str).unwrap_or("?"),
+                            c.get("id")
+                                .and_then(Value::as_str)
+                                .map(|id| format!(" id={id}"))
+                                .unwrap_or_default(),
+                            f("canvas_width"),
+                            f("canvas_height"),
+                            f("x"),
+                            f("y"),
+                            f("width"),
+                            f("height")
+                        )
+                    })
+                    .collect();
+                return Err(anyhow!(SeveralCanvases(format!(
+                    "selector {selector:?} matches {n} visible elements; name one (e.g. with :nth-of-type or an id): {}",
+                    list.join("; ")
+                ))));
+            }
+        };
+        serde_json::from_value(pick.clone())
+            .with_context(|| format!("reading the rect of {selector:?}"))
     }
 
     /// Forgets everything recorded so far (the seq keeps counting).
@@ -429,6 +531,7 @@ impl Page {
                     event: if f.text { "text" } else { "binary" }.into(),
                     trusted: true,
                     target: f.socket,
+                    answers: None,
                 }));
                 records.sort_by(|a, b| a.t_ms.total_cmp(&b.t_ms));
             }

@@ -20,6 +20,9 @@ pub enum RecordKind {
     Draw,
     /// The first animation frame after one or more draws.
     Paint,
+    /// The answer oracle's verdict on one input (pixels or a page predicate), at the
+    /// painted frame where it was reached; [`Record::answers`] names the input.
+    Answer,
 }
 
 impl RecordKind {
@@ -32,12 +35,18 @@ impl RecordKind {
             3 => Self::WsRecv,
             4 => Self::Draw,
             5 => Self::Paint,
+            6 => Self::Answer,
             _ => return None,
         })
     }
 }
 
 /// The classifier's verdict on a send. Non-sends carry `Other`.
+///
+/// On [`RecordKind::Answer`] records the same codes carry the oracle's verdict instead:
+/// `Input` (code 1) the input's own answer, `Ack` (code 2) a change whose frame already
+/// answered an earlier input (claimed), `Other` the oracle could not judge (the reason is
+/// the record's `event`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SendClass {
@@ -96,6 +105,9 @@ pub struct Record {
     /// Canvas index for draws, paints and input on a canvas; socket index for socket
     /// records; [`NO_TARGET`] otherwise.
     pub target: u16,
+    /// On [`RecordKind::Answer`] records: the seq of the input this verdict is about.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answers: Option<u64>,
 }
 
 /// Everything recorded since the previous drain (or clear).
@@ -143,6 +155,89 @@ pub struct Matcher {
     /// Rust `regex` syntax: it runs in the page, and in Rust for the CDP socket source).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text_regex: Option<String>,
+    /// The payload byte at `offset` is one of `in` (e.g. GTK Broadway's message kind in
+    /// byte 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes_at: Option<BytesAt>,
+    /// The payload starts with these bytes: hex pairs, `??` for any byte, spaces ignored
+    /// (`"05 ?? 00"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix: Option<String>,
+    /// The unsigned integer at `offset` (`bits` 8/16/32, `endian` big or little) is one
+    /// of `in`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub int_at: Option<IntAt>,
+}
+
+/// A byte at a fixed offset, matched against a set.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BytesAt {
+    pub offset: u32,
+    #[serde(rename = "in")]
+    pub one_of: Vec<u8>,
+}
+
+/// Byte order of an [`IntAt`] field.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Endian {
+    #[default]
+    Big,
+    Little,
+}
+
+/// An unsigned integer field at a fixed offset, matched against a set.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IntAt {
+    pub offset: u32,
+    /// 8, 16 or 32.
+    pub bits: u8,
+    #[serde(default)]
+    pub endian: Endian,
+    #[serde(rename = "in")]
+    pub one_of: Vec<u32>,
+}
+
+impl IntAt {
+    /// The field's value in `payload`, if the payload is long enough.
+    fn read(&self, payload: &[u8]) -> Option<u32> {
+        let n = usize::from(self.bits / 8);
+        let at = self.offset as usize;
+        let b = payload.get(at..at.checked_add(n)?)?;
+        let mut v: u32 = 0;
+        for k in 0..n {
+            let byte = match self.endian {
+                Endian::Big => b[k],
+                Endian::Little => b[n - 1 - k],
+            };
+            v = (v << 8) | u32::from(byte);
+        }
+        Some(v)
+    }
+}
+
+/// `prefix` text as bytes, `None` standing for `??`.
+pub fn parse_prefix(text: &str) -> Result<Vec<Option<u8>>, String> {
+    let digits: Vec<char> = text.chars().filter(|c| !c.is_whitespace()).collect();
+    if digits.is_empty() || !digits.len().is_multiple_of(2) {
+        return Err(format!(
+            "prefix {text:?}: expected hex byte pairs (or ?? for any byte), e.g. \"05 ?? 00\""
+        ));
+    }
+    digits
+        .chunks(2)
+        .map(|p| match (p[0], p[1]) {
+            ('?', '?') => Ok(None),
+            (a, b) => {
+                let pair: String = [a, b].iter().collect();
+                u8::from_str_radix(&pair, 16)
+                    .map(Some)
+                    .map_err(|_| format!("prefix {text:?}: `{pair}` is not a hex byte or ??"))
+            }
+        })
+        .collect()
 }
 
 impl Matcher {
@@ -153,6 +248,9 @@ impl Matcher {
             && self.min_size.is_none()
             && self.max_size.is_none()
             && self.text_regex.is_none()
+            && self.bytes_at.is_none()
+            && self.prefix.is_none()
+            && self.int_at.is_none()
     }
 }
 
@@ -208,6 +306,34 @@ impl ClassifierSpec {
                 if m.first_byte.as_ref().is_some_and(|b| b.is_empty()) {
                     return Err(format!("{at}: first_byte is an empty set"));
                 }
+                if m.bytes_at.as_ref().is_some_and(|b| b.one_of.is_empty()) {
+                    return Err(format!("{at}: bytes_at.in is an empty set"));
+                }
+                if let Some(p) = &m.prefix {
+                    parse_prefix(p).map_err(|e| format!("{at}: {e}"))?;
+                }
+                if let Some(f) = &m.int_at {
+                    if ![8, 16, 32].contains(&f.bits) {
+                        return Err(format!(
+                            "{at}: int_at.bits must be 8, 16 or 32, not {}",
+                            f.bits
+                        ));
+                    }
+                    if f.one_of.is_empty() {
+                        return Err(format!("{at}: int_at.in is an empty set"));
+                    }
+                    let max = if f.bits == 32 {
+                        u32::MAX
+                    } else {
+                        (1u32 << f.bits) - 1
+                    };
+                    if let Some(v) = f.one_of.iter().find(|v| **v > max) {
+                        return Err(format!(
+                            "{at}: int_at.in: {v} does not fit in {} bits",
+                            f.bits
+                        ));
+                    }
+                }
             }
         }
         Ok(())
@@ -232,6 +358,31 @@ fn matcher_hits(m: &Matcher, payload: &[u8], text: Option<&str>) -> bool {
     if let Some(set) = &m.first_byte {
         match payload.first() {
             Some(b) if set.contains(b) => {}
+            _ => return false,
+        }
+    }
+    if let Some(b) = &m.bytes_at {
+        match payload.get(b.offset as usize) {
+            Some(v) if b.one_of.contains(v) => {}
+            _ => return false,
+        }
+    }
+    if let Some(p) = &m.prefix {
+        let Ok(want) = parse_prefix(p) else {
+            return false;
+        };
+        if payload.len() < want.len()
+            || want
+                .iter()
+                .zip(payload)
+                .any(|(w, b)| w.is_some_and(|w| w != *b))
+        {
+            return false;
+        }
+    }
+    if let Some(f) = &m.int_at {
+        match f.read(payload) {
+            Some(v) if f.one_of.contains(&v) => {}
             _ => return false,
         }
     }
@@ -311,6 +462,65 @@ mod tests {
     }
 
     #[test]
+    fn bytes_at_prefix_and_int_fields_match_at_any_offset() {
+        // GTK Broadway: big-endian int32s, the message kind a letter in byte 3.
+        let spec: ClassifierSpec = serde_json::from_value(serde_json::json!({
+            "input": [{"bytes_at": {"offset": 3, "in": [0x62, 0x42]}, "min_size": 8}],
+            "ack": [{"prefix": "f8 ?? 00"}, {"int_at": {"offset": 1, "bits": 16, "endian": "little", "in": [0x0201]}}]
+        }))
+        .unwrap();
+        spec.validate().unwrap();
+        let press = [0, 0, 0, 0x62, 0, 0, 0, 9];
+        assert_eq!(spec.classify(&press, None), SendClass::Input);
+        assert_eq!(
+            spec.classify(&press[..4], None),
+            SendClass::Other,
+            "min_size still holds"
+        );
+        assert_eq!(
+            spec.classify(&[0, 0, 0, 0x6d, 0, 0, 0, 0], None),
+            SendClass::Other
+        );
+        assert_eq!(spec.classify(&[0xf8, 0x33, 0x00, 7], None), SendClass::Ack);
+        assert_eq!(
+            spec.classify(&[0xf8, 0x33], None),
+            SendClass::Other,
+            "shorter than the prefix"
+        );
+        assert_eq!(spec.classify(&[9, 0x01, 0x02], None), SendClass::Ack);
+        assert_eq!(spec.classify(&[9, 0x02, 0x01], None), SendClass::Other);
+        let big = IntAt {
+            offset: 0,
+            bits: 32,
+            endian: Endian::Big,
+            one_of: vec![0x62],
+        };
+        assert_eq!(big.read(&[0, 0, 0, 0x62]), Some(0x62));
+        assert_eq!(big.read(&[0, 0, 0x62]), None);
+        for (bad, what) in [
+            (serde_json::json!({"prefix": "0"}), "prefix"),
+            (serde_json::json!({"prefix": "zz"}), "not a hex byte"),
+            (
+                serde_json::json!({"int_at": {"offset": 0, "bits": 12, "in": [1]}}),
+                "8, 16 or 32",
+            ),
+            (
+                serde_json::json!({"int_at": {"offset": 0, "bits": 8, "in": [300]}}),
+                "does not fit",
+            ),
+            (
+                serde_json::json!({"bytes_at": {"offset": 0, "in": []}}),
+                "empty set",
+            ),
+        ] {
+            let spec: ClassifierSpec =
+                serde_json::from_value(serde_json::json!({ "input": [bad] })).unwrap();
+            let e = spec.validate().unwrap_err();
+            assert!(e.starts_with("input[0]") && e.contains(what), "{e}");
+        }
+    }
+
+    #[test]
     fn validate_names_the_bad_matcher() {
         let spec = ClassifierSpec {
             input: vec![Matcher::default()],
@@ -344,6 +554,7 @@ mod tests {
             event: "binary".into(),
             trusted: true,
             target: 0,
+            answers: None,
         };
         let s = serde_json::to_string(&r).unwrap();
         assert!(s.contains(r#""kind":"ws_send""#), "{s}");

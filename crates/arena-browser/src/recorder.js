@@ -20,6 +20,7 @@
   var colEv = new Uint8Array(cap);
   var colTr = new Uint8Array(cap);
   var colTgt = new Uint16Array(cap);
+  var colRef = new Float64Array(cap);   // answer records: the seq of the input judged
   var written = 0;   // next seq; never reset
   var drained = 0;   // first seq not yet handed out
   var clearedAt = 0;
@@ -33,7 +34,7 @@
   var waitFloor = 0;   // activity at or before this time belongs to an earlier wait
   var waiter = null;
 
-  var KIND_INPUT = 0, KIND_COALESCED = 1, KIND_SEND = 2, KIND_RECV = 3, KIND_DRAW = 4, KIND_PAINT = 5;
+  var KIND_INPUT = 0, KIND_COALESCED = 1, KIND_SEND = 2, KIND_RECV = 3, KIND_DRAW = 4, KIND_PAINT = 5, KIND_ANSWER = 6;
   var CLS_OTHER = 0, CLS_INPUT = 1, CLS_ACK = 2;
 
   var DISCRETE = ['mousedown', 'mouseup', 'click', 'dblclick', 'auxclick', 'contextmenu',
@@ -41,13 +42,16 @@
   var COALESCED = ['mousemove', 'pointermove', 'pointerrawupdate', 'touchmove', 'wheel'];
   var DRAWS = ['drawImage', 'putImageData', 'fillRect', 'strokeRect', 'clearRect',
     'fillText', 'strokeText', 'fill', 'stroke'];
-  var NAMES = DISCRETE.concat(COALESCED, DRAWS, ['binary', 'text', 'raf']);
+  // Answer verdict names: what the oracle saw, or why it could not judge.
+  var VERDICTS = ['pixels', 'js', 'unreadable', 'js_error', 'no_canvas', 'no_region'];
+  var NAMES = DISCRETE.concat(COALESCED, DRAWS, ['binary', 'text', 'raf'], VERDICTS);
   var NAME = Object.create(null);
   for (var n = 0; n < NAMES.length; n++) NAME[NAMES[n]] = n;
   var EV_BINARY = NAME.binary, EV_TEXT = NAME.text, EV_RAF = NAME.raf;
 
-  function push(kind, t, size, cls, ev, trusted, target) {
+  function push(kind, t, size, cls, ev, trusted, target, ref) {
     var i = written % cap;
+    colRef[i] = ref === undefined ? -1 : ref;
     colT[i] = t;
     colSize[i] = size;
     colKind[i] = kind;
@@ -80,7 +84,27 @@
         fb = new Uint8Array(256);
         for (var j = 0; j < m.first_byte.length; j++) fb[m.first_byte[j] & 255] = 1;
       }
+      var pre = null;
+      if (typeof m.prefix === 'string') {
+        var hex = m.prefix.replace(/\s+/g, '');
+        pre = [];
+        for (var h = 0; h + 1 < hex.length; h += 2) {
+          var pair = hex.substr(h, 2);
+          pre.push(pair === '??' ? -1 : parseInt(pair, 16));
+        }
+      }
+      var at = null;
+      if (m.bytes_at) {
+        at = { off: m.bytes_at.offset, set: new Uint8Array(256) };
+        for (var q = 0; q < m.bytes_at['in'].length; q++) at.set[m.bytes_at['in'][q] & 255] = 1;
+      }
+      var field = null;
+      if (m.int_at) {
+        field = { off: m.int_at.offset, n: m.int_at.bits / 8, little: m.int_at.endian === 'little', set: m.int_at['in'] };
+      }
+      if (pre || at || field) NEED_BYTES = true;
       out.push({
+        pre: pre, at: at, field: field,
         fb: fb,
         key: m.json_key ? m.json_key.split('.') : null,
         hasVal: Object.prototype.hasOwnProperty.call(m, 'json_value'),
@@ -92,6 +116,7 @@
     }
     return out;
   }
+  var NEED_BYTES = false;
   var spec = cfg.classifier || {};
   var INPUT = compile(spec.input), ACK = compile(spec.ack);
   var NEED_JSON = false;
@@ -129,11 +154,37 @@
     }
     return -1; // Blob: not readable synchronously
   }
+  // Payload bytes for matchers that look past the first byte (text frames as UTF-8, as on
+  // the wire); null for a Blob, which cannot be read synchronously.
+  var encoder = typeof TextEncoder === 'function' ? new TextEncoder() : null;
+  function bytesOf(data) {
+    if (typeof data === 'string') return encoder ? encoder.encode(data) : null;
+    if (data instanceof ArrayBuffer) return new Uint8Array(data);
+    if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+    return null;
+  }
+  function bytesHit(m, b) {
+    if (b === null) return false;
+    if (m.at && (m.at.off >= b.length || !m.at.set[b[m.at.off]])) return false;
+    if (m.pre) {
+      if (b.length < m.pre.length) return false;
+      for (var i = 0; i < m.pre.length; i++) if (m.pre[i] >= 0 && b[i] !== m.pre[i]) return false;
+    }
+    if (m.field) {
+      var f = m.field;
+      if (f.off + f.n > b.length) return false;
+      var v = 0;
+      for (var k = 0; k < f.n; k++) v = v * 256 + b[f.off + (f.little ? f.n - 1 - k : k)];
+      if (f.set.indexOf(v) < 0) return false;
+    }
+    return true;
+  }
   function looseEq(a, b) {
     if (typeof a === 'number' && typeof b === 'number') return a === b;
     return JSON.stringify(a) === JSON.stringify(b);
   }
-  function hits(m, data, size, parsed) {
+  function hits(m, data, size, parsed, bytes) {
+    if ((m.pre || m.at || m.field) && !bytesHit(m, bytes)) return false;
     if (m.fb) {
       var b = firstByte(data);
       if (b < 0 || !m.fb[b]) return false;
@@ -160,8 +211,9 @@
     if (NEED_JSON && typeof data === 'string') {
       try { parsed = JSON.parse(data); } catch (e) { parsed = undefined; }
     }
-    for (var i = 0; i < INPUT.length; i++) if (hits(INPUT[i], data, size, parsed)) return CLS_INPUT;
-    for (var j = 0; j < ACK.length; j++) if (hits(ACK[j], data, size, parsed)) return CLS_ACK;
+    var bytes = NEED_BYTES ? bytesOf(data) : null;
+    for (var i = 0; i < INPUT.length; i++) if (hits(INPUT[i], data, size, parsed, bytes)) return CLS_INPUT;
+    for (var j = 0; j < ACK.length; j++) if (hits(ACK[j], data, size, parsed, bytes)) return CLS_ACK;
     return CLS_OTHER;
   }
   function sizeOf(data) {
@@ -272,6 +324,7 @@
   };
   var onDiscrete = function (e) {
     push(KIND_INPUT, e.timeStamp, 0, CLS_OTHER, NAME[e.type], e.isTrusted ? 1 : 0, inputTarget(e));
+    if (ORACLE !== null && e.isTrusted && ORACLE.events[e.type]) watch(e, written - 1);
   };
   var onCoalesced = function (e) {
     push(KIND_COALESCED, e.timeStamp, 0, CLS_OTHER, NAME[e.type], e.isTrusted ? 1 : 0, inputTarget(e));
@@ -279,6 +332,222 @@
   var opts = { capture: true, passive: true };
   DISCRETE.forEach(function (t) { window.addEventListener(t, onDiscrete, opts); });
   COALESCED.forEach(function (t) { window.addEventListener(t, onCoalesced, opts); });
+
+
+  // ---- the answer oracle: which painted frame answered an input ----
+  // Which context each canvas was given: a pixel read must not create a 2D context on a
+  // canvas the app meant for WebGL, and some canvases cannot be read at all.
+  var ctxType = new WeakMap();
+  if (HTMLCanvas) {
+    var origGetContext = HTMLCanvas.prototype.getContext;
+    var origTransfer = HTMLCanvas.prototype.transferControlToOffscreen;
+    Object.defineProperty(HTMLCanvas.prototype, 'getContext', {
+      value: function getContext(type) {
+        var c = origGetContext.apply(this, arguments);
+        if (c && !ctxType.has(this)) ctxType.set(this, String(type));
+        return c;
+      }, writable: true, configurable: true, enumerable: true
+    });
+    if (typeof origTransfer === 'function') {
+      Object.defineProperty(HTMLCanvas.prototype, 'transferControlToOffscreen', {
+        value: function transferControlToOffscreen() {
+          ctxType.set(this, 'offscreen');
+          return origTransfer.apply(this, arguments);
+        }, writable: true, configurable: true, enumerable: true
+      });
+    }
+  }
+  var ORACLE = null;
+  var oracleError = null;   // why the oracle cannot work at all (js that does not compile)
+  var lastVerdict = null;   // the most recent reason an input could not be judged
+  if (cfg.answer) {
+    var A = cfg.answer;
+    ORACLE = { kind: A.kind, radius: +A.radius_px || 0, rect: A.rect || null, canvas: A.canvas || null,
+      window: +A.window_ms || 2000, events: Object.create(null), fn: null };
+    (A.events || []).forEach(function (t) { ORACLE.events[t] = true; });
+    if (A.kind === 'js') {
+      try { ORACLE.fn = new Function('input', '"use strict"; return (' + A.js + ');'); } catch (err) {
+        oracleError = 'js does not compile: ' + err;
+      }
+    }
+  }
+  var pending = [];          // inputs being watched, oldest first
+  var oracleRafPending = false;
+  var scratch = null;
+
+  function matches(el, sel) {
+    try { return !sel || el.matches(sel); } catch (err) { return false; }
+  }
+  // The canvas an input is judged on: the topmost canvas under its point that matches the
+  // selector; without a point, the first canvas matching it.
+  function canvasAt(x, y) {
+    if (x !== null && document.elementsFromPoint) {
+      var els = document.elementsFromPoint(x, y);
+      for (var i = 0; i < els.length; i++) {
+        if (HTMLCanvas && els[i] instanceof HTMLCanvas && matches(els[i], ORACLE.canvas)) return els[i];
+      }
+    }
+    if (!ORACLE.canvas) return null;
+    var c = null;
+    try { c = document.querySelector(ORACLE.canvas); } catch (err) { c = null; }
+    return HTMLCanvas && c instanceof HTMLCanvas ? c : null;
+  }
+  // The watched region in canvas pixels, or a reason it has none.
+  function regionOf(canvas, x, y) {
+    var w = canvas.width, h = canvas.height;
+    if (!(w > 0 && h > 0)) return 'the canvas has no pixels';
+    if (ORACLE.rect) {
+      var r = ORACLE.rect;
+      var x0 = Math.floor(r[0] * w), y0 = Math.floor(r[1] * h);
+      return { x: x0, y: y0, w: Math.max(1, Math.ceil(r[2] * w) - x0), h: Math.max(1, Math.ceil(r[3] * h) - y0) };
+    }
+    if (x === null) return 'input without a point (a key): set answer.rect';
+    var b = canvas.getBoundingClientRect();
+    var sx = b.width > 0 ? w / b.width : 1, sy = b.height > 0 ? h / b.height : 1;
+    var cx = (x - b.left) * sx, cy = (y - b.top) * sy;
+    var rx = ORACLE.radius * sx, ry = ORACLE.radius * sy;
+    var rx0 = Math.max(0, Math.floor(cx - rx)), ry0 = Math.max(0, Math.floor(cy - ry));
+    var rx1 = Math.min(w, Math.floor(cx + rx) + 1), ry1 = Math.min(h, Math.floor(cy + ry) + 1);
+    if (rx1 <= rx0 || ry1 <= ry0) return 'the input point is outside the canvas';
+    return { x: rx0, y: ry0, w: rx1 - rx0, h: ry1 - ry0 };
+  }
+  // The region's RGBA bytes; throws a reason when the canvas cannot be read.
+  function readRegion(canvas, g) {
+    var type = ctxType.get(canvas);
+    if (type === undefined) throw 'nothing has drawn on it (no rendering context)';
+    if (type === 'offscreen') throw 'it was transferred to an OffscreenCanvas';
+    try {
+      if (type === '2d') return origGetContext.call(canvas, '2d').getImageData(g.x, g.y, g.w, g.h).data;
+      if (type === 'webgl' || type === 'webgl2' || type === 'experimental-webgl') {
+        var gl = origGetContext.call(canvas, type);
+        var attrs = gl && gl.getContextAttributes();
+        if (!attrs || !attrs.preserveDrawingBuffer) throw 'WebGL without preserveDrawingBuffer';
+      }
+      if (scratch === null) scratch = document.createElement('canvas');
+      if (scratch.width < g.w) scratch.width = g.w;
+      if (scratch.height < g.h) scratch.height = g.h;
+      var sc = origGetContext.call(scratch, '2d');
+      sc.clearRect(0, 0, g.w, g.h);
+      sc.drawImage(canvas, g.x, g.y, g.w, g.h, 0, 0, g.w, g.h);
+      return sc.getImageData(0, 0, g.w, g.h).data;
+    } catch (err) {
+      if (typeof err === 'string') throw err;
+      if (err && err.name === 'SecurityError') throw 'tainted: a cross-origin image was drawn on it';
+      throw 'reading it failed: ' + err;
+    }
+  }
+  function changed(a, b) {
+    var n = 0;
+    for (var i = 0; i < a.length; i += 4) {
+      if (a[i] !== b[i] || a[i + 1] !== b[i + 1] || a[i + 2] !== b[i + 2] || a[i + 3] !== b[i + 3]) n++;
+    }
+    return n;
+  }
+  function verdict(t, cls, name, size, target, seq, why) {
+    if (why) lastVerdict = why;
+    push(KIND_ANSWER, t, size, cls, NAME[name], 1, target, seq);
+    lastActivity = t;
+  }
+  // Starts watching one input: the snapshot is taken here, in the capture phase on window,
+  // before any handler of the app's has run.
+  function watch(e, seq) {
+    var x = typeof e.clientX === 'number' ? e.clientX : null;
+    var y = typeof e.clientY === 'number' ? e.clientY : null;
+    var p = { seq: seq, until: e.timeStamp + ORACLE.window, target: NO_TARGET, canvas: null, g: null, snap: null,
+      info: { type: e.type, t: e.timeStamp, x: x, y: y } };
+    var t = now();
+    if (ORACLE.kind === 'pixels') {
+      var c = canvasAt(x, y);
+      if (c === null) return verdict(t, CLS_OTHER, 'no_canvas', 0, NO_TARGET, seq, 'no canvas' + (ORACLE.canvas ? ' matching ' + ORACLE.canvas : '') + ' under the input');
+      p.canvas = c;
+      p.target = canvasIndex(c);
+      var g = regionOf(c, x, y);
+      if (typeof g === 'string') return verdict(t, CLS_OTHER, 'no_region', 0, p.target, seq, g);
+      p.g = g;
+      try { p.snap = readRegion(c, g); } catch (why) {
+        return verdict(t, CLS_OTHER, 'unreadable', 0, p.target, seq, 'the canvas cannot be read: ' + why);
+      }
+    } else if (ORACLE.fn === null) {
+      return verdict(t, CLS_OTHER, 'js_error', 0, NO_TARGET, seq, oracleError);
+    }
+    pending.push(p);
+    if (!oracleRafPending && raf) { oracleRafPending = true; raf(oracleFrame); }
+  }
+  function overlaps(a, b) {
+    return a.canvas === b.canvas && a.g.x < b.g.x + b.g.w && b.g.x < a.g.x + a.g.w &&
+      a.g.y < b.g.y + b.g.h && b.g.y < a.g.y + a.g.h;
+  }
+  // One check per animation frame while inputs are watched. A frame answers at most one
+  // input: a later input whose condition the same frame met (pixels: on an overlapping
+  // region) is told "claimed" and, for pixels, keeps watching from the new pixels.
+  function oracleFrame() {
+    oracleRafPending = false;
+    var t = now();
+    var answered = [];
+    for (var i = 0; i < pending.length; i++) {
+      var p = pending[i];
+      if (t > p.until) { pending.splice(i--, 1); continue; }
+      var cur = null, n = 0;
+      if (ORACLE.kind === 'pixels') {
+        try { cur = readRegion(p.canvas, p.g); } catch (why) {
+          verdict(t, CLS_OTHER, 'unreadable', 0, p.target, p.seq, 'the canvas cannot be read: ' + why);
+          pending.splice(i--, 1);
+          continue;
+        }
+        n = changed(cur, p.snap);
+      } else {
+        try { n = ORACLE.fn(p.info) ? 1 : 0; } catch (err) {
+          verdict(t, CLS_OTHER, 'js_error', 0, NO_TARGET, p.seq, 'js threw: ' + err);
+          pending.splice(i--, 1);
+          continue;
+        }
+      }
+      if (n === 0) continue;
+      var ev = ORACLE.kind === 'pixels' ? 'pixels' : 'js';
+      var claimed = false;
+      for (var k = 0; k < answered.length; k++) {
+        if (ORACLE.kind !== 'pixels' || overlaps(answered[k], p)) { claimed = true; break; }
+      }
+      if (claimed) {
+        verdict(t, CLS_ACK, ev, n, p.target, p.seq, null);
+        if (ORACLE.kind === 'pixels') { p.snap = cur; } else { pending.splice(i--, 1); }
+        continue;
+      }
+      verdict(t, CLS_INPUT, ev, n, p.target, p.seq, null);
+      answered.push(p);
+      pending.splice(i--, 1);
+    }
+    if (pending.length && raf) { oracleRafPending = true; raf(oracleFrame); }
+    if (waiter !== null && answered.length) check();
+  }
+  // Before measuring: can the oracle judge an input at page point (x, y)? (null x: a key.)
+  function probeAnswer(x, y) {
+    if (ORACLE === null) return { ok: false, reason: 'no answer oracle configured' };
+    if (oracleError !== null) return { ok: false, reason: oracleError };
+    if (ORACLE.kind === 'js') {
+      try { ORACLE.fn({ type: 'probe', t: now(), x: x, y: y }); } catch (err) {
+        return { ok: false, reason: 'js threw on a probe input: ' + err };
+      }
+      return { ok: true };
+    }
+    var c = canvasAt(x, y);
+    if (c === null) return { ok: false, reason: 'no canvas' + (ORACLE.canvas ? ' matching ' + ORACLE.canvas : '') + ' under the input point' };
+    var g = regionOf(c, x, y);
+    if (typeof g === 'string') return { ok: false, reason: g };
+    try { readRegion(c, g); } catch (why) { return { ok: false, reason: 'the canvas cannot be read: ' + why }; }
+    return { ok: true, canvas: canvasIndex(c), region: g, width: c.width, height: c.height };
+  }
+  // Benchmark only: the pixel check's own cost, ms per call, on the region of point (x, y).
+  function probeOracleCost(x, y, n) {
+    var c = canvasAt(x, y);
+    if (c === null) return null;
+    var g = regionOf(c, x, y);
+    if (typeof g === 'string') return null;
+    var snap = readRegion(c, g);
+    var t0 = now(), sink = 0;
+    for (var i = 0; i < n; i++) sink += changed(readRegion(c, g), snap);
+    return sink >= 0 ? (now() - t0) / n : null;
+  }
 
   // ---- waiting for a click's answer without polling over CDP ----
   // Resolves with the page time once there has been activity since the previous wait ended,
@@ -326,16 +595,16 @@
     if (written - from > cap) { lost = written - cap - from; from = written - cap; }
     var n = written - from;
     var kind = new Array(n), t = new Array(n), size = new Array(n), cls = new Array(n),
-      ev = new Array(n), tr = new Array(n), tgt = new Array(n);
+      ev = new Array(n), tr = new Array(n), tgt = new Array(n), ref = new Array(n);
     for (var k = 0; k < n; k++) {
       var i = (from + k) % cap;
       kind[k] = colKind[i]; t[k] = colT[i]; size[k] = colSize[i]; cls[k] = colCls[i];
-      ev[k] = colEv[i]; tr[k] = colTr[i]; tgt[k] = colTgt[i];
+      ev[k] = colEv[i]; tr[k] = colTr[i]; tgt[k] = colTgt[i]; ref[k] = colRef[i];
     }
     drained = written;
     return {
       seq0: from, dropped: lost, written: written, cleared_at: clearedAt, sockets: sockets,
-      names: NAMES, kind: kind, t: t, size: size, cls: cls, ev: ev, trusted: tr, target: tgt
+      names: NAMES, kind: kind, t: t, size: size, cls: cls, ev: ev, trusted: tr, target: tgt, ref: ref
     };
   }
   function clear() {
@@ -345,7 +614,8 @@
     return written;
   }
   function stats() {
-    return { written: written, drained: drained, cleared_at: clearedAt, capacity: cap, sockets: sockets, canvases: canvases };
+    return { written: written, drained: drained, cleared_at: clearedAt, capacity: cap, sockets: sockets, canvases: canvases,
+      watching: pending.length, last_verdict: lastVerdict };
   }
   Object.defineProperty(window, '__arenaRecorder', {
     value: Object.freeze({
@@ -353,6 +623,10 @@
       clear: clear,
       stats: stats,
       wait: wait,
+      probeAnswer: probeAnswer,
+      probeOracleCost: probeOracleCost,
+      // Turns the oracle off (a named fallback to the reply oracle).
+      answerOff: function () { ORACLE = null; pending.length = 0; },
       canvasIndex: function (el) { return el ? canvasIndex(el) : NO_TARGET; },
       // Benchmark only: runs the send-recording path n times, returns ms, then clears.
       probeSendPath: function (n, data) { return sendPathProbe ? sendPathProbe(n, data) : null; }

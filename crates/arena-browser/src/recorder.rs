@@ -41,6 +41,83 @@ pub struct RecorderConfig {
     /// Read the application's own recorder instead of injecting this one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub app: Option<AppRecorder>,
+    /// The answer oracle the page runs on each painted frame (none: loops end on replies,
+    /// judged outside the page).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<PageOracle>,
+}
+
+/// What the in-page oracle watches for after each discrete input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PageOracleKind {
+    /// The pixels of a region around the input point differ from a snapshot taken when the
+    /// input arrived.
+    Pixels,
+    /// A page predicate (`js`) holds.
+    Js,
+}
+
+/// The in-page answer oracle: after each trusted input of `events`, every animation frame
+/// until `window_ms` is checked; the first frame where the condition holds writes an
+/// [`crate::RecordKind::Answer`] record for that input. A frame answers at most one input:
+/// a later input whose condition the same frame met (for pixels: on an overlapping region)
+/// gets a "claimed" verdict and keeps watching for a change of its own.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PageOracle {
+    pub kind: PageOracleKind,
+    /// Pixels: half the side of the square watched around the input point, CSS px.
+    #[serde(default = "default_radius")]
+    pub radius_px: f64,
+    /// Pixels: a fixed region `[x0, y0, x1, y1]` in fractions of the canvas instead
+    /// (needed for key input, which has no point).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rect: Option<[f64; 4]>,
+    /// Js: an expression over `input` (`{type, t, x, y}`; x, y in canvas pixels).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub js: Option<String>,
+    /// CSS selector the watched canvas must match (the canvas under the point is used
+    /// when it matches; else the first match).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub canvas: Option<String>,
+    /// DOM event types watched (the pilot's loop events).
+    pub events: Vec<String>,
+    /// How long an input is watched, ms.
+    pub window_ms: f64,
+}
+
+/// Default pixels radius, CSS px: a 17 x 17 square, small enough to read every frame
+/// (about 10 us in a CPU-backed canvas) and large enough to hold a cursor-sized change.
+pub const DEFAULT_RADIUS_PX: f64 = 8.0;
+
+fn default_radius() -> f64 {
+    DEFAULT_RADIUS_PX
+}
+
+impl PageOracle {
+    pub fn validate(&self) -> Result<(), String> {
+        if !(self.radius_px.is_finite() && self.radius_px >= 0.0 && self.radius_px <= 4096.0) {
+            return Err(format!(
+                "radius_px: {} is not within 0..=4096",
+                self.radius_px
+            ));
+        }
+        if let Some(r) = self.rect {
+            let ok = r.iter().all(|v| (0.0..=1.0).contains(v)) && r[0] < r[2] && r[1] < r[3];
+            if !ok {
+                return Err("rect: expected [x0, y0, x1, y1] canvas fractions with 0 <= x0 < x1 <= 1 and 0 <= y0 < y1 <= 1".into());
+            }
+        }
+        if self.kind == PageOracleKind::Js && self.js.as_deref().is_none_or(|j| j.trim().is_empty())
+        {
+            return Err("js: the js oracle needs an expression".into());
+        }
+        if !(self.window_ms.is_finite() && self.window_ms > 0.0) {
+            return Err("window_ms: must be positive".into());
+        }
+        Ok(())
+    }
 }
 
 fn default_capacity() -> u32 {
@@ -54,6 +131,7 @@ impl Default for RecorderConfig {
             classifier: ClassifierSpec::default(),
             sockets: SocketChoice::Auto,
             app: None,
+            answer: None,
         }
     }
 }
@@ -76,15 +154,21 @@ impl RecorderConfig {
         if let Some(app) = &self.app {
             app.validate().map_err(|e| format!("app.{e}"))?;
         }
+        if let Some(a) = &self.answer {
+            a.validate().map_err(|e| format!("answer.{e}"))?;
+        }
         Ok(())
     }
 
     /// The document-start script for this configuration.
     pub fn script(&self) -> String {
-        let cfg = serde_json::json!({
+        let mut cfg = serde_json::json!({
             "capacity": self.capacity,
             "classifier": self.classifier,
         });
+        if let Some(a) = &self.answer {
+            cfg["answer"] = serde_json::to_value(a).unwrap_or_default();
+        }
         format!("{RECORDER_JS}({cfg});")
     }
 }
@@ -245,6 +329,7 @@ pub(crate) fn app_drain(app: &AppRecorder, raw: &Value, st: &mut AppState) -> Re
             event,
             trusted,
             target,
+            answers: None,
         });
     }
     Ok(Drain {
@@ -274,6 +359,9 @@ pub(crate) struct RawDrain {
     pub ev: Vec<usize>,
     pub trusted: Vec<u8>,
     pub target: Vec<u16>,
+    /// Answer records: the seq of the input judged (-1 on other records).
+    #[serde(default, rename = "ref")]
+    pub refs: Vec<f64>,
 }
 
 impl RawDrain {
@@ -304,6 +392,11 @@ impl RawDrain {
                 event: self.names.get(self.ev[i]).cloned().unwrap_or_default(),
                 trusted: self.trusted[i] != 0,
                 target: self.target[i],
+                answers: self
+                    .refs
+                    .get(i)
+                    .filter(|r| **r >= 0.0 && kind == RecordKind::Answer)
+                    .map(|r| *r as u64),
             });
         }
         Ok(out)

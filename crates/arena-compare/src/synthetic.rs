@@ -24,6 +24,7 @@ pub fn run(arm: &str, input_to_paint: &[f64], reply_bytes: u64) -> Run {
                 event: if i & 1 == 0 { "mousedown" } else { "mouseup" }.into(),
                 cold: false,
                 answered: true,
+                outcome: arena_run::Outcome::Answered,
                 t_input,
                 t_send: Some(t_input + its),
                 t_recv: Some(t_input + its + s2r),
@@ -35,6 +36,8 @@ pub fn run(arm: &str, input_to_paint: &[f64], reply_bytes: u64) -> Run {
                 input_to_paint: Some(v),
                 reply_bytes,
                 reply_frames: 1,
+                t_answer: None,
+                input_to_pixels: None,
             }
         })
         .collect();
@@ -74,6 +77,7 @@ pub fn run(arm: &str, input_to_paint: &[f64], reply_bytes: u64) -> Run {
             summary,
             warnings: Vec::new(),
             wire: None,
+            answer: None,
         },
         loops,
         events: Vec::new(),

@@ -645,6 +645,7 @@ fn pilot_figure_reads_the_nested_run_folder() {
                 event: "mousedown".into(),
                 cold: false,
                 answered: true,
+                outcome: arena_run::Outcome::Answered,
                 t_input: 1000.0 * i as f64,
                 t_send: Some(1000.0 * i as f64 + 1.0),
                 t_recv: Some(1000.0 * i as f64 + 2.0),
@@ -656,6 +657,8 @@ fn pilot_figure_reads_the_nested_run_folder() {
                 input_to_paint: Some(p),
                 reply_bytes: 5000,
                 reply_frames: 1,
+                t_answer: None,
+                input_to_pixels: None,
             })
             .collect();
         let now = arena_run::rfc3339_utc(std::time::SystemTime::now());
@@ -684,6 +687,8 @@ fn pilot_figure_reads_the_nested_run_folder() {
                 },
                 warnings: Vec::new(),
                 wire: None,
+                answer: None,
+                answer: None,
             },
             loops,
             events: Vec::new(),

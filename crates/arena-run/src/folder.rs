@@ -130,13 +130,14 @@ impl Run {
 }
 
 /// Column order of `loops.csv` (matches the field order of [`Loop`]).
-pub const LOOP_COLUMNS: [&str; 17] = [
+pub const LOOP_COLUMNS: [&str; 20] = [
     "index",
     "arm",
     "label",
     "event",
     "cold",
     "answered",
+    "outcome",
     "t_input",
     "t_send",
     "t_recv",
@@ -146,6 +147,8 @@ pub const LOOP_COLUMNS: [&str; 17] = [
     "sendToRecv",
     "recvToDraw",
     "inputToPaint",
+    "t_answer",
+    "inputToPixels",
     "reply_bytes",
     "reply_frames",
 ];

@@ -13,7 +13,7 @@ mod time;
 
 pub use folder::{EVENTS_JSONL, LOOPS_CSV, LOOP_COLUMNS, RUN_JSON, WIRE_JSON, WIRE_PCAP};
 pub use model::{
-    Event, Host, Loop, Metric, Run, RunMeta, RunStatus, RunSummary, SocketSource, Warning,
-    WireDirection, WireFigures, SCHEMA_VERSION,
+    AnswerInfo, Event, Host, Loop, Metric, Outcome, Run, RunMeta, RunStatus, RunSummary,
+    SocketSource, Warning, WireDirection, WireFigures, SCHEMA_VERSION,
 };
 pub use time::rfc3339_utc;

@@ -115,6 +115,62 @@ pub struct RunMeta {
     /// Bytes off the wire when the run was captured (`--capture`); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wire: Option<WireFigures>,
+    /// How a loop's end was decided (absent in runs from before oracles: `reply`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<AnswerInfo>,
+}
+
+/// The answer oracle a run used, and the fallback it took, if any.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct AnswerInfo {
+    /// `pixels`, `reply` or `js`: what the run's loops were closed on.
+    pub oracle: String,
+    /// What the pilot file asked for (`auto`, `pixels`, `reply`, `js`).
+    pub requested: String,
+    /// Human-readable detail: the region, the minimum reply size, the predicate.
+    pub detail: String,
+    /// Why the requested oracle could not be used, when the run fell back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<String>,
+}
+
+impl AnswerInfo {
+    /// The table header's words: `answer: pixels (r=8px)`, with the fallback when taken.
+    pub fn label(&self) -> String {
+        let mut s = format!("answer: {}", self.oracle);
+        if !self.detail.is_empty() {
+            s.push_str(&format!(" ({})", self.detail));
+        }
+        if let Some(f) = &self.fallback {
+            s.push_str(&format!(", fell back from {}: {f}", self.requested));
+        }
+        s
+    }
+}
+
+/// How a loop ended. Every input is exactly one of these; only `Answered` loops enter the
+/// latency figures past inputToSocket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Its own answer arrived inside the window.
+    Answered,
+    /// Nothing answered it inside the window.
+    #[default]
+    Unanswered,
+    /// Its only candidate answer already belonged to an earlier input (one answer closes
+    /// one loop): counted apart, out of the headline.
+    Claimed,
+}
+
+impl Outcome {
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Answered => "answered",
+            Outcome::Unanswered => "unanswered",
+            Outcome::Claimed => "claimed",
+        }
+    }
 }
 
 /// What a capture beside the run saw. The pcap counts the whole session (the first board
@@ -163,11 +219,17 @@ pub struct RunSummary {
     pub loops: u64,
     pub answered: u64,
     pub unanswered: u64,
+    /// Loops whose only candidate answer already closed an earlier input's loop.
+    #[serde(default)]
+    pub claimed: u64,
     pub cold: u64,
     pub input_to_socket: Option<Summary>,
     pub send_to_recv: Option<Summary>,
     pub recv_to_draw: Option<Summary>,
     pub input_to_paint: Option<Summary>,
+    /// input -> the painted frame the answer oracle accepted (pixels and js oracles).
+    #[serde(default)]
+    pub input_to_pixels: Option<Summary>,
     /// inputToPaint of cold loops (first interaction of a page), kept out of the above.
     pub cold_input_to_paint: Option<Summary>,
     /// WebSocket payload bytes received by the page between clear and end of run.
@@ -180,6 +242,12 @@ pub struct RunSummary {
     /// Answered loops whose reply carried more than 4 KB (4096 B): a run with few of
     /// these is probably measuring an idle board.
     pub replies_over_4kb: u64,
+    /// The target's idle threshold (`target.idle_reply_bytes`, default 4096) and the
+    /// answered loops whose reply reached it.
+    #[serde(default)]
+    pub idle_reply_bytes: u64,
+    #[serde(default)]
+    pub replies_over_idle: u64,
     /// Coalesced input (mousemove, pointermove, ...) seen, and its inputToSocket.
     pub coalesced_inputs: u64,
     pub coalesced_input_to_socket: Option<Summary>,
@@ -193,7 +261,7 @@ pub struct RunSummary {
 }
 
 /// One row of `loops.csv`: one discrete input and what it caused, page clock, ms.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Loop {
     pub index: u64,
     pub arm: String,
@@ -203,8 +271,11 @@ pub struct Loop {
     pub event: String,
     /// First interaction of the page: a different population (cold cliff).
     pub cold: bool,
-    /// A frame-carrying reply arrived inside the window.
+    /// Its answer arrived inside the window (`outcome` is `answered`).
     pub answered: bool,
+    /// answered, unanswered, or claimed (its candidate answer belonged to an earlier input).
+    #[serde(default)]
+    pub outcome: Outcome,
     pub t_input: f64,
     pub t_send: Option<f64>,
     pub t_recv: Option<f64>,
@@ -218,6 +289,11 @@ pub struct Loop {
     pub recv_to_draw: Option<f64>,
     #[serde(rename = "inputToPaint")]
     pub input_to_paint: Option<f64>,
+    /// The painted frame the answer oracle accepted (pixels and js oracles).
+    #[serde(default)]
+    pub t_answer: Option<f64>,
+    #[serde(default, rename = "inputToPixels")]
+    pub input_to_pixels: Option<f64>,
     /// WebSocket payload bytes and messages received between t_send and t_paint (or the
     /// end of the window when unanswered).
     pub reply_bytes: u64,
@@ -235,14 +311,17 @@ pub enum Metric {
     RecvToDraw,
     #[serde(rename = "inputToPaint")]
     InputToPaint,
+    #[serde(rename = "inputToPixels")]
+    InputToPixels,
 }
 
 impl Metric {
-    pub const ALL: [Metric; 4] = [
+    pub const ALL: [Metric; 5] = [
         Metric::InputToSocket,
         Metric::SendToRecv,
         Metric::RecvToDraw,
         Metric::InputToPaint,
+        Metric::InputToPixels,
     ];
 
     pub fn name(self) -> &'static str {
@@ -251,6 +330,7 @@ impl Metric {
             Metric::SendToRecv => "sendToRecv",
             Metric::RecvToDraw => "recvToDraw",
             Metric::InputToPaint => "inputToPaint",
+            Metric::InputToPixels => "inputToPixels",
         }
     }
 
@@ -272,6 +352,7 @@ impl Metric {
             Metric::SendToRecv => l.send_to_recv,
             Metric::RecvToDraw => l.recv_to_draw,
             Metric::InputToPaint => l.input_to_paint,
+            Metric::InputToPixels => l.input_to_pixels,
         }
     }
 }
@@ -293,7 +374,7 @@ impl Run {
 pub struct Event {
     /// Monotonic since the recorder started; never reset by a clear.
     pub seq: u64,
-    /// `input`, `input_coalesced`, `ws_send`, `ws_recv`, `draw`, `paint`.
+    /// `input`, `input_coalesced`, `ws_send`, `ws_recv`, `draw`, `paint`, `answer`.
     pub kind: String,
     /// Page clock, ms.
     pub t_ms: f64,
@@ -311,4 +392,7 @@ pub struct Event {
     /// Canvas index for draws, socket index for WebSocket records.
     #[serde(default)]
     pub target: u16,
+    /// Answer records: the seq of the input the oracle judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answers: Option<u64>,
 }

@@ -16,6 +16,7 @@ fn sample_run() -> Run {
             event: "mousedown".into(),
             cold: true,
             answered: true,
+            outcome: arena_run::Outcome::Answered,
             t_input: 100.0,
             t_send: Some(100.5),
             t_recv: Some(150.0),
@@ -27,6 +28,8 @@ fn sample_run() -> Run {
             input_to_paint: Some(60.0),
             reply_bytes: 300_000,
             reply_frames: 2,
+            t_answer: None,
+            input_to_pixels: None,
         },
         Loop {
             index: 1,
@@ -35,6 +38,7 @@ fn sample_run() -> Run {
             event: "mouseup".into(),
             cold: false,
             answered: false,
+            outcome: arena_run::Outcome::Unanswered,
             t_input: 300.0,
             t_send: Some(300.25),
             t_recv: None,
@@ -46,6 +50,8 @@ fn sample_run() -> Run {
             input_to_paint: None,
             reply_bytes: 0,
             reply_frames: 0,
+            t_answer: None,
+            input_to_pixels: None,
         },
     ];
     Run {
@@ -73,6 +79,7 @@ fn sample_run() -> Run {
             },
             warnings: vec![Warning::new("unanswered", "1 of 2 loops unanswered")],
             wire: None,
+            answer: None,
         },
         loops,
         events: vec![Event {

@@ -1,5 +1,6 @@
-//! A tiny loopback HTTP server for test pages, plus WebSocket echo and sink servers.
-//! Shared by the Chromium tests and the benchmark (`#[path]`-included).
+//! A tiny loopback HTTP server for test pages, plus WebSocket echo, sink and press-only
+//! servers. Shared by the Chromium tests, the pilot's tests and the benchmark
+//! (`#[path]`-included).
 
 use futures::StreamExt;
 use std::collections::HashMap;
@@ -15,6 +16,11 @@ pub struct TestServer {
     pub http: SocketAddr,
     pub echo: SocketAddr,
     pub sink: SocketAddr,
+    /// Answers only messages whose first byte is 1 (a press), echoing them after the
+    /// delay named by the socket's path in ms (`ws://host/25`); everything else gets
+    /// nothing. Counts the answers it sent.
+    pub press: SocketAddr,
+    pub press_replies: Arc<std::sync::atomic::AtomicU64>,
     pages: Pages,
     tasks: Vec<tokio::task::JoinHandle<()>>,
 }
@@ -25,36 +31,43 @@ impl TestServer {
         let http_l = TcpListener::bind("127.0.0.1:0").await?;
         let echo_l = TcpListener::bind("127.0.0.1:0").await?;
         let sink_l = TcpListener::bind("127.0.0.1:0").await?;
-        let (http, echo, sink) = (
+        let press_l = TcpListener::bind("127.0.0.1:0").await?;
+        let (http, echo, sink, press) = (
             http_l.local_addr()?,
             echo_l.local_addr()?,
             sink_l.local_addr()?,
+            press_l.local_addr()?,
         );
+        let press_replies = Arc::new(std::sync::atomic::AtomicU64::new(0));
         let p = pages.clone();
         let echo_url = format!("ws://{echo}/");
         let sink_url = format!("ws://{sink}/");
+        let press_url = format!("ws://{press}/");
         let t_http = tokio::spawn(async move {
             while let Ok((s, _)) = http_l.accept().await {
                 let p = p.clone();
-                let (e, k) = (echo_url.clone(), sink_url.clone());
+                let (e, k, q) = (echo_url.clone(), sink_url.clone(), press_url.clone());
                 tokio::spawn(async move {
-                    let _ = serve_http(s, p, &e, &k).await;
+                    let _ = serve_http(s, p, &e, &k, &q).await;
                 });
             }
         });
         let t_echo = tokio::spawn(ws_loop(echo_l, true));
         let t_sink = tokio::spawn(ws_loop(sink_l, false));
+        let t_press = tokio::spawn(press_loop(press_l, press_replies.clone()));
         Ok(Self {
             http,
             echo,
             sink,
+            press,
+            press_replies,
             pages,
-            tasks: vec![t_http, t_echo, t_sink],
+            tasks: vec![t_http, t_echo, t_sink, t_press],
         })
     }
 
-    /// Serves `body` at `path`. `{{ECHO}}` and `{{SINK}}` in the body become the WebSocket
-    /// URLs of the echo and sink servers.
+    /// Serves `body` at `path`. `{{ECHO}}`, `{{SINK}}` and `{{PRESS}}` in the body become
+    /// the WebSocket URLs of the echo, sink and press-only servers.
     pub fn add(&self, path: &str, content_type: &'static str, body: &str) {
         if let Ok(mut p) = self.pages.lock() {
             p.insert(path.to_string(), (content_type, body.to_string()));
@@ -74,7 +87,13 @@ impl Drop for TestServer {
     }
 }
 
-async fn serve_http(mut s: TcpStream, pages: Pages, echo: &str, sink: &str) -> std::io::Result<()> {
+async fn serve_http(
+    mut s: TcpStream,
+    pages: Pages,
+    echo: &str,
+    sink: &str,
+    press: &str,
+) -> std::io::Result<()> {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 2048];
     while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
@@ -92,7 +111,9 @@ async fn serve_http(mut s: TcpStream, pages: Pages, echo: &str, sink: &str) -> s
         Some((c, b)) => (
             "200 OK",
             c,
-            b.replace("{{ECHO}}", echo).replace("{{SINK}}", sink),
+            b.replace("{{ECHO}}", echo)
+                .replace("{{SINK}}", sink)
+                .replace("{{PRESS}}", press),
         ),
         None => ("404 Not Found", "text/plain", "not found".to_string()),
     };
@@ -118,6 +139,51 @@ async fn ws_loop(l: TcpListener, echo: bool) {
                     break;
                 }
             }
+        });
+    }
+}
+
+// tungstenite's handshake callback returns its own (large) error type.
+#[allow(clippy::result_large_err)]
+async fn press_loop(l: TcpListener, replies: Arc<std::sync::atomic::AtomicU64>) {
+    use async_tungstenite::tungstenite::handshake::server::{Request, Response};
+    while let Ok((s, _)) = l.accept().await {
+        let replies = replies.clone();
+        tokio::spawn(async move {
+            let delay = Arc::new(Mutex::new(0u64));
+            let d = delay.clone();
+            let cb = move |req: &Request, resp: Response| {
+                if let Ok(mut d) = d.lock() {
+                    *d = req.uri().path().trim_matches('/').parse().unwrap_or(0);
+                }
+                Ok(resp)
+            };
+            let Ok(ws) = async_tungstenite::tokio::accept_hdr_async(s, cb).await else {
+                return;
+            };
+            let ms = delay.lock().map(|d| *d).unwrap_or(0);
+            let (mut tx, mut rx) = ws.split();
+            let (q_tx, mut q_rx) = tokio::sync::mpsc::unbounded_channel();
+            // Replies leave in order, each `ms` after its press arrived.
+            let writer = tokio::spawn(async move {
+                while let Some((at, m)) = q_rx.recv().await {
+                    tokio::time::sleep_until(at).await;
+                    if tx.send(m).await.is_err() {
+                        break;
+                    }
+                    replies.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                }
+            });
+            while let Some(Ok(m)) = rx.next().await {
+                if m.is_binary() && m.clone().into_data().first() == Some(&1) {
+                    let at = tokio::time::Instant::now() + std::time::Duration::from_millis(ms);
+                    if q_tx.send((at, m)).is_err() {
+                        break;
+                    }
+                }
+            }
+            drop(q_tx);
+            let _ = writer.await;
         });
     }
 }
