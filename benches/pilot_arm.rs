@@ -4,6 +4,9 @@
 //! in-page waits beside it), and the recorder's cost per record (under 2 us: its send-hook
 //! path against an empty call, in a page of the same browser; the A/B against real sends
 //! is `cargo bench -p arena-browser --bench recorder_cost`).
+//! Beside them, the answer oracle's price: its pixel check per painted frame in the page
+//! (under 50 us), and the tool cost per click of one arm closed on pixels against the same
+//! arm closed on replies, in the same browser.
 //! Run with `cargo bench --bench pilot_arm`.
 
 use std::time::Instant;
@@ -51,6 +54,49 @@ async fn record_cost_ns(
     Ok(out)
 }
 
+const ORACLE_CALLS: u32 = 2_000;
+
+/// The pixel oracle's check of one watched input (read the 17 x 17 region, compare it with
+/// the snapshot) on a 1024 x 768 2D canvas, us per call; 7 loops of `ORACLE_CALLS`.
+async fn oracle_cost_us(browser: &arena_browser::Browser) -> anyhow::Result<Vec<f64>> {
+    let cfg = arena_browser::RecorderConfig {
+        answer: Some(arena_browser::PageOracle {
+            kind: arena_browser::PageOracleKind::Pixels,
+            radius_px: arena_browser::DEFAULT_RADIUS_PX,
+            rect: None,
+            js: None,
+            canvas: None,
+            events: vec!["mousedown".into()],
+            window_ms: 2000.0,
+        }),
+        ..arena_browser::RecorderConfig::default()
+    };
+    let page = browser
+        .new_page(
+            "data:text/html,<body style='margin:0'><canvas width=1024 height=768></canvas></body>",
+            Some(cfg),
+        )
+        .await?;
+    page.eval_json(
+        "(() => { const c = document.querySelector('canvas').getContext('2d'); \
+         c.fillStyle = '#336'; c.fillRect(0, 0, 1024, 768); return true; })()",
+    )
+    .await?;
+    let mut out = Vec::new();
+    for _ in 0..7 {
+        let v = page
+            .eval_json(&format!(
+                "window.__arenaRecorder.probeOracleCost(500, 400, {ORACLE_CALLS})"
+            ))
+            .await?;
+        if let Some(ms) = v.as_f64() {
+            out.push(ms * 1e3);
+        }
+    }
+    page.close().await?;
+    Ok(out)
+}
+
 fn main() -> anyhow::Result<()> {
     let pilot = Pilot::builtin()?;
     let tmp = tempfile::tempdir()?;
@@ -65,21 +111,25 @@ fn main() -> anyhow::Result<()> {
         println!("pilot_arm: 156-click arms against the fixture (default pacing: settle {} ms, interval {} ms)", pilot.pacing.settle_ms, pilot.pacing.interval_ms);
         println!("browser launch: {launch_ms:.0} ms (once per command, not per arm)");
         println!(
-            "{:<9} {:>7} {:>7} {:>9} {:>10} {:>8} {:>7} {:>7} {:>10} {:>5} {:>12}",
-            "arm", "wall s", "clicks", "ms/click", "click CDP", "drain", "drains", "waits", "tool/click", "n", "inputToPaint"
+            "{:<15} {:>7} {:>7} {:>9} {:>10} {:>8} {:>7} {:>7} {:>10} {:>5} {:>12}",
+            "arm/oracle", "wall s", "clicks", "ms/click", "click CDP", "drain", "drains", "waits", "tool/click", "n", "inputToPaint"
         );
         let (mut walls, mut tool) = (Vec::new(), Vec::new());
-        for arm_name in ["stock", "lazy-png"] {
-            let (name, arm) = pilot.arm(Some(arm_name))?;
+        let mut reply_pilot = pilot.clone();
+        reply_pilot.answer.oracle = arena_perf::pilot::scenario::Requested::Reply;
+        let mut by_oracle: Vec<(String, Vec<f64>)> = Vec::new();
+        for (arm_name, p) in [("stock", &pilot), ("lazy-png", &pilot), ("stock", &reply_pilot)] {
+            let (name, arm) = p.arm(Some(arm_name))?;
             let ov = Overrides::default();
+            let oracle = p.answer.oracle.name();
             let out = run_arm(
                 &browser,
                 RunRequest {
-                    pilot: &pilot,
+                    pilot: p,
                     arm_name: name.clone(),
                     arm,
                     overrides: &ov,
-                    out: OutDir::Exactly(tmp.path().join(&name)),
+                    out: OutDir::Exactly(tmp.path().join(format!("{name}-{oracle}"))),
                     progress: false,
                     cancel: &cancel,
                 },
@@ -88,11 +138,16 @@ fn main() -> anyhow::Result<()> {
             let c = &out.cost;
             walls.push(c.wall_ms / 1e3);
             tool.extend_from_slice(&c.critical_ms);
+            let closed_on = out.run.meta.answer.as_ref().map(|a| a.oracle.clone()).unwrap_or_default();
+            match by_oracle.iter_mut().find(|(o, _)| *o == closed_on) {
+                Some((_, v)) => v.extend_from_slice(&c.critical_ms),
+                None => by_oracle.push((closed_on.clone(), c.critical_ms.clone())),
+            }
             let clicks = c.click_ms.len() as f64;
             let itp = out.run.meta.summary.input_to_paint.map(|s| s.p50).unwrap_or(f64::NAN);
             println!(
-                "{:<9} {:>7.1} {:>7} {:>7.1}ms {:>8.2}ms {:>6.2}ms {:>7.1} {:>7.1} {:>8.2}ms {:>5} {:>10.1}ms",
-                name,
+                "{:<15} {:>7.1} {:>7} {:>7.1}ms {:>8.2}ms {:>6.2}ms {:>7.1} {:>7.1} {:>8.2}ms {:>5} {:>10.1}ms",
+                format!("{name}/{closed_on}"),
                 c.wall_ms / 1e3,
                 clicks,
                 c.clicking_ms / clicks,
@@ -106,10 +161,10 @@ fn main() -> anyhow::Result<()> {
             );
         }
         println!("medians over the clicks of each arm; drains and waits are per click.");
-        println!("click CDP: mousePressed + mouseReleased sent together, until both are answered; Chromium");
-        println!("  answers after the renderer handled them, so this overlaps the app's own work on the reply.");
-        println!("tool/click (target < 5 ms): the tool's time on each answered click's critical path = dispatch");
-        println!("  start to last drain end, less the page's first-input-to-quiet time; n = clicks it covers.");
+        println!("click CDP: mousePressed, then mouseReleased after the press's loop ended, each until answered;");
+        println!("  Chromium answers after the renderer handled them, so this overlaps the app's own work.");
+        println!("tool/click (target < 5 ms): the tool's time on each answered click's critical path = per input,");
+        println!("  dispatch start to last drain end, less the page's input-to-quiet time; n = clicks it covers.");
         let record_ns = record_cost_ns(&browser, &pilot).await?;
         println!();
         println!("{:<34} {:>30} {:>8} {:>4}", "target", "measured", "goal", "met");
@@ -121,6 +176,21 @@ fn main() -> anyhow::Result<()> {
         let r = median(&record_ns);
         println!("{:<34} {:>20.0} ns (n={:>3}) {:>8} {:>4}", "recorder cost per record, median", r, record_ns.len(), "< 2 us", yes(r < 2000.0));
         println!("(n for the record cost: loops of {PROBE_CALLS} sends through the hook, each less an empty-call loop)");
+        let oracle_us = oracle_cost_us(&browser).await?;
+        let o = median(&oracle_us);
+        println!("{:<34} {:>20.1} us (n={:>3}) {:>8} {:>4}", "pixel oracle per painted frame", o, oracle_us.len(), "< 50 us", yes(o < 50.0));
+        println!("(n for the oracle: loops of {ORACLE_CALLS} checks of a 17 x 17 region on a 1024 x 768 canvas)");
+        println!();
+        println!("tool cost per click by what closed the loops (same browser, same run):");
+        for (oracle, v) in &by_oracle {
+            println!("  {oracle:<8} median {:>6.2} ms (n={})", median(v), v.len());
+        }
+        if let (Some(px), Some(rp)) = (
+            by_oracle.iter().find(|(o, _)| o == "pixels"),
+            by_oracle.iter().find(|(o, _)| o == "reply"),
+        ) {
+            println!("  pixels / reply: {:.2}x", median(&px.1) / median(&rp.1));
+        }
         browser.close().await?;
         Ok(())
     })

@@ -23,6 +23,21 @@ ensure_apt() {
     "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 }
 
+# ensure_dpkg PKG...: installs the packages dpkg does not list as installed (for packages
+# without a command of their own to look for, such as noVNC's web files or python3-gi).
+ensure_dpkg() {
+    local missing=()
+    for pkg in "$@"; do
+        dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'ok installed' || missing+=("$pkg")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    local sudo=()
+    [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+    echo "installing ${missing[*]} (apt-get)" >&2
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
 # need_disk GB: warn when the target folder's filesystem has less than GB GiB free, so a full
 # disk is named up front rather than surfacing as a linker crash ("Bus error") minutes later.
 need_disk() {

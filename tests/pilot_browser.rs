@@ -621,3 +621,6 @@ fn capture_beside_a_run_sees_the_pages_frames_and_the_first_board() {
 
 #[path = "pilot_browser/answers.rs"]
 mod answers;
+
+#[path = "pilot_browser/real_apps.rs"]
+mod real_apps;

@@ -10,6 +10,8 @@
 //!   condition first held. The draw is the last draw on the target before that frame, and
 //!   the receipt the last one between the send and that draw: the message that carried
 //!   the change, which is not always the first one (a blinking cursor's frame is not).
+//!   A loop with no receipt there is still answered (the page changed on its own, or its
+//!   socket is not seen); one whose receipt already closed an earlier loop is claimed.
 //!
 //! Either way a receipt or an answer frame belongs to at most one input: a loop whose only
 //! candidate already closed an earlier loop is [`Outcome::Claimed`], counted apart.
@@ -150,10 +152,19 @@ impl<'a> Attribution<'a> {
         let recv = match (l.send, draw) {
             (Some(s), Some(d)) => (s + 1..d)
                 .rev()
-                .find(|&j| self.recs[j].kind == RecordKind::WsRecv)
-                .filter(|j| self.taken_recv.insert(*j)),
+                .find(|&j| self.recs[j].kind == RecordKind::WsRecv),
             _ => None,
         };
+        // A change carried by a receipt that already closed an earlier loop is that
+        // loop's answer: this input's only candidate belonged to another.
+        if let Some(j) = recv {
+            if !self.taken_recv.insert(j) {
+                return Chain {
+                    outcome: Outcome::Claimed,
+                    ..Chain::default()
+                };
+            }
+        }
         let paint = draw
             .and_then(|d| (d + 1..=a).find(|&j| self.recs[j].kind == RecordKind::Paint))
             .or(Some(a));

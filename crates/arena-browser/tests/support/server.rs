@@ -167,7 +167,12 @@ async fn press_loop(l: TcpListener, replies: Arc<std::sync::atomic::AtomicU64>) 
             // Replies leave in order, each `ms` after its press arrived.
             let writer = tokio::spawn(async move {
                 while let Some((at, m)) = q_rx.recv().await {
-                    tokio::time::sleep_until(at).await;
+                    // The timer wheel fires up to a millisecond late; the last 2 ms are
+                    // yielded away instead, so the delay is the one the test names.
+                    tokio::time::sleep_until(at - std::time::Duration::from_millis(2)).await;
+                    while tokio::time::Instant::now() < at {
+                        tokio::task::yield_now().await;
+                    }
                     if tx.send(m).await.is_err() {
                         break;
                     }
