@@ -688,7 +688,6 @@ fn pilot_figure_reads_the_nested_run_folder() {
                 warnings: Vec::new(),
                 wire: None,
                 answer: None,
-                answer: None,
             },
             loops,
             events: Vec::new(),

@@ -91,6 +91,7 @@ fn sample_run() -> Run {
             event: String::new(),
             trusted: false,
             target: 0,
+            answers: None,
         }],
     }
 }
