@@ -394,6 +394,57 @@ fn the_apps_own_recorder_is_read_through_the_pilot_file() {
     assert_invariant(r);
 }
 
+/// Every process in group `pgid`, zombies included, as (pid, state).
+fn group_any_state(pgid: i32) -> Vec<(i32, String)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        if let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            if f.len() > 2 && f[2].parse::<i32>().ok() == Some(pgid) {
+                out.push((pid, f[0].to_string()));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn right_after_pilot_exits_no_chromium_is_left_not_even_a_zombie() {
+    let _g = lock();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut w = Watched::spawn(
+        Command::new(bin())
+            .args(["pilot", "--clicks", "3", "--knob", "los_work=0", "--out"])
+            .arg(tmp.path()),
+    );
+    let pid = w.browser_pid();
+    assert_eq!(
+        w.wait_exit(Duration::from_secs(120)),
+        0,
+        "{:?}",
+        w.lines.lock().unwrap()
+    );
+    // No sleep: the tool reaps what it started before it exits.
+    assert!(
+        !Path::new(&format!("/proc/{pid}")).exists(),
+        "the browser's main process {pid} is still in the process table"
+    );
+    assert_eq!(
+        group_any_state(pid),
+        Vec::<(i32, String)>::new(),
+        "browser processes left"
+    );
+    // The run records the fixture's effective knobs, defaults included.
+    let r = Run::load(tmp.path()).unwrap();
+    assert_eq!(r.meta.knobs.get("los_work").map(String::as_str), Some("0"));
+    assert_eq!(r.meta.knobs.get("png_level").map(String::as_str), Some("2"));
+    assert_eq!(r.meta.knobs.get("tick_ms").map(String::as_str), Some("16"));
+}
+
 fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_arena-perf"))
 }

@@ -536,6 +536,22 @@ async fn check_viewport(
     Ok(())
 }
 
+/// Knob name -> value text, in the form `--knob NAME=VALUE` takes.
+fn knob_text(knobs: &arena_fixture::Knobs) -> BTreeMap<String, String> {
+    let Ok(serde_json::Value::Object(m)) = serde_json::to_value(knobs) else {
+        return BTreeMap::new();
+    };
+    m.into_iter()
+        .map(|(k, v)| {
+            let text = match v {
+                serde_json::Value::String(s) => s,
+                other => other.to_string(),
+            };
+            (k, text)
+        })
+        .collect()
+}
+
 /// The in-page oracle the pilot file asks for (none for `reply`, and none for `auto` on key
 /// input without a rect, which has no point to watch).
 fn page_oracle(pilot: &Pilot, timeout_ms: u64) -> Option<arena_browser::PageOracle> {
@@ -691,11 +707,11 @@ pub async fn run_arm(browser: &Browser, req: RunRequest<'_>) -> Result<Outcome> 
         None => {
             let mut pairs: Vec<(String, String)> = req.arm.knobs.clone().into_iter().collect();
             pairs.extend(ov.knobs.iter().cloned());
-            for (k, v) in &ov.knobs {
-                knobs_text.insert(k.clone(), v.clone());
-            }
             let knobs = arena_fixture::Knobs::from_pairs(&pairs)
                 .map_err(|e| anyhow!(Exit::bad_input(format!("arm `{}`: {e}", req.arm_name))))?;
+            // The effective set, defaults included (what `GET /knobs` answers), so the run
+            // can be reproduced from its file alone.
+            knobs_text = knob_text(&knobs);
             let handle = arena_fixture::Server::start(knobs)
                 .await
                 .context("starting the fixture")?;
@@ -917,6 +933,17 @@ mod tests {
             target_addr("http://127.0.0.1/"),
             Some("127.0.0.1:80".parse().unwrap())
         );
+    }
+
+    #[test]
+    fn effective_knob_text_reads_back_as_the_same_knobs() {
+        let k = arena_fixture::Knobs::from_pairs(&[("delay_ms".into(), "40".into())]).unwrap();
+        let text = knob_text(&k);
+        assert_eq!(text.get("delay_ms").map(String::as_str), Some("40"));
+        assert_eq!(text.get("phase").map(String::as_str), Some("firing"));
+        assert!(text.len() >= 15, "every knob, defaults included: {text:?}");
+        let pairs: Vec<(String, String)> = text.into_iter().collect();
+        assert_eq!(arena_fixture::Knobs::from_pairs(&pairs).unwrap(), k);
     }
 
     #[test]

@@ -832,6 +832,88 @@ setup_command = "true"
     }
 
     #[test]
+    fn answer_section_takes_one_oracle_and_only_its_keys() {
+        let p = Pilot::builtin().unwrap();
+        assert_eq!(p.answer, AnswerSpec::default());
+        assert_eq!(p.answer.oracle, Requested::Auto);
+        let p = Pilot::parse("p.toml", "[answer]\noracle = \"reply\"\nmin_bytes = 900\n").unwrap();
+        assert_eq!(
+            (p.answer.oracle, p.answer.min_bytes),
+            (Requested::Reply, 900)
+        );
+        let p = Pilot::parse(
+            "p.toml",
+            "[answer]\nrect = [0.1, 0.1, 0.2, 0.3]\nradius_px = 3\n",
+        )
+        .unwrap();
+        assert_eq!(
+            (p.answer.rect, p.answer.radius_px),
+            (Some([0.1, 0.1, 0.2, 0.3]), 3.0)
+        );
+        for (text, want) in [
+            (
+                "[answer]\noracle = \"vibes\"\n",
+                "p.toml:2: `answer.oracle`: expected auto, pixels, reply or js",
+            ),
+            (
+                "[answer]\noracle = \"pixels\"\nmin_bytes = 4\n",
+                "p.toml:3: `answer.min_bytes`: belongs to the reply oracle",
+            ),
+            (
+                "[answer]\noracle = \"reply\"\nradius_px = 4\n",
+                "p.toml:3: `answer.radius_px`: belongs to the pixels oracle",
+            ),
+            (
+                "[answer]\nradius_px = -1\n",
+                "p.toml:2: `answer.radius_px`: must be within",
+            ),
+            (
+                "[answer]\nrect = [0.5, 0.1, 0.2, 0.9]\n",
+                "`answer.rect`: expected [x0, y0, x1, y1]",
+            ),
+            (
+                "[answer]\noracle = \"js\"\n",
+                "`answer.js`: the js oracle needs",
+            ),
+            (
+                "[answer]\noracle = \"js\"\njs = \"  \"\n",
+                "p.toml:3: `answer.js`: is empty",
+            ),
+            (
+                "[answer]\njs = \"true\"\n",
+                "`answer.js`: belongs to the js oracle",
+            ),
+            (
+                "[answer]\ncolour = 1\n",
+                "p.toml:2: `answer.colour`: unknown field",
+            ),
+            (
+                "[clicks]\nkeys = [\"a\"]\n[answer]\noracle = \"pixels\"\n",
+                "key input has no point",
+            ),
+        ] {
+            let m = msg(text);
+            assert!(m.contains(want), "{text:?}: {m}");
+        }
+        // Key input under auto needs no rect: the pilot falls back to replies and says so.
+        assert!(Pilot::parse("p.toml", "[clicks]\nkeys = [\"a\"]\n").is_ok());
+    }
+
+    #[test]
+    fn clicks_release_after_the_answer_unless_a_hold_is_named() {
+        let p = Pilot::builtin().unwrap();
+        assert_eq!((p.clicks.hold_ms, p.clicks.move_first), (None, false));
+        assert_eq!(p.target.idle_reply_bytes, 4096);
+        let p = Pilot::parse(
+            "p.toml",
+            "[target]\nidle_reply_bytes = 40\n[clicks]\nhold_ms = 80\nmove_first = true\n",
+        )
+        .unwrap();
+        assert_eq!((p.clicks.hold_ms, p.clicks.move_first), (Some(80), true));
+        assert_eq!(p.target.idle_reply_bytes, 40);
+    }
+
+    #[test]
     fn same_seed_same_clicks() {
         let mk = |seed| Clicks {
             region: [0.0, 0.0, 1.0, 1.0],

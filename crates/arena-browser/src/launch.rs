@@ -142,6 +142,14 @@ type SpawnReply = mpsc::Sender<std::io::Result<Child>>;
 fn spawner() -> &'static Mutex<mpsc::Sender<(Command, SpawnReply)>> {
     static SPAWNER: OnceLock<Mutex<mpsc::Sender<(Command, SpawnReply)>>> = OnceLock::new();
     SPAWNER.get_or_init(|| {
+        // Chromium's helpers (zygote, renderers) are its children, not ours: killed with
+        // the main process they would be handed to init and stay zombies until it reaps
+        // them (about 2 s here), after the tool has exited. As a subreaper this process
+        // inherits them instead, and `kill_tree` reaps them itself.
+        // SAFETY: prctl with PR_SET_CHILD_SUBREAPER takes no pointers.
+        unsafe {
+            libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong);
+        }
         let (tx, rx) = mpsc::channel::<(Command, SpawnReply)>();
         // Never joined: its exit would deliver the death signal to every Chromium.
         let spawned = std::thread::Builder::new()
@@ -340,25 +348,74 @@ pub(crate) fn browser_pids(main: i32) -> Vec<i32> {
     set
 }
 
-/// SIGKILLs the group and any strays, then reaps the main process.
+/// SIGKILLs the group and any strays, then reaps the main process and every helper that
+/// was handed to this process (a subreaper): nothing of the browser is left, not even a
+/// zombie, when this returns.
 pub(crate) fn kill_tree(main: i32, child: &mut Child) {
     let strays = browser_pids(main);
     // SAFETY: kill(2) has no memory-safety preconditions.
     unsafe {
         libc::kill(-main, libc::SIGKILL);
-        for p in strays {
+        for &p in &strays {
             libc::kill(p, libc::SIGKILL);
         }
     }
     let _ = child.kill();
-    // SIGKILL cannot be caught: the wait is short. Bounded anyway so a stuck kernel state
-    // cannot hang an exit path.
+    // SIGKILL cannot be caught: the waits are short. Bounded anyway so a stuck kernel
+    // state cannot hang an exit path.
     for _ in 0..200 {
         match child.try_wait() {
-            Ok(Some(_)) | Err(_) => return,
+            Ok(Some(_)) | Err(_) => break,
             Ok(None) => std::thread::sleep(Duration::from_millis(10)),
         }
     }
+    // Helpers that had already exited when the group was killed are zombies the process
+    // table above skips; they are in the group all the same.
+    let mut left: Vec<i32> = strays.into_iter().filter(|&p| p != main).collect();
+    for _ in 0..200 {
+        for p in group_any_state(main) {
+            if !left.contains(&p) {
+                left.push(p);
+            }
+        }
+        left.retain(|&p| !reaped_or_gone(p));
+        if left.is_empty() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Reaps `pid` if it is a dead child of this process; true once it no longer exists.
+fn reaped_or_gone(pid: i32) -> bool {
+    let mut status = 0;
+    // SAFETY: waitpid writes only to `status`, a valid c_int.
+    let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+    r == pid || !std::path::Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// Every process of group `pgid`, zombies included.
+fn group_any_state(pgid: i32) -> Vec<i32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for e in entries.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let f: Vec<&str> = stat
+            .rfind(')')
+            .map(|i| stat[i + 1..].split_whitespace().collect())
+            .unwrap_or_default();
+        if f.get(2).and_then(|g| g.parse::<i32>().ok()) == Some(pgid) {
+            out.push(pid);
+        }
+    }
+    out
 }
 
 #[cfg(test)]

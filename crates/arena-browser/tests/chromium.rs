@@ -715,3 +715,62 @@ async fn in_page_classifier_agrees_with_the_rust_one() -> Result<()> {
     b.close().await?;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offset_prefix_and_integer_matchers_agree_in_the_page_and_in_rust() -> Result<()> {
+    let srv = board_server().await?;
+    // GTK Broadway's kind letter in byte 3, an RFB fence by prefix, a little-endian u16.
+    let spec: ClassifierSpec = serde_json::from_value(serde_json::json!({
+        "input": [{"bytes_at": {"offset": 3, "in": [0x62, 0x42]}, "min_size": 8}],
+        "ack": [{"prefix": "f8 ?? 00"}, {"int_at": {"offset": 1, "bits": 16, "endian": "little", "in": [513]}},
+                {"int_at": {"offset": 0, "bits": 32, "in": [1633905524]}}]
+    }))?;
+    let cfg = RecorderConfig {
+        capacity: 64,
+        ..RecorderConfig::with_classifier(spec.clone())
+    };
+    let b = Browser::launch(LaunchOptions::default()).await?;
+    let page = b.new_page(&srv.url("/board"), Some(cfg)).await?;
+    page.eval_json("window.ready").await?;
+    page.clear().await?;
+    let binaries: [&[u8]; 8] = [
+        &[0, 0, 0, 0x62, 0, 0, 0, 1],
+        &[0, 0, 0, 0x42, 0, 0, 0, 1],
+        &[0, 0, 0, 0x62],
+        &[0, 0, 0, 0x6d, 0, 0, 0, 1],
+        &[0xf8, 0x33, 0x00, 7],
+        &[0xf8, 0x33],
+        &[9, 0x01, 0x02],
+        &[9, 0x02, 0x01],
+    ];
+    // Text frames are matched on their UTF-8 bytes: "ackt" is 0x61636b74 big-endian.
+    let texts = ["ackt and more", "acks"];
+    let mut js = String::new();
+    for bin in binaries {
+        js.push_str(&format!("ws.send(new Uint8Array({bin:?}));"));
+    }
+    for t in texts {
+        js.push_str(&format!("ws.send({});", serde_json::to_string(t)?));
+    }
+    page.eval_json(&js).await?;
+    let d = page.drain().await?;
+    let got: Vec<SendClass> = d
+        .records
+        .iter()
+        .filter(|r| r.kind == RecordKind::WsSend)
+        .map(|r| r.class)
+        .collect();
+    let mut want: Vec<SendClass> = binaries
+        .iter()
+        .map(|bin| spec.classify(bin, None))
+        .collect();
+    want.extend(texts.iter().map(|t| spec.classify(t.as_bytes(), Some(t))));
+    assert_eq!(got, want);
+    use SendClass::{Ack, Input, Other};
+    assert_eq!(
+        got,
+        vec![Input, Input, Other, Other, Ack, Other, Ack, Other, Ack, Other]
+    );
+    b.close().await?;
+    Ok(())
+}

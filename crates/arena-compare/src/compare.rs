@@ -256,6 +256,12 @@ pub fn compare(runs: &[Run], opts: &CompareOptions) -> Result<Comparison> {
         ("unanswered".to_string(), |g: &Group| g.unanswered(), false),
         ("cold loops".to_string(), |g: &Group| g.cold(), false),
     ];
+    // Claimed loops (an answer that already closed an earlier loop) get a row when any
+    // column has one, so older runs' tables keep their shape.
+    if gs.iter().any(|g| g.claimed() > 0) {
+        let at = totals.len() - 1;
+        totals.insert(at, ("claimed".to_string(), |g: &Group| g.claimed(), false));
+    }
     if gs.iter().all(|g| g.wire_server_to_client().is_some()) {
         totals.insert(
             2,

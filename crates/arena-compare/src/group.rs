@@ -22,10 +22,12 @@ pub struct RunData<'a> {
     pub run: &'a Run,
     /// Per metric (in `Metric::ALL` order): ascending values of answered loops that have
     /// it; cold loops only when digested with `include_cold`.
-    sorted: [Vec<f64>; 4],
+    sorted: [Vec<f64>; Metric::ALL.len()],
     pub loops: u64,
     pub answered: u64,
     pub unanswered: u64,
+    /// Loops whose only candidate answer already closed an earlier loop.
+    pub claimed: u64,
     pub cold: u64,
     /// Answered loops whose reply carried more than 4 KB.
     pub over_4kb: u64,
@@ -40,13 +42,15 @@ fn slot(m: Metric) -> usize {
 impl<'a> RunData<'a> {
     pub fn new(run: &'a Run, include_cold: bool) -> RunData<'a> {
         let n = run.loops.len();
-        let mut sorted: [Vec<f64>; 4] = std::array::from_fn(|_| Vec::with_capacity(n));
+        let mut sorted: [Vec<f64>; Metric::ALL.len()] =
+            std::array::from_fn(|_| Vec::with_capacity(n));
         let mut d = RunData {
             run,
             sorted: Default::default(),
             loops: n as u64,
             answered: 0,
             unanswered: 0,
+            claimed: 0,
             cold: 0,
             over_4kb: 0,
             first: None,
@@ -57,6 +61,8 @@ impl<'a> RunData<'a> {
                 if l.reply_bytes > 4096 {
                     d.over_4kb += 1;
                 }
+            } else if l.outcome == arena_run::Outcome::Claimed {
+                d.claimed += 1;
             } else {
                 d.unanswered += 1;
             }
@@ -181,6 +187,10 @@ impl Group<'_> {
 
     pub fn unanswered(&self) -> u64 {
         self.runs.iter().map(|r| r.unanswered).sum()
+    }
+
+    pub fn claimed(&self) -> u64 {
+        self.runs.iter().map(|r| r.claimed).sum()
     }
 
     pub fn cold(&self) -> u64 {

@@ -52,6 +52,10 @@ pub struct PcapReader<R> {
     pub offset: u64,
     /// Set when the file ended inside a record: the partial record is not returned.
     pub truncated: Option<String>,
+    /// Records whose captured length exceeds their original length, and the first one's
+    /// (index, byte offset): no writer that follows the format produces them.
+    pub caplen_over_orig: u64,
+    pub first_caplen_over_orig: Option<(u64, u64)>,
 }
 
 impl PcapReader<File> {
@@ -141,11 +145,32 @@ impl<R: Read> PcapReader<R> {
             records: 0,
             offset: 24,
             truncated: None,
+            caplen_over_orig: 0,
+            first_caplen_over_orig: None,
         })
     }
 
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// What is odd about the file without stopping the read: a zero snaplen in the
+    /// header, records that captured more than the wire carried.
+    pub fn anomalies(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.snaplen == 0 {
+            out.push(format!(
+                "{}: byte 16: the file header's snaplen is 0, which no capture produces; records are read as stored",
+                self.name
+            ));
+        }
+        if let Some((index, at)) = self.first_caplen_over_orig {
+            out.push(format!(
+                "{}: {} records claim more captured bytes than their original length (first: record {index} at byte {at}): the file is corrupt or its writer swapped the fields; counted at the captured length",
+                self.name, self.caplen_over_orig
+            ));
+        }
+        out
     }
 
     fn u32_at(&self, b: &[u8]) -> u32 {
@@ -231,6 +256,11 @@ impl<R: Read> PcapReader<R> {
                 got - 16
             ));
             return Ok(None);
+        }
+        if caplen > orig_len {
+            self.caplen_over_orig += 1;
+            self.first_caplen_over_orig
+                .get_or_insert((index, self.offset));
         }
         let at = self.start + 16;
         self.start += total;

@@ -1119,5 +1119,7 @@ fn run<R: Read>(
         st.record(rec.ts_ns, rec.orig_len, rec.data);
     }
     let name = r.name().to_string();
-    Ok(st.finish(name, r.truncated.clone()))
+    let mut s = st.finish(name, r.truncated.clone());
+    s.warnings.extend(r.anomalies());
+    Ok(s)
 }

@@ -478,6 +478,38 @@ fn truncated_capture_is_summarised_up_to_the_cut_and_says_so() {
 }
 
 #[test]
+fn a_zero_snaplen_and_records_longer_than_the_wire_are_warned_about() {
+    let s = session();
+    let bytes = std::fs::read(&s.pcap).unwrap();
+    let opts = SummaryOptions::default();
+    let clean = summarize_reader(&bytes[..], "ok.pcap", &opts).unwrap();
+    assert!(!clean
+        .warnings
+        .iter()
+        .any(|w| w.contains("snaplen") || w.contains("original length")));
+    let mut zero = bytes.clone();
+    zero[16..20].copy_from_slice(&0u32.to_le_bytes());
+    let w = summarize_reader(&zero[..], "zero-snap.pcap", &opts).unwrap();
+    assert!(
+        w.warnings
+            .iter()
+            .any(|x| x.contains("zero-snap.pcap: byte 16: the file header's snaplen is 0")),
+        "{:?}",
+        w.warnings
+    );
+    // The first record's original length set below its captured length.
+    let mut short = bytes.clone();
+    short[24 + 12..24 + 16].copy_from_slice(&1u32.to_le_bytes());
+    let w = summarize_reader(&short[..], "swapped.pcap", &opts).unwrap();
+    assert!(
+        w.warnings.iter().any(|x| x.contains("swapped.pcap: 1 records claim more captured bytes than their original length (first: record 1 at byte 24)")),
+        "{:?}",
+        w.warnings
+    );
+    assert_eq!(w.server_to_client.frames, clean.server_to_client.frames);
+}
+
+#[test]
 fn bad_files_give_clear_errors() {
     let opts = SummaryOptions::default();
     let err =
