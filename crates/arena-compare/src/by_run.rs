@@ -1,5 +1,6 @@
 //! The notes' table: one column per run (`<arm>, run N`), rows p50, p90, p99 of warm
-//! inputToPaint and the bytes received. `demo` and `ab` print it.
+//! inputToPixels (inputToPaint when a run was not closed on pixels) and the bytes
+//! received. `demo` and `ab` print it.
 
 use arena_report::{fmt_count, fmt_ms, Cell, Column, Table};
 use arena_run::{Metric, Run};
@@ -12,7 +13,13 @@ use crate::group::{digest, groups, By};
 /// order within an arm). Warnings about the measurement are marked next to the figure
 /// they concern and listed under the table.
 pub fn by_run_table(runs: &[Run]) -> Table {
-    let metric = Metric::InputToPaint;
+    // The field notes' headline is downpress-to-pixels; runs closed on replies have only
+    // inputToPaint, and one table never mixes the two.
+    let metric = if runs.iter().all(|r| r.meta.summary.input_to_pixels.is_some()) {
+        Metric::InputToPixels
+    } else {
+        Metric::InputToPaint
+    };
     let data = digest(runs, false);
     let groups = groups(&data, By::Run);
     let mut columns = vec![Column::left("")];
