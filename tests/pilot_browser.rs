@@ -232,6 +232,22 @@ fn calibration_delay_40_is_recovered_and_no_loop_pairs_with_an_ack() {
             );
         }
     }
+    for r in [a, b] {
+        for ev in ["mousedown", "mouseup"] {
+            let v: Vec<f64> = r
+                .loops
+                .iter()
+                .filter(|l| !l.cold && l.event == ev)
+                .filter_map(|l| l.send_to_recv)
+                .collect();
+            eprintln!(
+                "calibration: {} {ev} sendToRecv p50 {:.2} ms (n = {})",
+                r.meta.arm,
+                Summary::of(&v).map(|s| s.p50).unwrap_or(f64::NAN),
+                v.len()
+            );
+        }
+    }
     let d = p50(b, Metric::SendToRecv) - p50(a, Metric::SendToRecv);
     eprintln!(
         "calibration: sendToRecv p50 {:.2} ms (delay 0) vs {:.2} ms (delay 40), difference {d:.2} ms, n = {} and {}",
