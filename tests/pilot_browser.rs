@@ -232,33 +232,37 @@ fn calibration_delay_40_is_recovered_and_no_loop_pairs_with_an_ack() {
             );
         }
     }
-    for r in [a, b] {
-        for ev in ["mousedown", "mouseup"] {
-            let v: Vec<f64> = r
-                .loops
-                .iter()
-                .filter(|l| !l.cold && l.event == ev)
-                .filter_map(|l| l.send_to_recv)
-                .collect();
-            eprintln!(
-                "calibration: {} {ev} sendToRecv p50 {:.2} ms (n = {})",
-                r.meta.arm,
-                Summary::of(&v).map(|s| s.p50).unwrap_or(f64::NAN),
-                v.len()
-            );
-        }
+    let by_event = |r: &Run, ev: &str| -> f64 {
+        let v: Vec<f64> = r
+            .loops
+            .iter()
+            .filter(|l| !l.cold && l.event == ev)
+            .filter_map(|l| l.send_to_recv)
+            .collect();
+        Summary::of(&v).map(|s| s.p50).unwrap_or(f64::NAN)
+    };
+    for ev in ["mousedown", "mouseup"] {
+        eprintln!(
+            "calibration: {ev} sendToRecv p50 {:.2} ms (delay 0) vs {:.2} ms (delay 40)",
+            by_event(a, ev),
+            by_event(b, ev)
+        );
     }
-    let d = p50(b, Metric::SendToRecv) - p50(a, Metric::SendToRecv);
     eprintln!(
-        "calibration: sendToRecv p50 {:.2} ms (delay 0) vs {:.2} ms (delay 40), difference {d:.2} ms, n = {} and {}",
+        "calibration: all loops sendToRecv p50 {:.2} ms (delay 0) vs {:.2} ms (delay 40), n = {} and {}",
         p50(a, Metric::SendToRecv),
         p50(b, Metric::SendToRecv),
         a.warm_values(Metric::SendToRecv).len(),
         b.warm_values(Metric::SendToRecv).len()
     );
+    // Calibrated on presses, whose reply follows their own input alone. A release goes out
+    // the moment the press's answer is painted, while the fixture may still be working
+    // for the press; on a busy machine its difference read +31 to +35 ms where presses
+    // read +41 to +42, so it is printed above and not used as the calibration.
+    let d = by_event(b, "mousedown") - by_event(a, "mousedown");
     assert!(
         (d - 40.0).abs() <= 3.0,
-        "sendToRecv p50 difference {d:.2} ms, want 40 +- 3"
+        "mousedown sendToRecv p50 difference {d:.2} ms, want 40 +- 3"
     );
 }
 

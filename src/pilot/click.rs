@@ -112,6 +112,9 @@ impl Clicker<'_> {
                 self.cancel.sleep(Duration::from_millis(h)).await;
                 None
             }
+            None if self.loop_event("mousedown") && self.judge.answer == AnswerRule::Frame => {
+                Some(self.wait_answer(t, cost).await?)
+            }
             None if self.loop_event("mousedown") => Some(
                 self.wait_loops(col, from, 1, Duration::ZERO, t, cost)
                     .await?,
@@ -131,6 +134,27 @@ impl Clicker<'_> {
         phases.push(release.tool_ms);
         note(cost, &phases);
         Ok(complete)
+    }
+
+    /// Waits for the page oracle's verdict on the press just dispatched, without a drain:
+    /// the press's records are judged with the release's.
+    async fn wait_answer(&self, dispatched: Instant, cost: &mut ToolCost) -> Result<Phase> {
+        let left = (dispatched + self.timeout).saturating_duration_since(Instant::now());
+        let verdict = tokio::select! {
+            v = self.page.wait_answer(left) => v.map_err(stopped_waiting)?,
+            _ = self.cancel.cancelled() => None,
+        };
+        cost.waits += 1;
+        Ok(match verdict {
+            Some((t_in, Some(t_answer))) => Phase {
+                complete: true,
+                tool_ms: Some(ms(dispatched.elapsed()) - (t_answer - t_in)),
+            },
+            _ => Phase {
+                complete: false,
+                tool_ms: None,
+            },
+        })
     }
 
     /// Whether the first `expect` loops among `records` have ended: answered and painted

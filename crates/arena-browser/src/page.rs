@@ -300,6 +300,26 @@ impl Page {
         bail!("{why}")
     }
 
+    /// Waits in the page until the most recent input the oracle watches has its verdict,
+    /// without draining: `Some((t_input, t_answer))` on the page clock (`t_answer` `None`
+    /// when it could not be judged), `None` at `timeout`. Only pages with an in-page
+    /// oracle can answer; the caller must know it has one.
+    pub async fn wait_answer(&self, timeout: Duration) -> Result<Option<(f64, Option<f64>)>> {
+        let js = format!(
+            "window.__arenaRecorder.waitAnswer({})",
+            timeout.as_secs_f64() * 1e3
+        );
+        let v = self.eval_within(&js, timeout + self.cdp_timeout).await?;
+        if v.is_null() {
+            return Ok(None);
+        }
+        let t_input = v
+            .get("t_input")
+            .and_then(Value::as_f64)
+            .ok_or_else(|| anyhow!("the recorder's waitAnswer answered {v}"))?;
+        Ok(Some((t_input, v.get("t_answer").and_then(Value::as_f64))))
+    }
+
     /// Stops the page's answer oracle (the run falls back to judging replies).
     pub async fn answer_off(&self) -> Result<()> {
         self.eval_json("window.__arenaRecorder.answerOff()").await?;

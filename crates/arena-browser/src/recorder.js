@@ -447,6 +447,33 @@
     if (why) lastVerdict = why;
     push(KIND_ANSWER, t, size, cls, NAME[name], 1, target, seq);
     lastActivity = t;
+    // A claimed pixel input keeps watching; any other verdict ends the input's watch.
+    if (latest !== null && latest.seq === seq && !(cls === CLS_ACK && ORACLE.kind === 'pixels')) {
+      latest.done = { t_input: latest.t, t_answer: cls === CLS_INPUT ? t : null };
+      answered();
+    }
+  }
+  // The most recent watched input, and a pending `waitAnswer` for it.
+  var latest = null;
+  var answerWaiter = null;
+  function answered() {
+    var w = answerWaiter;
+    if (w === null || latest === null || latest.done === null) return;
+    answerWaiter = null;
+    clearTimeout(w.timer);
+    w.resolve(latest.done);
+  }
+  // Resolves once the most recent watched input has its verdict: {t_input, t_answer}
+  // (t_answer null when it could not be judged), or null at `timeout` ms. The pilot
+  // releases a press on this without draining: the records are judged later.
+  function waitAnswer(timeout) {
+    if (answerWaiter !== null) { clearTimeout(answerWaiter.timer); answerWaiter.resolve(null); }
+    return new Promise(function (resolve) {
+      answerWaiter = { resolve: resolve, timer: setTimeout(function () {
+        if (answerWaiter !== null && answerWaiter.resolve === resolve) { answerWaiter = null; resolve(null); }
+      }, Math.max(0, +timeout || 0)) };
+      answered();
+    });
   }
   // Starts watching one input: the snapshot is taken here, in the capture phase on window,
   // before any handler of the app's has run.
@@ -455,6 +482,7 @@
     var y = typeof e.clientY === 'number' ? e.clientY : null;
     var p = { seq: seq, until: e.timeStamp + ORACLE.window, target: NO_TARGET, canvas: null, g: null, snap: null,
       info: { type: e.type, t: e.timeStamp, x: x, y: y } };
+    latest = { seq: seq, t: e.timeStamp, done: null };
     var t = now();
     if (ORACLE.kind === 'pixels') {
       var c = canvasAt(x, y);
@@ -486,7 +514,11 @@
     var answered = [];
     for (var i = 0; i < pending.length; i++) {
       var p = pending[i];
-      if (t > p.until) { pending.splice(i--, 1); continue; }
+      if (t > p.until) {
+        pending.splice(i--, 1);
+        if (latest !== null && latest.seq === p.seq) { latest.done = { t_input: latest.t, t_answer: null }; answered(); }
+        continue;
+      }
       var cur = null, n = 0;
       if (ORACLE.kind === 'pixels') {
         try { cur = readRegion(p.canvas, p.g); } catch (why) {
@@ -624,6 +656,7 @@
       stats: stats,
       wait: wait,
       probeAnswer: probeAnswer,
+      waitAnswer: waitAnswer,
       probeOracleCost: probeOracleCost,
       // Turns the oracle off (a named fallback to the reply oracle).
       answerOff: function () { ORACLE = null; pending.length = 0; },
