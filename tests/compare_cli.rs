@@ -259,6 +259,7 @@ fn idle_arm_and_cold_mixing_are_warned_next_to_the_figure() {
     );
     cold.loops[0].cold = true;
     cold.loops[0].input_to_paint = Some(839.0);
+    cold.loops[0].t_paint = Some(cold.loops[0].t_input + 839.0);
     let cold_dir = d.path("cold");
     cold.write(&cold_dir).unwrap();
     let o = arena(&[
@@ -437,4 +438,255 @@ fn plot_writes_svg_and_png_by_extension() {
     let o = arena(&["compare", s(&a), s(&b), "--plot", s(&dir)]);
     assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
     assert!(dir.join("latency.svg").is_file() && dir.join("latency.png").is_file());
+}
+
+/// Sets `columns` of loops.csv rows `rows` (0-based loop index; row i is line i + 2) to
+/// `value`. Synthetic runs hold no quotes or commas in a cell, so a split is exact.
+fn set_cells(run: &Path, rows: std::ops::Range<usize>, columns: &[&str], value: &str) {
+    let path = run.join("loops.csv");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    let header: Vec<String> = lines[0].split(',').map(String::from).collect();
+    for c in columns {
+        let k = header.iter().position(|h| h == c).unwrap();
+        for line in &mut lines[rows.start + 1..rows.end + 1] {
+            let mut cells: Vec<&str> = line.split(',').collect();
+            cells[k] = value;
+            *line = cells.join(",");
+        }
+    }
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+}
+
+fn gate_p90(base: &Path, cand: &Path) -> Output {
+    arena(&[
+        "gate",
+        "--baseline",
+        s(base),
+        "--candidate",
+        s(cand),
+        "--max",
+        "sendToRecv.p90=+10%",
+    ])
+}
+
+#[test]
+fn a_candidate_with_inf_or_nan_loops_makes_gate_exit_2_naming_file_and_line() {
+    // The reported file: rows 10-59 of 310 with inf (or NaN) times and metrics. The
+    // gate used to pass it as "not significant (~)", or drop the NaN rows (n 310 -> 260).
+    let d = Scratch::new("nonfinite");
+    let base = write_run(&d.0, "stock", 310, 60.0, 41);
+    for (k, value) in ["inf", "NaN", "-inf"].into_iter().enumerate() {
+        let cand = write_run(&d.0, "stock", 310, 60.0, 42 + k as u64);
+        set_cells(
+            &cand,
+            10..60,
+            &["sendToRecv", "inputToPaint", "t_recv"],
+            value,
+        );
+        let o = gate_p90(&base, &cand);
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{value}: {out}{err}");
+        let at = format!(
+            "{}: line 12: t_recv is {value}, not a finite number",
+            cand.join("loops.csv").display()
+        );
+        assert!(err.contains(&at), "{value}: {err}");
+        assert!(!out.contains("pass"), "{out}");
+        // compare and plot read the same way.
+        let o = arena(&["compare", s(&base), s(&cand)]);
+        assert_eq!(o.status.code(), Some(2), "{:?}", text(&o));
+        assert!(text(&o).1.contains(&at), "{}", text(&o).1);
+    }
+}
+
+#[test]
+fn impossible_loop_values_exit_2() {
+    let d = Scratch::new("impossible");
+    let base = write_run(&d.0, "stock", 150, 60.0, 51);
+    // 1e308 used to print as 9,223,372,036,854,775,807ms.
+    let huge = write_run(&d.0, "stock", 150, 60.0, 52);
+    set_cells(&huge, 3..4, &["inputToPaint"], "1e308");
+    let o = arena(&["compare", s(&base), s(&huge)]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}{err}");
+    assert!(
+        err.contains("loops.csv: line 5: inputToPaint is 1e308 ms: out of range"),
+        "{err}"
+    );
+    assert!(!out.contains("9,223,372"), "{out}");
+    // -5 used to pass without an invariant warning: it disagrees with its own times.
+    let neg = write_run(&d.0, "stock", 150, 60.0, 53);
+    set_cells(&neg, 7..8, &["sendToRecv"], "-5");
+    let o = gate_p90(&base, &neg);
+    let err = text(&o).1;
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("loops.csv: line 9: sendToRecv is -5 but t_recv - t_send is"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_renamed_loops_column_exits_2_naming_line_1() {
+    // compare and plot used to show the metric as `-` (n=0) and exit 0; gate blamed
+    // "every loop unanswered or cold?".
+    let d = Scratch::new("renamed");
+    let base = write_run(&d.0, "stock", 150, 60.0, 61);
+    let cand = write_run(&d.0, "stock", 150, 60.0, 62);
+    let path = cand.join("loops.csv");
+    let csv = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, csv.replacen("sendToRecv", "sendToRecvMs", 1)).unwrap();
+    let plot = d.path("p.svg");
+    let runs = [
+        arena(&["compare", s(&base), s(&cand)]),
+        arena(&["plot", s(&base), s(&cand), "--out", s(&plot)]),
+        gate_p90(&base, &cand),
+    ];
+    for o in runs {
+        let err = text(&o).1;
+        assert_eq!(o.status.code(), Some(2), "{:?}", text(&o));
+        assert!(
+            err.contains(&format!(
+                "{}: line 1: unknown column `sendToRecvMs`; missing column `sendToRecv`",
+                path.display()
+            )),
+            "{err}"
+        );
+        assert!(!err.contains("unanswered or cold"), "{err}");
+    }
+    assert!(!plot.exists());
+}
+
+#[test]
+fn a_garbage_events_line_exits_2() {
+    // Tables never keep the events, but they are read: docs/run-format.md promises
+    // `events.jsonl: line L` for a malformed line.
+    let d = Scratch::new("events");
+    let base = write_run(&d.0, "stock", 150, 60.0, 71);
+    let cand = write_run(&d.0, "stock", 150, 60.0, 72);
+    let ev = r#"{"seq":1,"kind":"ws_send","t_ms":5231.105,"size":14,"class":"input","event":"","trusted":false,"target":0}"#;
+    std::fs::write(
+        cand.join("events.jsonl"),
+        format!("{ev}\n{ev}\n{{\"seq\": oops\n"),
+    )
+    .unwrap();
+    let want = format!("{}: line 3:", cand.join("events.jsonl").display());
+    for o in [
+        arena(&["compare", s(&base), s(&cand)]),
+        gate_p90(&base, &cand),
+    ] {
+        assert_eq!(o.status.code(), Some(2), "{:?}", text(&o));
+        assert!(text(&o).1.contains(&want), "{}", text(&o).1);
+    }
+}
+
+#[test]
+fn the_same_run_given_twice_exits_2() {
+    // `gate --baseline runs/good runs/good` used to count two runs and drive the
+    // run-level bootstrap on one run's copy.
+    let d = Scratch::new("twice");
+    let good = write_run(&d.0, "stock", 150, 60.0, 81);
+    let other = write_run(&d.0, "stock", 150, 60.0, 82);
+    let slow = write_run(&d.0, "slow", 150, 90.0, 83);
+    let copy = d.path("copy");
+    std::fs::create_dir_all(&copy).unwrap();
+    for f in ["run.json", "loops.csv", "events.jsonl"] {
+        std::fs::copy(good.join(f), copy.join(f)).unwrap();
+    }
+    let dotted = d.0.join(".").join("stock-81");
+    let gate2 = |b: [&Path; 2], c: &Path| {
+        arena(&[
+            "gate",
+            "--baseline",
+            s(b[0]),
+            s(b[1]),
+            "--candidate",
+            s(c),
+            "--max",
+            "sendToRecv.p50=+10%",
+        ])
+    };
+    for (o, why) in [
+        (
+            gate2([&good, &good], &slow),
+            "the same run folder, given twice",
+        ),
+        (
+            gate2([&good, &dotted], &slow),
+            "the same run folder, given twice",
+        ),
+        (gate2([&good, &copy], &slow), "a copy of it"),
+        (
+            arena(&["compare", s(&good), s(&slow), s(&good)]),
+            "given twice",
+        ),
+        (gate2([&good, &other], &copy), "are the same run"),
+    ] {
+        let err = text(&o).1;
+        assert_eq!(o.status.code(), Some(2), "{why}: {err}");
+        assert!(
+            err.contains(why) && err.contains("a run counts once"),
+            "{why}: {err}"
+        );
+    }
+    // Two sessions of one arm are two runs.
+    let o = gate2([&good, &other], &slow);
+    assert_eq!(o.status.code(), Some(1), "{:?}", text(&o));
+}
+
+#[test]
+fn max_limits_must_be_finite_percents() {
+    let d = Scratch::new("limits");
+    let good = write_run(&d.0, "stock", 150, 60.0, 91);
+    let other = write_run(&d.0, "stock", 150, 60.0, 92);
+    for (limit, why) in [
+        ("sendToRecv.p90=+10%%", "one '%' at most"),
+        (
+            "sendToRecv.p90=+1e400%",
+            "the limit `+1e400` is not a finite number",
+        ),
+        (
+            "sendToRecv.p90=+inf%",
+            "the limit `+inf` is not a finite number",
+        ),
+        (
+            "sendToRecv.p90=NaN",
+            "the limit `NaN` is not a finite number",
+        ),
+        (
+            "sendToRecv.pNaN=+10%",
+            "the quantile is not a finite number",
+        ),
+        (
+            "sendToRecv.p90=-5%",
+            "the limit is an allowed increase, 0 or more",
+        ),
+    ] {
+        let o = arena(&[
+            "gate",
+            "--baseline",
+            s(&good),
+            "--candidate",
+            s(&other),
+            "--max",
+            limit,
+        ]);
+        let err = text(&o).1;
+        assert_eq!(o.status.code(), Some(2), "{limit}: {err}");
+        assert!(
+            err.contains(&format!("--max {limit}: {why}")),
+            "{limit}: {err}"
+        );
+    }
+    let o = arena(&[
+        "gate",
+        "--baseline",
+        s(&good),
+        "--candidate",
+        s(&other),
+        "--max",
+        "sendToRecv.p90=+10 %",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
 }

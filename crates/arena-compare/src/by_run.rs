@@ -15,7 +15,10 @@ use crate::group::{digest, groups, By};
 pub fn by_run_table(runs: &[Run]) -> Table {
     // The field notes' headline is downpress-to-pixels; runs closed on replies have only
     // inputToPaint, and one table never mixes the two.
-    let metric = if runs.iter().all(|r| r.meta.summary.input_to_pixels.is_some()) {
+    let metric = if runs
+        .iter()
+        .all(|r| r.meta.summary.input_to_pixels.is_some())
+    {
         Metric::InputToPixels
     } else {
         Metric::InputToPaint

@@ -56,14 +56,30 @@ impl Limit {
         let q: f64 = stat[1..]
             .parse()
             .map_err(|_| bad("the quantile is p followed by a percent, e.g. p90"))?;
+        if !q.is_finite() {
+            return Err(bad("the quantile is not a finite number"));
+        }
         if !(0.0..=100.0).contains(&q) {
             return Err(bad("the quantile must be between p0 and p100"));
         }
-        let pct_text = right.trim().trim_end_matches('%').trim();
+        // One `%` at most: `trim_end_matches` would take `+10%%` (a shell-quoting slip)
+        // for `+10%` without a word.
+        let right = right.trim();
+        let pct_text = right.strip_suffix('%').unwrap_or(right).trim();
+        if pct_text.ends_with('%') {
+            return Err(bad("one '%' at most"));
+        }
         let max_pct: f64 = pct_text
             .parse()
             .map_err(|_| bad("the limit is a percent, e.g. +10%"))?;
-        if !max_pct.is_finite() || max_pct < 0.0 {
+        // `f64::from_str` takes `inf`, `NaN` and `1e400` (which overflows to inf): none
+        // is a limit, and each deserves its own word rather than "0 or more".
+        if !max_pct.is_finite() {
+            return Err(bad(&format!(
+                "the limit `{pct_text}` is not a finite number"
+            )));
+        }
+        if max_pct < 0.0 {
             return Err(bad("the limit is an allowed increase, 0 or more"));
         }
         Ok(Limit {
@@ -122,14 +138,10 @@ fn group<'a>(name: &str, runs: &'a [RunData<'a>]) -> Group<'a> {
     }
 }
 
-/// Evaluates every limit on the pooled baseline runs against the pooled candidate runs.
-pub fn gate(
-    baseline: &[Run],
-    candidate: &[Run],
-    limits: &[Limit],
-    opts: &VerdictOptions,
-    checks: &CheckOptions,
-) -> Result<GateResult> {
+/// The runs must be two sides of one comparison: both given, of one pilot, and no run on
+/// both sides or twice on one (compared with itself, a run always passes; counted twice,
+/// it narrows the run-level interval).
+fn check_sides(baseline: &[Run], candidate: &[Run], limits: &[Limit]) -> Result<()> {
     if limits.is_empty() {
         return Err(Exit::bad_input("gate: no --max limits given").into());
     }
@@ -148,100 +160,174 @@ pub fn gate(
             .into());
         }
     }
+    let all: Vec<(&str, usize, &Run)> = baseline
+        .iter()
+        .enumerate()
+        .map(|(i, r)| ("baseline", i, r))
+        .chain(
+            candidate
+                .iter()
+                .enumerate()
+                .map(|(i, r)| ("candidate", i, r)),
+        )
+        .collect();
+    for (j, (side, k, run)) in all.iter().enumerate() {
+        if let Some((s0, k0, _)) = all[..j].iter().find(|(_, _, r)| r.same_run(run)) {
+            return Err(Exit::bad_input(format!(
+                "gate: {side} run {} and {s0} run {} are the same run ({}, started {}): a run counts once",
+                k + 1,
+                k0 + 1,
+                run.meta.arm,
+                run.meta.started_at
+            ))
+            .into());
+        }
+    }
+    Ok(())
+}
+
+/// Evaluates every limit on the pooled baseline runs against the pooled candidate runs.
+pub fn gate(
+    baseline: &[Run],
+    candidate: &[Run],
+    limits: &[Limit],
+    opts: &VerdictOptions,
+    checks: &CheckOptions,
+) -> Result<GateResult> {
+    check_sides(baseline, candidate, limits)?;
     let (db, dc) = (
         digest(baseline, checks.include_cold),
         digest(candidate, checks.include_cold),
     );
     let gb = group("baseline", &db);
     let gc = group("candidate", &dc);
-    let mut out = Vec::new();
-    for limit in limits {
-        let m = limit.metric_enum;
-        let b = gb.values(m);
-        let c = gc.values(m);
-        let (side, empty) = if b.is_empty() {
-            ("baseline", true)
-        } else {
-            ("candidate", c.is_empty())
-        };
-        if empty {
-            return Err(Exit::bad_input(format!(
-                "gate: the {side} runs have no {} values (every loop unanswered or cold?)",
-                limit.metric
-            ))
-            .into());
+    let out = limits
+        .iter()
+        .map(|limit| evaluate(limit, &gb, &gc, opts))
+        .collect::<Result<Vec<_>>>()?;
+    let mut table = gate_table(&out, baseline.len(), candidate.len(), opts);
+    let mut metrics: Vec<Metric> = Vec::new();
+    for l in limits {
+        if !metrics.contains(&l.metric_enum) {
+            metrics.push(l.metric_enum);
         }
-        let mwu = mann_whitney_u_sorted(&b, &c);
-        let Some(mut change) = quantile_change(&b, &c, limit.q, mwu.as_ref(), opts) else {
-            return Err(Exit::bad_input(format!(
-                "gate: {} {}: no value",
-                limit.metric, limit.stat
-            ))
-            .into());
-        };
-        // Runs repeat, loops within a run do not independently: with several runs a side
-        // the interval resamples runs first, so two sessions that disagree widen it.
-        let per_run =
-            |g: &Group| -> Vec<Vec<f64>> { g.runs.iter().map(|r| r.values(m).to_vec()).collect() };
-        let (rb, rc) = (per_run(&gb), per_run(&gc));
-        if rb.len() > 1 || rc.len() > 1 {
-            let rb: Vec<&[f64]> = rb.iter().map(Vec::as_slice).collect();
-            let rc: Vec<&[f64]> = rc.iter().map(Vec::as_slice).collect();
-            let boot = BootstrapOptions {
-                level: 1.0 - opts.alpha,
-                ..opts.bootstrap
-            };
-            change.ci = bootstrap_quantile_diff_runs(&rb, &rc, limit.q, &boot);
-            change.verdict = verdict_of(
-                change.delta,
-                change.delta_pct,
-                change.p,
-                change.ci.as_ref(),
-                opts,
-            );
-        }
-        // Past the limit means the whole interval is: the increase is significantly larger
-        // than the limit, not merely larger than zero with a point estimate above it.
-        // Runs of one arm differ by a few percent from session to session (a loaded
-        // machine, a cache), which a loop-level test reads as real; the limit absorbs it.
-        let pct = |ms: f64| {
-            if change.baseline != 0.0 {
-                ms / change.baseline.abs() * 100.0
-            } else if ms > 0.0 {
-                f64::INFINITY
-            } else {
-                0.0
-            }
-        };
-        let estimate_past = pct(change.delta) > limit.max_pct;
-        let interval_past = change.ci.is_some_and(|ci| pct(ci.lo) > limit.max_pct);
-        let (status, reason) = match (change.verdict, estimate_past, interval_past) {
-            (Verdict::Higher, _, true) => {
-                (CheckStatus::Fail, "significant regression past the limit")
-            }
-            (Verdict::Higher, true, false) => (
-                CheckStatus::Pass,
-                "significant increase, but not significantly past the limit",
-            ),
-            (Verdict::Higher, false, _) => {
-                (CheckStatus::Pass, "significant increase, within the limit")
-            }
-            (Verdict::Lower, _, _) => (CheckStatus::Pass, "significantly lower"),
-            (Verdict::Noise, true, _) => {
-                (CheckStatus::Pass, "past the limit but not significant (~)")
-            }
-            (Verdict::Noise, false, _) => (CheckStatus::Pass, "not significant (~)"),
-        };
-        out.push(GateCheck {
-            limit: limit.clone(),
-            n_baseline: b.len(),
-            n_candidate: c.len(),
-            change,
-            status,
-            reason: reason.to_string(),
-        });
     }
+    let findings = check(&[gb, gc], &metrics, checks);
+    // Gate rows are checks, not figures of one column: findings go under the table.
+    annotate(&mut table, &findings, |_| None);
+    Ok(GateResult {
+        checks: out,
+        findings,
+        table,
+    })
+}
 
+/// The values of `m` on one side, refused when there are none or one is not a number:
+/// the gate never passes on data it could not read. `Run::load` already refuses such
+/// files; this holds for runs built in memory too.
+fn side_values(side: &str, g: &Group, m: Metric) -> Result<Vec<f64>> {
+    // The raw loops, not the digest: the digest leaves NaN out, which would shrink n
+    // without a word.
+    let mut raw = g
+        .runs
+        .iter()
+        .flat_map(|r| &r.run.loops)
+        .filter_map(|l| m.of(l));
+    if let Some(x) = raw.find(|x| !x.is_finite()) {
+        return Err(Exit::bad_input(format!(
+            "gate: the {side} runs hold a {} value of {x}: not a measurement",
+            m.name()
+        ))
+        .into());
+    }
+    let v = g.values(m);
+    if v.is_empty() {
+        return Err(Exit::bad_input(format!(
+            "gate: the {side} runs have no {} values (every loop unanswered or cold?)",
+            m.name()
+        ))
+        .into());
+    }
+    Ok(v)
+}
+
+/// One limit: the change of its quantile, the run-level interval when a side has several
+/// runs, and the verdict against the limit.
+fn evaluate(limit: &Limit, gb: &Group, gc: &Group, opts: &VerdictOptions) -> Result<GateCheck> {
+    let m = limit.metric_enum;
+    let b = side_values("baseline", gb, m)?;
+    let c = side_values("candidate", gc, m)?;
+    let mwu = mann_whitney_u_sorted(&b, &c);
+    let Some(mut change) = quantile_change(&b, &c, limit.q, mwu.as_ref(), opts) else {
+        return Err(
+            Exit::bad_input(format!("gate: {} {}: no value", limit.metric, limit.stat)).into(),
+        );
+    };
+    // Runs repeat, loops within a run do not independently: with several runs a side
+    // the interval resamples runs first, so two sessions that disagree widen it.
+    let per_run =
+        |g: &Group| -> Vec<Vec<f64>> { g.runs.iter().map(|r| r.values(m).to_vec()).collect() };
+    let (rb, rc) = (per_run(gb), per_run(gc));
+    if rb.len() > 1 || rc.len() > 1 {
+        let rb: Vec<&[f64]> = rb.iter().map(Vec::as_slice).collect();
+        let rc: Vec<&[f64]> = rc.iter().map(Vec::as_slice).collect();
+        let boot = BootstrapOptions {
+            level: 1.0 - opts.alpha,
+            ..opts.bootstrap
+        };
+        change.ci = bootstrap_quantile_diff_runs(&rb, &rc, limit.q, &boot);
+        change.verdict = verdict_of(
+            change.delta,
+            change.delta_pct,
+            change.p,
+            change.ci.as_ref(),
+            opts,
+        );
+    }
+    let (status, reason) = judge(&change, limit.max_pct);
+    Ok(GateCheck {
+        limit: limit.clone(),
+        n_baseline: b.len(),
+        n_candidate: c.len(),
+        change,
+        status,
+        reason: reason.to_string(),
+    })
+}
+
+/// Past the limit means the whole interval is: the increase is significantly larger
+/// than the limit, not merely larger than zero with a point estimate above it.
+/// Runs of one arm differ by a few percent from session to session (a loaded
+/// machine, a cache), which a loop-level test reads as real; the limit absorbs it.
+fn judge(change: &QuantileChange, max_pct: f64) -> (CheckStatus, &'static str) {
+    let pct = |ms: f64| {
+        if change.baseline != 0.0 {
+            ms / change.baseline.abs() * 100.0
+        } else if ms > 0.0 {
+            f64::INFINITY
+        } else {
+            0.0
+        }
+    };
+    let estimate_past = pct(change.delta) > max_pct;
+    let interval_past = change.ci.is_some_and(|ci| pct(ci.lo) > max_pct);
+    match (change.verdict, estimate_past, interval_past) {
+        (Verdict::Higher, _, true) => (CheckStatus::Fail, "significant regression past the limit"),
+        (Verdict::Higher, true, false) => (
+            CheckStatus::Pass,
+            "significant increase, but not significantly past the limit",
+        ),
+        (Verdict::Higher, false, _) => {
+            (CheckStatus::Pass, "significant increase, within the limit")
+        }
+        (Verdict::Lower, _, _) => (CheckStatus::Pass, "significantly lower"),
+        (Verdict::Noise, true, _) => (CheckStatus::Pass, "past the limit but not significant (~)"),
+        (Verdict::Noise, false, _) => (CheckStatus::Pass, "not significant (~)"),
+    }
+}
+
+/// The checks as a table, with the notes that say how to read it.
+fn gate_table(out: &[GateCheck], n_base: usize, n_cand: usize, opts: &VerdictOptions) -> Table {
     let level = 100.0 * (1.0 - opts.alpha);
     let mut table = Table::new(vec![
         Column::left("check"),
@@ -255,11 +341,9 @@ pub fn gate(
     ])
     .with_title(format!(
         "Gate: {} baseline run(s) against {} candidate run(s), \u{3b1}={}",
-        baseline.len(),
-        candidate.len(),
-        opts.alpha
+        n_base, n_cand, opts.alpha
     ));
-    for c in &out {
+    for c in out {
         let ch = &c.change;
         let [delta, ci, p] = change_cells(ch);
         let verdict = match c.status {
@@ -295,30 +379,14 @@ pub fn gate(
         opts.noise_bar_pct,
         level
     ));
-    if baseline.len() < 2 || candidate.len() < 2 {
+    if n_base < 2 || n_cand < 2 {
         table.note("One run on a side: the interval is of loops, and cannot see how much two sessions of one arm differ. Give the gate 2 or more interleaved runs a side (arena-perf ab) and the interval resamples runs first.");
     } else {
         table.note(format!(
             "Intervals resample runs, then loops ({} baseline and {} candidate runs): session-to-session spread is in them.",
-            baseline.len(),
-            candidate.len()
+            n_base,
+            n_cand
         ));
     }
-    let metrics: Vec<Metric> = {
-        let mut v: Vec<Metric> = Vec::new();
-        for l in limits {
-            if !v.contains(&l.metric_enum) {
-                v.push(l.metric_enum);
-            }
-        }
-        v
-    };
-    let findings = check(&[gb, gc], &metrics, checks);
-    // Gate rows are checks, not figures of one column: findings go under the table.
-    annotate(&mut table, &findings, |_| None);
-    Ok(GateResult {
-        checks: out,
-        findings,
-        table,
-    })
+    table
 }

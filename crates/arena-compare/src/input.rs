@@ -8,7 +8,8 @@ use arena_run::{Run, RUN_JSON};
 
 /// Loads every run named by `paths` (a run folder, or a folder of run folders), in the
 /// order given, folders expanded in path order. Errors exit 2 and name the file: not a
-/// run, another schema version, an empty run, or runs of different pilots.
+/// run, another schema version, an empty run, a value `Run::load` refuses, a run given
+/// twice (or a copy of one), or runs of different pilots.
 pub fn load_runs(paths: &[PathBuf]) -> Result<Vec<Run>> {
     if paths.is_empty() {
         return Err(Exit::bad_input("no runs given").into());
@@ -21,6 +22,7 @@ pub fn load_runs(paths: &[PathBuf]) -> Result<Vec<Run>> {
             runs.push((dir, run));
         }
     }
+    arena_run::check_distinct(&runs)?;
     check_same_pilot(&runs)?;
     Ok(runs.into_iter().map(|(_, r)| r).collect())
 }

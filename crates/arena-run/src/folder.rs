@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use arena_report::Exit;
 
-use crate::model::{Event, Loop, Run, RunMeta, SCHEMA_VERSION};
+use crate::model::{Event, Loop, Outcome, Run, RunMeta, SCHEMA_VERSION};
+use crate::validate;
 
 pub const RUN_JSON: &str = "run.json";
 pub const LOOPS_CSV: &str = "loops.csv";
@@ -68,11 +69,13 @@ impl Run {
     }
 
     /// Loads and validates a run folder. Errors (exit 2) name the file and line: not a
-    /// run folder, another schema version, malformed rows, an empty run.
+    /// run folder, another schema version, malformed rows, unknown or missing columns,
+    /// values that are not finite or out of range, metrics that disagree with their
+    /// times, invariant breaks `run.json` did not record, an empty run.
     pub fn load(dir: &Path) -> Result<Run> {
         let meta = load_meta(dir)?;
         let loops = load_loops(dir, &meta)?;
-        let events = load_events(dir)?;
+        let events = load_events(dir, true)?;
         Ok(Run {
             meta,
             loops,
@@ -81,16 +84,12 @@ impl Run {
     }
 
     /// Loads `run.json` and `loops.csv` only (the raw events can be large and no table
-    /// needs them). Same validation as [`Run::load`].
+    /// needs them). Same validation as [`Run::load`]: `events.jsonl` is still read, line
+    /// by line, and each line checked, but nothing of it is kept.
     pub fn load_loops_only(dir: &Path) -> Result<Run> {
         let meta = load_meta(dir)?;
         let loops = load_loops(dir, &meta)?;
-        if !dir.join(EVENTS_JSONL).is_file() {
-            return Err(bad(format!(
-                "{}: not a run folder (no {EVENTS_JSONL})",
-                dir.display()
-            )));
-        }
+        load_events(dir, false)?;
         Ok(Run {
             meta,
             loops,
@@ -192,14 +191,16 @@ fn load_meta(dir: &Path) -> Result<RunMeta> {
             )))
         }
     }
-    serde_json::from_str::<RunMeta>(&text).map_err(|e| {
+    let meta = serde_json::from_str::<RunMeta>(&text).map_err(|e| {
         bad(format!(
             "{}: line {}, column {}: {e}",
             path.display(),
             e.line(),
             e.column()
         ))
-    })
+    })?;
+    validate::check_meta(&meta).map_err(|e| bad(format!("{}: {e}", path.display())))?;
+    Ok(meta)
 }
 
 fn load_loops(dir: &Path, meta: &RunMeta) -> Result<Vec<Loop>> {
@@ -210,21 +211,32 @@ fn load_loops(dir: &Path, meta: &RunMeta) -> Result<Vec<Loop>> {
             dir.display()
         ))
     })?;
+    let at = |line: u64, msg: &dyn std::fmt::Display| {
+        bad(format!("{}: line {line}: {msg}", path.display()))
+    };
     let mut rdr = csv::Reader::from_reader(BufReader::new(file));
+    let headers = rdr.headers().map_err(|e| at(1, &e))?.clone();
+    let names: Vec<&str> = headers.iter().collect();
+    let header = validate::check_header(&names).map_err(|e| at(1, &e))?;
     let mut loops = Vec::new();
-    for rec in rdr.deserialize::<Loop>() {
-        let l = rec.map_err(|e| {
+    let mut breaks = (0u64, None::<String>);
+    let mut rec = csv::StringRecord::new();
+    loop {
+        let more = rdr.read_record(&mut rec).map_err(|e| {
             let line = e.position().map(|p| p.line()).unwrap_or(0);
-            bad(format!("{}: line {line}: {e}", path.display()))
+            at(line, &e)
         })?;
-        if l.arm != meta.arm {
-            return Err(bad(format!(
-                "{}: line {}: arm `{}` differs from run.json's arm `{}`",
-                path.display(),
-                loops.len() + 2,
-                l.arm,
-                meta.arm
-            )));
+        if !more {
+            break;
+        }
+        let line = rec.position().map(|p| p.line()).unwrap_or(0);
+        let mut l: Loop = rec.deserialize(Some(&headers)).map_err(|e| at(line, &e))?;
+        check_row(&mut l, meta, header, loops.len()).map_err(|e| at(line, &e))?;
+        if let Some(why) = validate::invariant_break(&l) {
+            breaks.0 += 1;
+            breaks
+                .1
+                .get_or_insert_with(|| format!("line {line}: {why}"));
         }
         loops.push(l);
     }
@@ -239,10 +251,69 @@ fn load_loops(dir: &Path, meta: &RunMeta) -> Result<Vec<Loop>> {
                 .unwrap_or_default()
         )));
     }
+    check_counts(&path, meta, loops.len() as u64, breaks)?;
     Ok(loops)
 }
 
-fn load_events(dir: &Path) -> Result<Vec<Event>> {
+/// One row's own checks: its position, its arm, its values (see [`validate::check_loop`]);
+/// a run from before `outcome` gets it from `answered`.
+fn check_row(
+    l: &mut Loop,
+    meta: &RunMeta,
+    header: validate::Header,
+    pos: usize,
+) -> Result<(), String> {
+    if l.index != pos as u64 {
+        return Err(format!(
+            "index {} where {pos} was due: rows are missing, repeated or out of order",
+            l.index
+        ));
+    }
+    if l.arm != meta.arm {
+        return Err(format!(
+            "arm `{}` differs from run.json's arm `{}`",
+            l.arm, meta.arm
+        ));
+    }
+    if !header.has_outcome {
+        l.outcome = if l.answered {
+            Outcome::Answered
+        } else {
+            Outcome::Unanswered
+        };
+    }
+    validate::check_loop(l, header)
+}
+
+/// The rows against `run.json`: as many as its summary counts (rows cut or pasted
+/// otherwise go unseen), and no more invariant breaks than the pilot recorded.
+fn check_counts(
+    path: &Path,
+    meta: &RunMeta,
+    rows: u64,
+    breaks: (u64, Option<String>),
+) -> Result<()> {
+    let s = &meta.summary;
+    if rows != s.loops {
+        return Err(bad(format!(
+            "{}: {rows} rows, but run.json's summary counts {} loops: the two files are not of one run",
+            path.display(),
+            s.loops
+        )));
+    }
+    if let (found, Some(first)) = breaks {
+        if found > s.invariant_violations {
+            let msg = validate::undeclared_breaks(found, s.invariant_violations, &first);
+            return Err(bad(format!("{}: {msg}", path.display())));
+        }
+    }
+    Ok(())
+}
+
+/// Reads `events.jsonl` line by line and checks each record (JSON shape, a known kind, a
+/// finite time, sequence order); `keep` decides whether the records are returned or only
+/// checked (tables never need them, and a line buffer is all that checking holds).
+fn load_events(dir: &Path, keep: bool) -> Result<Vec<Event>> {
     let path = dir.join(EVENTS_JSONL);
     let file = fs::File::open(&path).map_err(|e| {
         bad(format!(
@@ -250,15 +321,37 @@ fn load_events(dir: &Path) -> Result<Vec<Event>> {
             dir.display()
         ))
     })?;
+    let mut r = BufReader::with_capacity(1 << 16, file);
+    let mut buf = Vec::new();
     let mut events = Vec::new();
-    for (i, line) in BufReader::new(file).lines().enumerate() {
-        let line = line.map_err(|e| bad(format!("{}: line {}: {e}", path.display(), i + 1)))?;
-        if line.trim().is_empty() {
+    let mut prev_seq = None;
+    for n in 1u64.. {
+        buf.clear();
+        let at = |msg: &dyn std::fmt::Display| bad(format!("{}: line {n}: {msg}", path.display()));
+        if r.read_until(b'\n', &mut buf).map_err(|e| at(&e))? == 0 {
+            break;
+        }
+        if buf.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let e: Event = serde_json::from_str(&line)
-            .map_err(|e| bad(format!("{}: line {}: {e}", path.display(), i + 1)))?;
-        events.push(e);
+        let seq = if keep {
+            let e: Event = serde_json::from_slice(&buf).map_err(|e| at(&e))?;
+            validate::check_event(&e.kind, e.t_ms).map_err(|e| at(&e))?;
+            let seq = e.seq;
+            events.push(e);
+            seq
+        } else {
+            let e: validate::EventView = serde_json::from_slice(&buf).map_err(|e| at(&e))?;
+            validate::check_event(&e.kind, e.t_ms).map_err(|e| at(&e))?;
+            e.seq
+        };
+        if prev_seq.is_some_and(|p| seq < p) {
+            return Err(at(&format_args!(
+                "seq {seq} after seq {}: records are written in sequence order",
+                prev_seq.unwrap_or_default()
+            )));
+        }
+        prev_seq = Some(seq);
     }
     Ok(events)
 }

@@ -5,11 +5,15 @@
 //! A run folder holds `run.json` ([`RunMeta`]: arm, knobs, pilot hash, versions, host,
 //! status, summary, warnings), `loops.csv` (one [`Loop`] a row) and `events.jsonl` (one
 //! raw recorder [`Event`] a line). [`Run::load`] validates and every error names the file
-//! and exits 2 (via [`arena_report::Exit`]).
+//! and exits 2 (via [`arena_report::Exit`]): the files' shape, and past it every value
+//! finite and in range, the `loops.csv` header, metrics that agree with their times, the
+//! loop invariant against what `run.json` recorded; [`check_distinct`] refuses a run
+//! given twice.
 
 mod folder;
 mod model;
 mod time;
+mod validate;
 
 pub use folder::{EVENTS_JSONL, LOOPS_CSV, LOOP_COLUMNS, RUN_JSON, WIRE_JSON, WIRE_PCAP};
 pub use model::{
@@ -17,3 +21,4 @@ pub use model::{
     SocketSource, Warning, WireDirection, WireFigures, SCHEMA_VERSION,
 };
 pub use time::rfc3339_utc;
+pub use validate::{check_distinct, LATER_COLUMNS, MAX_DURATION_MS, MAX_TIME_MS};

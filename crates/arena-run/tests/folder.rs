@@ -128,7 +128,7 @@ fn round_trip_keeps_every_field() {
         .lines()
         .nth(2)
         .unwrap()
-        .contains(",300.25,,,,0.25,,,,0,0"));
+        .contains(",300.25,,,,0.25,,,,,,0,0"));
     assert_eq!(back.warm_values(Metric::InputToSocket), vec![0.25]);
     assert!(back.warm_values(Metric::SendToRecv).is_empty());
     assert_eq!(Metric::parse("send-to-recv"), Some(Metric::SendToRecv));
@@ -209,4 +209,328 @@ fn find_all_expands_a_folder_of_runs() {
     assert_eq!(loaded.loops.len(), 2);
     let err = Run::find_all(&tmp.path().join("not-a-run")).unwrap_err();
     assert_eq!(exit_kind(&err), Some(ExitKind::BadInput));
+}
+
+/// Sets `column` of loops.csv's `line` (1-based, the header is line 1) to `value`. The
+/// sample's cells hold no quotes or commas, so a split is exact.
+fn set_cell(dir: &Path, line: usize, column: &str, value: &str) {
+    let path = dir.join(LOOPS_CSV);
+    let text = fs::read_to_string(&path).unwrap();
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    let col = lines[0].split(',').position(|c| c == column).unwrap();
+    let mut cells: Vec<&str> = lines[line - 1].split(',').collect();
+    cells[col] = value;
+    lines[line - 1] = cells.join(",");
+    fs::write(&path, lines.join("\n") + "\n").unwrap();
+}
+
+fn written(run: &Run) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    run.write(tmp.path()).unwrap();
+    tmp
+}
+
+/// Both loaders refuse it with the same message (tables read through the light one).
+fn assert_both_refuse(dir: &Path, must_name: &[&str]) {
+    let full = assert_bad_input(dir, must_name[0]);
+    let err = Run::load_loops_only(dir).expect_err("load_loops_only must fail too");
+    assert_eq!(format!("{err:#}"), full);
+    for s in must_name {
+        assert!(full.contains(s), "message `{full}` must say `{s}`");
+    }
+}
+
+#[test]
+fn non_finite_loop_values_name_file_and_line() {
+    // inf, NaN and 1e400 (which parses to inf) used to load and then vanish from or
+    // poison the figures; each is refused where it stands.
+    for (value, why) in [
+        ("inf", "is inf, not a finite number"),
+        ("-inf", "is -inf, not a finite number"),
+        ("NaN", "is NaN, not a finite number"),
+        ("1e400", "is inf, not a finite number"),
+    ] {
+        for column in ["t_recv", "sendToRecv", "inputToPaint", "t_input"] {
+            let tmp = written(&sample_run());
+            set_cell(tmp.path(), 2, column, value);
+            let said = format!("{column} {why}");
+            assert_both_refuse(tmp.path(), &["loops.csv: line 2", &said]);
+        }
+    }
+}
+
+#[test]
+fn out_of_range_values_are_refused() {
+    let tmp = written(&sample_run());
+    set_cell(tmp.path(), 2, "t_paint", "1e308");
+    assert_both_refuse(
+        tmp.path(),
+        &["loops.csv: line 2", "t_paint is 1e308: out of range"],
+    );
+
+    // A duration of 1e308 used to print as 9,223,372,036,854,775,807ms.
+    let tmp = written(&sample_run());
+    set_cell(tmp.path(), 2, "inputToPaint", "1e308");
+    assert_both_refuse(
+        tmp.path(),
+        &[
+            "loops.csv: line 2",
+            "inputToPaint is 1e308 ms: out of range",
+        ],
+    );
+
+    // run.json's figures too (the matrix reads them directly).
+    let mut run = sample_run();
+    run.meta.summary.input_to_paint = arena_stats::Summary::of(&[60.0]);
+    let tmp = written(&run);
+    let path = tmp.path().join(RUN_JSON);
+    let text = fs::read_to_string(&path).unwrap();
+    fs::write(&path, text.replacen("\"p90\": 60.0", "\"p90\": 1e308", 1)).unwrap();
+    assert_both_refuse(
+        tmp.path(),
+        &["run.json", "summary.input_to_paint.p90 is 1e308"],
+    );
+}
+
+#[test]
+fn a_metric_must_agree_with_its_times() {
+    // -5 where t_recv - t_send is 49.5: an edited figure, refused.
+    let tmp = written(&sample_run());
+    set_cell(tmp.path(), 2, "sendToRecv", "-5");
+    assert_both_refuse(
+        tmp.path(),
+        &[
+            "loops.csv: line 2",
+            "sendToRecv is -5 but t_recv - t_send is 49.5",
+        ],
+    );
+    // A metric without its time, and a time pair without its metric.
+    let tmp = written(&sample_run());
+    set_cell(tmp.path(), 3, "sendToRecv", "3");
+    assert_both_refuse(
+        tmp.path(),
+        &["line 3", "sendToRecv is set but t_recv is empty"],
+    );
+    let tmp = written(&sample_run());
+    set_cell(tmp.path(), 2, "recvToDraw", "");
+    assert_both_refuse(
+        tmp.path(),
+        &[
+            "line 2",
+            "recvToDraw is empty but t_recv and t_draw are set",
+        ],
+    );
+    // Within the tolerance: a file rounded to the microsecond still loads.
+    let tmp = written(&sample_run());
+    set_cell(tmp.path(), 2, "sendToRecv", "49.501");
+    Run::load(tmp.path()).unwrap();
+}
+
+#[test]
+fn invariant_breaks_load_only_where_the_pilot_recorded_them() {
+    // Receipt stamped before the send (clock trouble): the pilot writes such a loop,
+    // counts it in summary.invariant_violations and warns `invariant`.
+    let mut run = sample_run();
+    let l = &mut run.loops[0];
+    l.t_recv = Some(95.0);
+    l.send_to_recv = Some(95.0 - 100.5);
+    l.recv_to_draw = Some(151.0 - 95.0);
+    let tmp = written(&run);
+    assert_both_refuse(
+        tmp.path(),
+        &[
+            "loops.csv: line 2: t_recv (95) is before t_send (100.5)",
+            "run.json records 0",
+        ],
+    );
+    run.meta.summary.invariant_violations = 1;
+    run.meta
+        .warnings
+        .push(Warning::new("invariant", "1 loops break ..."));
+    let tmp = written(&run);
+    assert_eq!(Run::load(tmp.path()).unwrap(), run);
+}
+
+#[test]
+fn the_header_must_be_the_known_columns() {
+    // Renamed: the metric used to read as empty in every row and vanish (n=0).
+    let tmp = written(&sample_run());
+    let path = tmp.path().join(LOOPS_CSV);
+    let text = fs::read_to_string(&path).unwrap();
+    fs::write(&path, text.replacen("sendToRecv", "send_to_recv", 1)).unwrap();
+    assert_both_refuse(
+        tmp.path(),
+        &[
+            "loops.csv: line 1",
+            "unknown column `send_to_recv`; missing column `sendToRecv`",
+        ],
+    );
+    // An extra column, and a repeated one.
+    fs::write(
+        &path,
+        text.replacen(",reply_frames\n", ",reply_frames,note\n", 1)
+            .replace(",0,0\n", ",0,0,x\n")
+            .replace(",300000,2\n", ",300000,2,y\n"),
+    )
+    .unwrap();
+    assert_both_refuse(tmp.path(), &["loops.csv: line 1", "unknown column `note`"]);
+    fs::write(&path, text.replacen("reply_frames", "reply_bytes", 1)).unwrap();
+    assert_both_refuse(
+        tmp.path(),
+        &["line 1", "column `reply_bytes` appears twice"],
+    );
+    fs::write(&path, "").unwrap();
+    assert_both_refuse(tmp.path(), &["loops.csv: line 1", "no header line"]);
+}
+
+#[test]
+fn a_run_from_before_the_answer_columns_still_loads() {
+    // Runs written before `outcome`, `t_answer` and `inputToPixels` lack them; their
+    // loops were closed on the reply, so `outcome` follows `answered`.
+    let run = sample_run();
+    let tmp = written(&run);
+    let path = tmp.path().join(LOOPS_CSV);
+    let text = fs::read_to_string(&path).unwrap();
+    let old: String = text
+        .lines()
+        .map(|l| {
+            let c: Vec<&str> = l.split(',').collect();
+            let keep: Vec<&str> = c
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| ![6, 16, 17].contains(i))
+                .map(|(_, v)| *v)
+                .collect();
+            keep.join(",") + "\n"
+        })
+        .collect();
+    assert!(
+        old.starts_with("index,arm,label,event,cold,answered,t_input,"),
+        "{old}"
+    );
+    fs::write(&path, old).unwrap();
+    let back = Run::load(tmp.path()).unwrap();
+    assert_eq!(back.loops, run.loops);
+    assert_eq!(back.loops[0].outcome, Outcome::Answered);
+}
+
+#[test]
+fn answered_must_agree_with_outcome() {
+    let tmp = written(&sample_run());
+    set_cell(tmp.path(), 3, "outcome", "claimed");
+    set_cell(tmp.path(), 3, "answered", "true");
+    assert_both_refuse(
+        tmp.path(),
+        &[
+            "loops.csv: line 3",
+            "answered is true but outcome is claimed",
+        ],
+    );
+}
+
+#[test]
+fn rows_must_be_the_runs_own() {
+    // A row cut out: the index says so, or the count does when it was the last.
+    let tmp = written(&sample_run());
+    let path = tmp.path().join(LOOPS_CSV);
+    let text = fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    fs::write(&path, format!("{}\n{}\n", lines[0], lines[2])).unwrap();
+    assert_both_refuse(
+        tmp.path(),
+        &["loops.csv: line 2", "index 1 where 0 was due"],
+    );
+    fs::write(&path, format!("{}\n{}\n", lines[0], lines[1])).unwrap();
+    assert_both_refuse(
+        tmp.path(),
+        &["loops.csv", "1 rows, but run.json's summary counts 2 loops"],
+    );
+}
+
+#[test]
+fn events_are_checked_line_by_line_even_when_not_kept() {
+    let good = fs::read_to_string(written(&sample_run()).path().join(EVENTS_JSONL)).unwrap();
+    let ev = |seq: u64, kind: &str, t: &str| {
+        format!("{{\"seq\":{seq},\"kind\":\"{kind}\",\"t_ms\":{t},\"size\":0,\"class\":\"\",\"event\":\"\",\"trusted\":true,\"target\":0}}\n")
+    };
+    let cases = [
+        (format!("{good}garbage\n"), "events.jsonl: line 2"),
+        (
+            format!("{good}{{\"seq\":13,\"kind\":\"draw\"}}\n"),
+            "missing field `t_ms`",
+        ),
+        (
+            format!("{good}{}", ev(13, "paint", "1e400")),
+            "events.jsonl: line 2",
+        ),
+        (
+            format!("{good}{}", ev(13, "paint", "1e300")),
+            "t_ms is 1e300: out of range",
+        ),
+        (
+            format!("{good}{}", ev(13, "click", "5")),
+            "kind `click` is not a record kind",
+        ),
+        (
+            format!("{good}{}", ev(11, "paint", "5")),
+            "seq 11 after seq 12",
+        ),
+        // Found by the fuzz target (seeds/run_folder/regress-event-type-name): a line
+        // that is a JSON string named the checker's own struct, not `Event`.
+        (
+            format!("{good}\"sqe{{\":9,\"kind\":\"paint\"}}\n"),
+            "line 2: invalid type: string \"sqe{\", expected struct Event at line 1 column 6",
+        ),
+        (
+            format!(
+                "{good}{}",
+                ev(13, "paint", "5").replace("\"size\":0", "\"size\":\"big\"")
+            ),
+            "events.jsonl: line 2",
+        ),
+    ];
+    for (text, must) in cases {
+        let tmp = written(&sample_run());
+        fs::write(tmp.path().join(EVENTS_JSONL), &text).unwrap();
+        assert_both_refuse(tmp.path(), &["events.jsonl", must]);
+    }
+    // Blank lines are not records; escaped strings parse borrowed or not.
+    let tmp = written(&sample_run());
+    let escaped = ev(13, "paint", "5").replace("\"event\":\"\"", "\"event\":\"r\\u0061f\"");
+    fs::write(tmp.path().join(EVENTS_JSONL), format!("{good}\n{escaped}")).unwrap();
+    assert_eq!(Run::load(tmp.path()).unwrap().events[1].event, "raf");
+    Run::load_loops_only(tmp.path()).unwrap();
+}
+
+#[test]
+fn a_run_given_twice_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = tmp.path().join("a");
+    sample_run().write(&a).unwrap();
+    let load = |p: &Path| (p.to_path_buf(), Run::load_loops_only(p).unwrap());
+    // The same folder, spelled two ways.
+    let err = check_distinct(&[load(&a), load(&tmp.path().join(".").join("a"))]).unwrap_err();
+    assert_eq!(exit_kind(&err), Some(ExitKind::BadInput));
+    let msg = format!("{err:#}");
+    assert!(msg.contains("the same run folder, given twice"), "{msg}");
+    // A copy of it.
+    let copy = tmp.path().join("copy");
+    fs::create_dir(&copy).unwrap();
+    for f in [RUN_JSON, LOOPS_CSV, EVENTS_JSONL] {
+        fs::copy(a.join(f), copy.join(f)).unwrap();
+    }
+    let msg = format!(
+        "{:#}",
+        check_distinct(&[load(&a), load(&copy)]).unwrap_err()
+    );
+    assert!(
+        msg.contains("copy/run.json: the same run as") && msg.contains("a copy of it"),
+        "{msg}"
+    );
+    // Another session of the same arm is a different run.
+    let mut other = sample_run();
+    other.meta.started_at = "2026-11-29T19:00:00.000Z".into();
+    let b = tmp.path().join("b");
+    other.write(&b).unwrap();
+    check_distinct(&[load(&a), load(&b)]).unwrap();
 }

@@ -1,0 +1,379 @@
+//! The checks a run folder passes beyond its files' shape: every value finite and in
+//! range, the `loops.csv` header, metrics that agree with the times they are differences
+//! of, the loop invariant, and runs given twice. A figure computed from a value nobody
+//! measured is worse than no figure, so each failure is an error (exit 2) that the
+//! caller prefixes with the file and line; none is skipped or dropped.
+
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use arena_report::Exit;
+use arena_stats::Summary;
+
+use crate::folder::{LOOP_COLUMNS, RUN_JSON};
+use crate::model::{Loop, Outcome, Run, RunMeta};
+
+/// Largest page-clock time accepted, in ms (about 31,700 years). `performance.now()` is
+/// far below it, and so is an app recorder stamping `Date.now()` (1.8e12 in 2026);
+/// anything past it is not a clock reading.
+pub const MAX_TIME_MS: f64 = 1e15;
+
+/// Largest duration accepted, in ms: one day. A loop ends within its window (seconds),
+/// so a longer one is corrupt, and a bound keeps every figure printable.
+pub const MAX_DURATION_MS: f64 = 86_400_000.0;
+
+/// How far a metric may differ from the difference of its times, in ms. The pilot
+/// writes exact differences; the slack admits files rounded by another tool and stays
+/// below the 0.1 ms the tables print.
+const TOLERANCE_MS: f64 = 0.01;
+
+/// `loops.csv` columns added after schema 1 was first written: runs made before them
+/// lack them and still load (their loops were closed on the reply, so `outcome` follows
+/// `answered`). Every other column of [`LOOP_COLUMNS`] is required.
+pub const LATER_COLUMNS: [&str; 3] = ["outcome", "t_answer", "inputToPixels"];
+
+/// What the header said about the row format.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Header {
+    /// The `outcome` column is there (otherwise it is derived from `answered`).
+    pub has_outcome: bool,
+}
+
+/// The header must be the known column set: a renamed or misspelled column would
+/// otherwise read as an empty metric in every row, and the metric would vanish from the
+/// tables without a word.
+pub(crate) fn check_header(names: &[&str]) -> Result<Header, String> {
+    if names.iter().all(|n| n.is_empty()) {
+        return Err("no header line (an empty file)".into());
+    }
+    let mut unknown = Vec::new();
+    for (i, n) in names.iter().enumerate() {
+        if names[..i].contains(n) {
+            return Err(format!("column `{n}` appears twice"));
+        }
+        if !LOOP_COLUMNS.contains(n) {
+            unknown.push(format!("`{n}`"));
+        }
+    }
+    let missing: Vec<String> = LOOP_COLUMNS
+        .iter()
+        .filter(|c| !LATER_COLUMNS.contains(c) && !names.contains(c))
+        .map(|c| format!("`{c}`"))
+        .collect();
+    if unknown.is_empty() && missing.is_empty() {
+        return Ok(Header {
+            has_outcome: names.contains(&"outcome"),
+        });
+    }
+    let mut parts = Vec::new();
+    if !unknown.is_empty() {
+        parts.push(format!("unknown column {}", unknown.join(", ")));
+    }
+    if !missing.is_empty() {
+        parts.push(format!("missing column {}", missing.join(", ")));
+    }
+    Err(format!(
+        "{} (the columns are: {})",
+        parts.join("; "),
+        LOOP_COLUMNS.join(",")
+    ))
+}
+
+/// A time or duration as the message quotes it: `inf`, `NaN`, `1e308`, `49.5`.
+fn show(v: f64) -> String {
+    if v.is_finite() && v.abs() >= 1e9 {
+        format!("{v:e}")
+    } else {
+        v.to_string()
+    }
+}
+
+/// A page-clock time: finite and within [`MAX_TIME_MS`].
+pub(crate) fn check_time(name: &str, v: f64) -> Result<(), String> {
+    if !v.is_finite() {
+        return Err(format!("{name} is {}, not a finite number", show(v)));
+    }
+    if v.abs() > MAX_TIME_MS {
+        return Err(format!(
+            "{name} is {}: out of range (a page-clock time is within \u{b1}1e15 ms)",
+            show(v)
+        ));
+    }
+    Ok(())
+}
+
+/// A duration: finite and at most [`MAX_DURATION_MS`] either way (a negative one is an
+/// invariant break, counted by [`invariant_break`]).
+fn check_duration(name: &str, v: f64) -> Result<(), String> {
+    if !v.is_finite() {
+        return Err(format!("{name} is {}, not a finite number", show(v)));
+    }
+    if v.abs() > MAX_DURATION_MS {
+        return Err(format!(
+            "{name} is {} ms: out of range (no loop lasts a day, 86,400,000 ms)",
+            show(v)
+        ));
+    }
+    Ok(())
+}
+
+/// The loop's times in column order, with their names.
+fn times(l: &Loop) -> [(&'static str, Option<f64>); 6] {
+    [
+        ("t_input", Some(l.t_input)),
+        ("t_send", l.t_send),
+        ("t_recv", l.t_recv),
+        ("t_draw", l.t_draw),
+        ("t_paint", l.t_paint),
+        ("t_answer", l.t_answer),
+    ]
+}
+
+/// Each metric with the two times it is the difference of (later, earlier).
+type MetricDef = (
+    &'static str,
+    Option<f64>,
+    (&'static str, Option<f64>),
+    (&'static str, Option<f64>),
+);
+
+fn metrics(l: &Loop) -> [MetricDef; 5] {
+    let input = ("t_input", Some(l.t_input));
+    [
+        (
+            "inputToSocket",
+            l.input_to_socket,
+            ("t_send", l.t_send),
+            input,
+        ),
+        (
+            "sendToRecv",
+            l.send_to_recv,
+            ("t_recv", l.t_recv),
+            ("t_send", l.t_send),
+        ),
+        (
+            "recvToDraw",
+            l.recv_to_draw,
+            ("t_draw", l.t_draw),
+            ("t_recv", l.t_recv),
+        ),
+        (
+            "inputToPaint",
+            l.input_to_paint,
+            ("t_paint", l.t_paint),
+            input,
+        ),
+        (
+            "inputToPixels",
+            l.input_to_pixels,
+            ("t_answer", l.t_answer),
+            input,
+        ),
+    ]
+}
+
+/// One row: every value finite and in range, each metric the difference of its times
+/// (so an edited metric cannot disagree with the times it claims to measure), and
+/// `answered` agreeing with `outcome`. The invariant is counted apart, by the caller.
+pub(crate) fn check_loop(l: &Loop, header: Header) -> Result<(), String> {
+    for (name, v) in times(l) {
+        v.map_or(Ok(()), |v| check_time(name, v))?;
+    }
+    for (name, v, _, _) in metrics(l) {
+        v.map_or(Ok(()), |v| check_duration(name, v))?;
+    }
+    for (name, v, (later, a), (earlier, b)) in metrics(l) {
+        match (v, a, b) {
+            (Some(v), Some(a), Some(b)) if (v - (a - b)).abs() > TOLERANCE_MS => {
+                return Err(format!(
+                    "{name} is {} but {later} - {earlier} is {}",
+                    show(v),
+                    show(a - b)
+                ))
+            }
+            (Some(_), Some(_), Some(_)) | (None, None, _) | (None, _, None) => {}
+            (Some(_), _, _) => {
+                let gone = if a.is_none() { later } else { earlier };
+                return Err(format!("{name} is set but {gone} is empty"));
+            }
+            (None, Some(_), Some(_)) => {
+                return Err(format!("{name} is empty but {earlier} and {later} are set"))
+            }
+        }
+    }
+    if header.has_outcome && l.answered != (l.outcome == Outcome::Answered) {
+        return Err(format!(
+            "answered is {} but outcome is {}",
+            l.answered,
+            l.outcome.name()
+        ));
+    }
+    Ok(())
+}
+
+/// Where the row breaks `t_input <= t_send <= t_recv <= t_draw <= t_paint` (times
+/// present), or has its answer before its input: `t_recv (11) is before t_send (12)`.
+pub(crate) fn invariant_break(l: &Loop) -> Option<String> {
+    let chain = &times(l)[..5];
+    let present: Vec<(&str, f64)> = chain
+        .iter()
+        .filter_map(|&(n, v)| v.map(|v| (n, v)))
+        .collect();
+    let broken = present.windows(2).find(|w| w[0].1 > w[1].1);
+    if let Some(w) = broken {
+        let ((a, ta), (b, tb)) = (w[0], w[1]);
+        return Some(format!("{b} ({}) is before {a} ({})", show(tb), show(ta)));
+    }
+    match l.t_answer {
+        Some(t) if t < l.t_input => Some(format!(
+            "t_answer ({}) is before t_input ({})",
+            show(t),
+            show(l.t_input)
+        )),
+        _ => None,
+    }
+}
+
+/// `run.json`'s figures: JSON cannot spell inf or NaN, but it can spell 1e308, which a
+/// figure (the matrix reads `summary` directly) would print as nonsense.
+pub(crate) fn check_meta(meta: &RunMeta) -> Result<(), String> {
+    let s = &meta.summary;
+    let summaries: [(&str, &Option<Summary>); 7] = [
+        ("input_to_socket", &s.input_to_socket),
+        ("send_to_recv", &s.send_to_recv),
+        ("recv_to_draw", &s.recv_to_draw),
+        ("input_to_paint", &s.input_to_paint),
+        ("input_to_pixels", &s.input_to_pixels),
+        ("cold_input_to_paint", &s.cold_input_to_paint),
+        ("coalesced_input_to_socket", &s.coalesced_input_to_socket),
+    ];
+    for (name, sum) in summaries {
+        let Some(x) = sum else { continue };
+        let fields = [
+            ("mean", x.mean),
+            ("min", x.min),
+            ("p50", x.p50),
+            ("p90", x.p90),
+            ("p99", x.p99),
+            ("max", x.max),
+        ];
+        for (f, v) in fields {
+            check_duration(&format!("summary.{name}.{f}"), v)?;
+        }
+    }
+    if let Some(w) = &meta.wire {
+        for (dir, d) in [
+            ("server_to_client", &w.server_to_client),
+            ("client_to_server", &w.client_to_server),
+        ] {
+            match d.as_ref().and_then(|d| d.compression_ratio) {
+                Some(r) if !(r.is_finite() && (0.0..=1e6).contains(&r)) => {
+                    return Err(format!(
+                        "wire.{dir}.compression_ratio is {}: out of range",
+                        show(r)
+                    ))
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+impl Run {
+    /// True when `other` is the same measurement: equal `run.json` and loops, as a copy of
+    /// a run folder is. Two sessions never share both (their start times and loops differ).
+    pub fn same_run(&self, other: &Run) -> bool {
+        self.meta == other.meta && self.loops == other.loops
+    }
+}
+
+/// Refuses a run given twice among `runs` (folder, run): the same folder after resolving
+/// the path (`runs/good` and `runs/./good`), or a copy of it. Pooled, a repeated run
+/// counts twice, and with two or more runs a side the bootstrap would resample one
+/// session as if it were two, an interval narrower than the data supports.
+pub fn check_distinct(runs: &[(PathBuf, Run)]) -> Result<()> {
+    let resolved: Vec<PathBuf> = runs
+        .iter()
+        .map(|(p, _)| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()))
+        .collect();
+    for (j, (dir, run)) in runs.iter().enumerate() {
+        for (i, (first, earlier)) in runs[..j].iter().enumerate() {
+            let why = if resolved[i] == resolved[j] {
+                "the same run folder, given twice"
+            } else if run.same_run(earlier) {
+                "a copy of it (identical run.json and loops.csv)"
+            } else {
+                continue;
+            };
+            return Err(Exit::bad_input(format!(
+                "{}: the same run as {}: {why}; a run counts once",
+                Path::new(dir).join(RUN_JSON).display(),
+                Path::new(first).join(RUN_JSON).display(),
+            ))
+            .into());
+        }
+    }
+    Ok(())
+}
+
+/// The message for a `loops.csv` whose rows break the invariant more often than its
+/// `run.json` recorded: the pilot counts every break it measures and warns (`invariant`,
+/// shown next to the figures), so an unrecorded one was written in later.
+pub(crate) fn undeclared_breaks(found: u64, declared: u64, first: &str) -> String {
+    format!(
+        "{first}: {found} loop(s) break t_input <= t_send <= t_recv <= t_draw <= t_paint, but {RUN_JSON} records {declared} (summary.invariant_violations): these times were not measured"
+    )
+}
+
+/// The record kinds the recorder writes (`docs/run-format.md`).
+const EVENT_KINDS: [&str; 7] = [
+    "input",
+    "input_coalesced",
+    "ws_send",
+    "ws_recv",
+    "draw",
+    "paint",
+    "answer",
+];
+
+/// An `events.jsonl` line read only to be checked: the fields and types of
+/// [`crate::Event`], with strings borrowed from the line where they can be, so checking
+/// a large file allocates next to nothing.
+#[derive(serde::Deserialize)]
+// Serde names the struct in type errors ("expected struct Event"): both loaders must say
+// the same, and the reader knows no `EventView` (found by the fuzz target).
+#[serde(expecting = "struct Event")]
+pub(crate) struct EventView<'a> {
+    pub seq: u64,
+    #[serde(borrow)]
+    pub kind: Cow<'a, str>,
+    pub t_ms: f64,
+    // The rest are parsed for their types only (a record whose `size` is text is as
+    // malformed as one without `kind`); nothing reads them.
+    #[serde(default, rename = "size")]
+    _size: u32,
+    #[serde(default, borrow, rename = "class")]
+    _class: Cow<'a, str>,
+    #[serde(default, borrow, rename = "event")]
+    _event: Cow<'a, str>,
+    #[serde(default, rename = "trusted")]
+    _trusted: bool,
+    #[serde(default, rename = "target")]
+    _target: u16,
+    #[serde(default, rename = "answers")]
+    _answers: Option<u64>,
+}
+
+/// One record beyond its JSON shape: a known kind and a finite page-clock time.
+pub(crate) fn check_event(kind: &str, t_ms: f64) -> Result<(), String> {
+    if !EVENT_KINDS.contains(&kind) {
+        return Err(format!(
+            "kind `{kind}` is not a record kind (one of {})",
+            EVENT_KINDS.join(", ")
+        ));
+    }
+    check_time("t_ms", t_ms)
+}
