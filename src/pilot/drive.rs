@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{anyhow, Context, Result};
-use arena_browser::{Browser, Drain, LaunchOptions, Page, Record, RecorderConfig};
+use arena_browser::{Browser, Drain, LaunchOptions, Page, Record, RecorderConfig, SocketChoice};
 use arena_report::{Exit, ExitKind};
 use arena_run::{
     AnswerInfo, Run, RunStatus, SocketSource, Warning, WireDirection, WireFigures, WIRE_JSON,
@@ -433,8 +433,13 @@ async fn run_setup(page: &Page, pilot: &Pilot, cancel: &Cancel) -> Result<()> {
                 if start.elapsed() > limit {
                     let msg = match (step.wait_bytes, step.quiet_ms) {
                         (Some(n), _) => format!(
-                            "{what}: waited {} ms for {n} bytes, got {received}",
-                            limit.as_millis()
+                            "{what}: waited {} ms for {n} bytes, got {received}{}",
+                            limit.as_millis(),
+                            if received == 0 && pilot.recorder.sockets == SocketChoice::PageHook {
+                                " (the recorder watches only the page's own WebSocket, `recorder.sockets = \"page_hook\"`: a socket in a Web Worker is seen with \"auto\" or \"cdp\")"
+                            } else {
+                                ""
+                            }
                         ),
                         (_, q) => format!(
                             "{what}: no {} ms without a WebSocket message within {} ms",
