@@ -35,8 +35,9 @@ pub struct StatsArgs {
     /// Put cold loops (first interaction of a page) into the figures; warned about.
     #[arg(long)]
     pub include_cold: bool,
-    /// An arm whose share of replies over 4 KB is below this looks idle (warned about).
-    #[arg(long, default_value_t = 0.25, value_name = "SHARE")]
+    /// An arm whose share of answered replies of at least its target's `idle_reply_bytes`
+    /// (4 KB by default) is below this looks idle (warned about).
+    #[arg(long, default_value_t = arena_run::IDLE_SHARE, value_name = "SHARE")]
     pub idle_share: f64,
 }
 

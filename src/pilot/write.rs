@@ -129,12 +129,17 @@ pub fn build_run(ctx: &RunContext, paired: Paired, records: &[Record]) -> Run {
             ),
         ));
     }
-    if summary.answered > 0 && (summary.replies_over_idle as f64) < 0.1 * summary.answered as f64 {
+    if summary.answered > 0
+        && (summary.replies_over_idle as f64) < arena_run::IDLE_SHARE * summary.answered as f64
+    {
         warnings.push(Warning::new(
             "idle",
             format!(
-                "only {} of {} answered loops drew a reply of {} B or more: the target may be idle, which makes CPU look free (the threshold is the target's: set `target.idle_reply_bytes` in the pilot file to what a working answer weighs)",
-                summary.replies_over_idle, summary.answered, ctx.idle_reply_bytes
+                "only {} of {} answered loops drew a reply of {} B or more (under {:.0} %): the target may be idle, which makes CPU look free (the threshold is the target's: set `target.idle_reply_bytes` in the pilot file to what a working answer weighs)",
+                summary.replies_over_idle,
+                summary.answered,
+                ctx.idle_reply_bytes,
+                100.0 * arena_run::IDLE_SHARE
             ),
         ));
     }

@@ -28,7 +28,8 @@ pub struct Finding {
 pub struct CheckOptions {
     /// Cold loops were put into the warm figures on request.
     pub include_cold: bool,
-    /// An arm whose share of answered replies over 4 KB is below this looks idle.
+    /// An arm whose share of answered replies at its target's idle threshold is below this
+    /// looks idle.
     pub idle_share: f64,
     /// Interval used to decide whether two runs of one arm agree.
     pub bootstrap: BootstrapOptions,
@@ -38,7 +39,7 @@ impl Default for CheckOptions {
     fn default() -> Self {
         CheckOptions {
             include_cold: false,
-            idle_share: 0.25,
+            idle_share: arena_run::IDLE_SHARE,
             bootstrap: BootstrapOptions {
                 resamples: 1000,
                 ..BootstrapOptions::default()
@@ -88,13 +89,17 @@ pub fn check(groups: &[Group], metrics: &[Metric], opts: &CheckOptions) -> Vec<F
             }
         }
 
-        let (answered, big) = g.replies_over_4kb();
+        let (answered, big, threshold) = g.replies_over_idle();
         let phase = g.runs.iter().find_map(|r| idle_phase(r.run));
         if answered > 0 && (big as f64) < opts.idle_share * answered as f64 || phase.is_some() {
             let why = match &phase {
                 Some(p) => format!("phase '{p}'"),
                 None => format!(
-                    "{big} of {answered} replies over 4 KB ({:.0} %, threshold {:.0} %)",
+                    "{big} of {answered} replies {} ({:.0} %, threshold {:.0} %)",
+                    match threshold {
+                        0 => "over 4 KB".to_string(),
+                        t => format!("of {} B or more", arena_report::fmt_count(t as i64)),
+                    },
                     100.0 * big as f64 / answered.max(1) as f64,
                     100.0 * opts.idle_share
                 ),
@@ -105,7 +110,7 @@ pub fn check(groups: &[Group], metrics: &[Metric], opts: &CheckOptions) -> Vec<F
                 metric: None,
                 stat: None,
                 message: format!(
-                    "looks idle: {why}; an idle board makes CPU look free, measure a busy phase"
+                    "looks idle: {why}; an idle board makes CPU look free: measure a busy phase, or set `target.idle_reply_bytes` in the pilot file to what a working answer weighs"
                 ),
             });
         }

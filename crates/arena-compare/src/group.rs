@@ -29,8 +29,11 @@ pub struct RunData<'a> {
     /// Loops whose only candidate answer already closed an earlier loop.
     pub claimed: u64,
     pub cold: u64,
-    /// Answered loops whose reply carried more than 4 KB.
-    pub over_4kb: u64,
+    /// Answered loops whose reply reached the run's idle threshold (`idle_reply_bytes`;
+    /// over 4 KB for runs written before it was the target's).
+    pub over_idle: u64,
+    /// That threshold in bytes; 0 for runs from before it was recorded.
+    pub idle_reply_bytes: u64,
     /// The lowest-index loop in the figures that has an inputToPaint: (index, value, cold).
     pub first: Option<(u64, f64, bool)>,
 }
@@ -52,14 +55,19 @@ impl<'a> RunData<'a> {
             unanswered: 0,
             claimed: 0,
             cold: 0,
-            over_4kb: 0,
+            over_idle: 0,
+            idle_reply_bytes: run.meta.summary.idle_reply_bytes,
             first: None,
         };
         for l in &run.loops {
             if l.answered {
                 d.answered += 1;
-                if l.reply_bytes > 4096 {
-                    d.over_4kb += 1;
+                let big = match d.idle_reply_bytes {
+                    0 => l.reply_bytes > 4096,
+                    t => l.reply_bytes >= t,
+                };
+                if big {
+                    d.over_idle += 1;
                 }
             } else if l.outcome == arena_run::Outcome::Claimed {
                 d.claimed += 1;
@@ -224,9 +232,14 @@ impl Group<'_> {
     }
 
     /// Answered loops, and those whose reply carried more than 4 KB.
-    pub fn replies_over_4kb(&self) -> (u64, u64) {
-        self.runs
+    /// (answered loops, those whose reply reached the idle threshold, the first run's
+    /// threshold in bytes or 0 for runs from before it was recorded).
+    pub fn replies_over_idle(&self) -> (u64, u64, u64) {
+        let threshold = self.runs.first().map_or(0, |r| r.idle_reply_bytes);
+        let (n, b) = self
+            .runs
             .iter()
-            .fold((0, 0), |(n, b), r| (n + r.answered, b + r.over_4kb))
+            .fold((0, 0), |(n, b), r| (n + r.answered, b + r.over_idle));
+        (n, b, threshold)
     }
 }

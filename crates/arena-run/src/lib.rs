@@ -18,7 +18,7 @@ mod validate;
 pub use folder::{EVENTS_JSONL, LOOPS_CSV, LOOP_COLUMNS, RUN_JSON, WIRE_JSON, WIRE_PCAP};
 pub use model::{
     AnswerInfo, Event, Host, Loop, Metric, Outcome, Run, RunMeta, RunStatus, RunSummary,
-    SocketSource, Warning, WireDirection, WireFigures, SCHEMA_VERSION,
+    SocketSource, Warning, WireDirection, WireFigures, IDLE_SHARE, SCHEMA_VERSION,
 };
 pub use time::rfc3339_utc;
 pub use validate::{check_distinct, LATER_COLUMNS, MAX_DURATION_MS, MAX_TIME_MS};
