@@ -1,5 +1,6 @@
 //! Throughput of the GC and collapsed-stack reducers on 1 GB inputs, side by side with
-//! `grep -c Pause` on the same GC log, in one run.
+//! `grep -c Pause` on the same GC log, and of `logs gc` on that log gzipped beside
+//! `zcat | grep -c Pause`, in one run.
 //!
 //! The inputs are generated once into `$ARENA_LOGS_BENCH_DIR` (default
 //! `/tmp/arena-logs-bench`) and reused: the GC log repeats a real `-Xlog:gc*` G1 log from
@@ -91,6 +92,23 @@ fn gc_input(d: &Path) -> PathBuf {
         pass += 1;
     }
     w.flush().expect("flush");
+    out
+}
+
+/// The GC log gzipped (fast level, as logrotate's `compresscmd` defaults are not needed to
+/// measure the reader), made once.
+fn gz_input(d: &Path, plain: &Path) -> PathBuf {
+    let out = d.join("gc-1g.log.gz");
+    if out.exists() {
+        return out;
+    }
+    let tmp = d.join("gc-1g.log.gz.part");
+    let mut r = std::fs::File::open(plain).expect("gc log");
+    let w = BufWriter::with_capacity(1 << 20, std::fs::File::create(&tmp).expect("create"));
+    let mut e = flate2::write::GzEncoder::new(w, flate2::Compression::fast());
+    std::io::copy(&mut r, &mut e).expect("compress");
+    e.finish().expect("finish").flush().expect("flush");
+    std::fs::rename(&tmp, &out).expect("rename");
     out
 }
 
@@ -288,6 +306,25 @@ fn main() {
         },
         true,
     );
+    let gz = gz_input(&d, &gc_log);
+    let gz_bytes = gz.metadata().expect("gz").len();
+    let (mut gz_pauses, mut zgrep_count) = (0, String::new());
+    let ((ours_gz, ours_gz_cpu), (zgrep, zgrep_cpu)) = interleaved(
+        || {
+            let s = gc::summarize(&gz, None).expect("gzip log reduces");
+            gz_pauses = s.all.ms.count();
+        },
+        false,
+        || {
+            let o = Command::new("sh")
+                .arg("-c")
+                .arg(format!("zcat '{}' | grep -c Pause", gz.display()))
+                .output()
+                .expect("zcat | grep");
+            zgrep_count = String::from_utf8_lossy(&o.stdout).trim().to_string();
+        },
+        true,
+    );
     let classifier = profile::load_rules(None).expect("default rules");
     let mut samples = 0;
     let ((prof, prof_cpu), _) = interleaved(
@@ -326,6 +363,19 @@ fn main() {
         "  ratio          logs gc / grep: {:.2}x the speed in wall time, {:.2}x the CPU time",
         grep / ours,
         ours_cpu / grep_cpu.max(1e-9)
+    );
+    println!(
+        "  logs gc, gzip  {:>6.0} MB/s wall  {:.3} s wall  {:.2} s CPU  same log gzipped ({} MB), {gz_pauses} pauses; MB/s of text",
+        mbps(gc_bytes, ours_gz),
+        ours_gz,
+        ours_gz_cpu,
+        gz_bytes / 1_000_000
+    );
+    println!(
+        "  zcat | grep -c {:>6.0} MB/s wall  {:.3} s wall  {:.2} s CPU  same gzip, {zgrep_count} matching lines",
+        mbps(gc_bytes, zgrep),
+        zgrep,
+        zgrep_cpu
     );
     println!(
         "  logs profile   {:>6.0} MB/s wall  {:.3} s wall  {:.2} s CPU  {} MB collapsed stacks, {samples} samples",

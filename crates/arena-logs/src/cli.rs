@@ -3,17 +3,19 @@
 
 use std::path::PathBuf;
 
-use arena_report::{Format, Table};
+use arena_report::{Exit, Format, Table};
 use clap::{Args, Subcommand};
 
+use crate::input::STDIN;
 use crate::{classload, gc, profile, stats};
 
 /// Reduce server-side evidence (per-frame stats, GC logs, class loading, profiler stacks)
 /// to tables that paste into a PERFORMANCE.md.
 ///
-/// Every reducer streams its files in constant memory, reports lines it could not read
-/// (file, count, the first few with line numbers) under its tables, and exits 2 when a
-/// file holds nothing it understands.
+/// Every reducer streams its files in constant memory (regular files, pipes, `-` for
+/// stdin, gzip by its magic bytes), reports lines it could not read (file, count, the first
+/// few with line numbers) under its tables, and exits 2 when a file holds nothing it
+/// understands or is binary.
 #[derive(Debug, Args)]
 pub struct LogsArgs {
     #[command(subcommand)]
@@ -43,7 +45,8 @@ pub enum LogsKind {
 
 #[derive(Debug, Args)]
 pub struct Common {
-    /// Log files to read.
+    /// Log files to read: regular files, pipes (`/dev/stdin`, FIFOs), `-` for stdin, and
+    /// gzip (also concatenated members), recognised by its magic bytes whatever the name.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// Output format.
@@ -119,6 +122,16 @@ pub struct ProfileArgs {
 
 /// Runs one `logs` subcommand and returns its rendered output.
 pub fn run(args: &LogsArgs) -> anyhow::Result<String> {
+    let files = match &args.kind {
+        LogsKind::Stats(a) => &a.common.files,
+        LogsKind::Gc(a) => &a.common.files,
+        LogsKind::Classload(a) => &a.common.files,
+        LogsKind::Profile(a) => &a.common.files,
+    };
+    // Stdin can be read once: the second `-` would silently read as an empty file.
+    if files.iter().filter(|f| f.as_os_str() == STDIN).count() > 1 {
+        return Err(Exit::bad_input(format!("`{STDIN}` (stdin) can be given once")).into());
+    }
     let (tables, format): (Vec<Table>, Format) = match &args.kind {
         LogsKind::Stats(a) => (
             stats::run(&stats::StatsOptions {

@@ -574,9 +574,8 @@ pub fn summarize_with(
     s.span = first.zip(last);
     s.scan = scan;
     s.windows.sort_by_key(|w| w.0);
-    if s.scan.understood() == 0 {
-        return Err(s.scan.nothing_understood(GcParser::KIND).into());
-    }
+    // A log of a run that never collected ("Using G1", init lines) is still a GC log.
+    s.scan.require(GcParser::KIND, s.scan.understood(), 0.0)?;
     Ok(s)
 }
 

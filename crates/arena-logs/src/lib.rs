@@ -5,11 +5,13 @@
 //! (one line in, one typed record out) driven by the one streaming reader in [`scan`], so
 //! every kind gets the same speed, constant memory and the same "lines not understood"
 //! report (file, count, first few with line numbers). Each module then folds its records
-//! into `arena_report::Table`s; nothing here prints.
+//! into `arena_report::Table`s; nothing here prints. [`input`] opens what the scanner
+//! reads: files, pipes, stdin (`-`) and gzip, in one pass, refusing binary data.
 
 pub mod classload;
 pub mod cli;
 pub mod gc;
+pub mod input;
 pub mod profile;
 pub mod scan;
 pub mod stats;

@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use arena_report::{fmt_count, toml_input, Cell, Column, Exit, Table};
@@ -71,7 +72,7 @@ impl LineParser for CollapsedParser {
         }
         let count = digits.iter().fold(0u64, |n, &c| n * 10 + (c - b'0') as u64);
         let frames = crate::unified::trim(&line[..sp]);
-        if frames.is_empty() || memchr::memchr(0, frames).is_some() {
+        if !looks_like_frames(frames) {
             return Parsed::Unknown;
         }
         Parsed::Record(Stack { frames, count })
@@ -81,6 +82,42 @@ impl LineParser for CollapsedParser {
         None
     }
 }
+
+/// Whether `f` is `frame;frame;...;frame`, so that any line of text that merely ends in a
+/// number ("see section 3", a string in a binary) is not taken for a stack: no empty frame
+/// (`;;`, a leading or trailing `;`), no control bytes (symbol names have none; binary
+/// junk does), valid UTF-8, and a lone frame holds no spaces unless it is a bracketed
+/// root such as `[main tid=1]`. Spaces inside frames of a longer stack stay allowed: C++
+/// signatures and Rust types (`[u8; 8]`) have them.
+fn looks_like_frames(f: &[u8]) -> bool {
+    static EMPTY_FRAME: LazyLock<memchr::memmem::Finder<'static>> =
+        LazyLock::new(|| memchr::memmem::Finder::new(b";;"));
+    let (Some(&first), Some(&last)) = (f.first(), f.last()) else {
+        return false;
+    };
+    if first == b';' || last == b';' {
+        return false;
+    }
+    // Printable ASCII, the usual case, is one branch-free pass the compiler vectorises
+    // (this runs on every line of files of gigabytes); anything else must be UTF-8 text.
+    let plain = f
+        .iter()
+        .fold(0u8, |acc, &b| acc | (b.wrapping_sub(0x20) > 0x5e) as u8)
+        == 0;
+    if !plain && !std::str::from_utf8(f).is_ok_and(|s| !s.chars().any(char::is_control)) {
+        return false;
+    }
+    if EMPTY_FRAME.find(f).is_some() {
+        return false;
+    }
+    memchr::memchr(b';', f).is_some()
+        || memchr::memchr(b' ', f).is_none()
+        || (first == b'[' && last == b']')
+}
+
+/// A collapsed file is nothing but stacks: when fewer than half of its lines that are not
+/// blank are stacks, it is some other text with a few lines of the right shape.
+pub const MIN_STACK_SHARE: f64 = 0.5;
 
 /// One bucket rule; a stack matches when any listed substring is found where it says.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -337,6 +374,9 @@ pub struct ProfileSummary {
     pub by_bucket: Vec<u64>,
     /// Leaf frame (annotation stripped) -> (samples, bucket of the first stack seen).
     pub leaves: HashMap<Vec<u8>, (u64, usize)>,
+    /// Every distinct stack with its samples, kept only for a flame graph (memory grows with
+    /// the number of distinct stacks, not with the file).
+    pub stacks: Option<HashMap<Vec<u8>, u64>>,
 }
 
 pub fn load_rules(path: Option<&Path>) -> anyhow::Result<Classifier> {
@@ -377,6 +417,14 @@ impl Fold<CollapsedParser> for ProfileFold<'_> {
                 self.s.leaves.insert(leaf.to_vec(), (st.count, b));
             }
         }
+        if let Some(stacks) = self.s.stacks.as_mut() {
+            match stacks.get_mut(st.frames) {
+                Some(n) => *n += st.count,
+                None => {
+                    stacks.insert(st.frames.to_vec(), st.count);
+                }
+            }
+        }
     }
 
     fn merge(&mut self, later: Self) {
@@ -386,6 +434,11 @@ impl Fold<CollapsedParser> for ProfileFold<'_> {
         }
         for (leaf, (n, b)) in later.s.leaves {
             self.s.leaves.entry(leaf).or_insert((0, b)).0 += n;
+        }
+        if let (Some(mine), Some(theirs)) = (self.s.stacks.as_mut(), later.s.stacks) {
+            for (stack, n) in theirs {
+                *mine.entry(stack).or_insert(0) += n;
+            }
         }
     }
 }
@@ -401,19 +454,30 @@ pub fn summarize_with(
     classifier: &Classifier,
     threads: usize,
 ) -> anyhow::Result<ProfileSummary> {
+    reduce(path, classifier, threads, false)
+}
+
+/// One pass over a collapsed file; `keep_stacks` also keeps every distinct stack, so a
+/// flame graph needs no second read (a pipe or stdin cannot be read twice).
+fn reduce(
+    path: &Path,
+    classifier: &Classifier,
+    threads: usize,
+    keep_stacks: bool,
+) -> anyhow::Result<ProfileSummary> {
     let fresh = || ProfileFold {
         classifier,
         s: ProfileSummary {
             by_bucket: vec![0; classifier.buckets().len()],
+            stacks: keep_stacks.then(HashMap::new),
             ..ProfileSummary::default()
         },
     };
     let (scan, fold, _) = scan_path_parallel(path, threads, || CollapsedParser, fresh)?;
     let mut s = fold.s;
     s.scan = scan;
-    if s.scan.records == 0 {
-        return Err(s.scan.nothing_understood(CollapsedParser::KIND).into());
-    }
+    s.scan
+        .require(CollapsedParser::KIND, s.scan.records, MIN_STACK_SHARE)?;
     Ok(s)
 }
 
@@ -421,14 +485,15 @@ pub fn run(opts: &ProfileOptions) -> anyhow::Result<Vec<Table>> {
     let classifier = load_rules(opts.rules.as_deref())?;
     let mut sums = Vec::new();
     for f in &opts.files {
-        sums.push(summarize(f, &classifier)?);
+        let keep = opts.flamegraph.is_some();
+        sums.push(reduce(f, &classifier, threads_for(f), keep)?);
     }
     let mut tables = vec![shares_table(&sums, &classifier)];
     for s in &sums {
         tables.push(leaves_table(s, &classifier, opts));
     }
     if let Some(svg) = &opts.flamegraph {
-        write_flamegraph(&opts.files, svg)?;
+        write_flamegraph(&mut sums, svg)?;
     }
     Ok(tables)
 }
@@ -533,8 +598,20 @@ fn leaves_table(s: &ProfileSummary, c: &Classifier, opts: &ProfileOptions) -> Ta
     t
 }
 
-/// Renders all input files as one flame graph SVG with inferno (reads them whole).
-pub fn write_flamegraph(files: &[PathBuf], svg: &Path) -> anyhow::Result<()> {
+/// Renders the stacks of all files as one flame graph SVG with inferno, from the stacks
+/// kept during the one pass (taken out of `sums`), so gzip and pipes work and lines that
+/// were not understood stay out of the picture.
+pub fn write_flamegraph(sums: &mut [ProfileSummary], svg: &Path) -> anyhow::Result<()> {
+    let mut all: HashMap<Vec<u8>, u64> = HashMap::new();
+    for s in sums.iter_mut() {
+        for (stack, n) in s.stacks.take().unwrap_or_default() {
+            *all.entry(stack).or_insert(0) += n;
+        }
+    }
+    let lines: Vec<String> = all
+        .into_iter()
+        .map(|(stack, n)| format!("{} {n}", String::from_utf8_lossy(&stack)))
+        .collect();
     let out = std::fs::File::create(svg).map_err(|e| {
         Exit::bad_input(format!("{}: cannot write flame graph: {e}", svg.display()))
     })?;
@@ -542,12 +619,13 @@ pub fn write_flamegraph(files: &[PathBuf], svg: &Path) -> anyhow::Result<()> {
     opts.colors =
         inferno::flamegraph::Palette::Multi(inferno::flamegraph::color::MultiPalette::Java);
     opts.count_name = "samples".into();
-    opts.title = files
+    opts.title = sums
         .iter()
-        .map(|f| short_name(&f.display().to_string()))
+        .map(|s| short_name(&s.scan.file))
         .collect::<Vec<_>>()
         .join(" + ");
-    inferno::flamegraph::from_files(&mut opts, files, std::io::BufWriter::new(out))
+    let lines = lines.iter().map(String::as_str);
+    inferno::flamegraph::from_lines(&mut opts, lines, std::io::BufWriter::new(out))
         .map_err(|e| Exit::bad_input(format!("{}: flame graph failed: {e}", svg.display())))?;
     Ok(())
 }
@@ -662,5 +740,27 @@ mod tests {
             CollapsedParser.parse(b"a 99999999999999999999"),
             Parsed::Unknown
         );
+    }
+
+    #[test]
+    fn only_frames_make_a_stack() {
+        let ok = |l: &str| matches!(CollapsedParser.parse(l.as_bytes()), Parsed::Record(_));
+        // Real shapes: one frame, a thread root, C++ signatures and Rust types with spaces.
+        assert!(ok("main 3"));
+        assert!(ok("[main tid=1] 3"));
+        assert!(ok("[GC Thread#0 tid=13];GangWorker::loop 1"));
+        assert!(ok("a;operator new(unsigned long) 2"));
+        assert!(ok("main;core::ptr::drop_in_place<[u8; 8]> 2"));
+        assert!(ok("java/lang/Thread.run_[j];caf\u{e9}/X.y_[j] 1"));
+        // Prose and junk that merely end in a number.
+        assert!(!ok("see section 3"));
+        assert!(!ok("Copyright (C) 2021"));
+        assert!(!ok(";a;b 3"));
+        assert!(!ok("a;b; 3"));
+        assert!(!ok("a;;b 3"));
+        assert_eq!(CollapsedParser.parse(b"a;b\x01c 3"), Parsed::Unknown);
+        assert_eq!(CollapsedParser.parse(b"a;b\x7f 3"), Parsed::Unknown);
+        assert_eq!(CollapsedParser.parse(b"a;\xff\xfe 3"), Parsed::Unknown);
+        assert_eq!(CollapsedParser.parse(b"a;b\0c 3"), Parsed::Unknown);
     }
 }

@@ -7,10 +7,13 @@
 //! the same words and at the same speed.
 
 use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io::{self, Read};
+use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use arena_report::Exit;
+use arena_report::{fmt_count, Exit};
+
+use crate::input;
 
 /// How many not-understood lines are kept, with their line numbers, for the message.
 pub const SAMPLE_LINES: usize = 3;
@@ -122,15 +125,46 @@ impl ScanReport {
         }
     }
 
+    /// The one "nothing understood" rule, the same for every reducer: exit 2 when the
+    /// file holds nothing the reducer counts (`understood`: its records, or for GC logs
+    /// its lines of GC logging), and, for formats that hold nothing but records
+    /// (`min_share` > 0: collapsed stacks), when fewer than that share of the lines that
+    /// are not blank was understood: a text that merely has a few lines of the right
+    /// shape is not a log of this kind.
+    pub fn require(&self, kind: &str, understood: u64, min_share: f64) -> Result<(), Exit> {
+        if understood == 0 {
+            return Err(self.nothing_understood(kind));
+        }
+        let judged = understood + self.unknown;
+        if (understood as f64) < min_share * judged as f64 {
+            let msg = format!(
+                "{}: nothing understood as {kind}: only {} of {} non-blank lines understood \
+                 ({:.1} %, under the {:.0} % a file of this kind needs)",
+                self.file,
+                fmt_count(understood as i64),
+                fmt_count(judged as i64),
+                understood as f64 / judged as f64 * 100.0,
+                min_share * 100.0,
+            );
+            return Err(self.with_samples(msg, kind));
+        }
+        Ok(())
+    }
+
     /// The exit-2 error for a file in which nothing was understood.
     pub fn nothing_understood(&self, kind: &str) -> Exit {
         if self.bytes == 0 {
             return Exit::bad_input(format!("{}: empty file, expected {kind}", self.file));
         }
-        let mut msg = format!(
+        let msg = format!(
             "{}: nothing understood as {kind}: {} of {} lines not understood",
             self.file, self.unknown, self.lines
         );
+        self.with_samples(msg, kind)
+    }
+
+    /// `msg`, then the first lines not understood and which reducer they look like.
+    fn with_samples(&self, mut msg: String, kind: &str) -> Exit {
         if self.binary_lines > 0 {
             msg.push_str(&format!(
                 " ({} hold binary NUL bytes: not a text log)",
@@ -276,6 +310,13 @@ where
             Ok(0) => break,
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            // Say how far the text got: for gzip these are lines of the decompressed text.
+            Err(e) if rep.lines > 0 => {
+                return Err(io::Error::new(
+                    e.kind(),
+                    format!("{e}, after line {}", rep.lines),
+                ))
+            }
             Err(e) => return Err(e),
         };
         rep.bytes += n as u64;
@@ -309,17 +350,25 @@ where
     Ok(rep)
 }
 
-/// [`scan`] over a file on disk; the error names the file.
+/// [`scan`] over a file, a pipe, stdin (`-`) or a gzip file ([`input::open`]), in one
+/// pass; a binary file is refused before any line is read. Errors name the file.
 pub fn scan_path<P, F>(path: &Path, parser: &mut P, sink: F) -> anyhow::Result<ScanReport>
 where
     P: LineParser,
     F: FnMut(u64, P::Record<'_>),
 {
-    let name = path.display().to_string();
-    let file =
-        File::open(path).map_err(|e| Exit::bad_input(format!("{name}: cannot open: {e}")))?;
-    scan(&name, file, parser, sink)
-        .map_err(|e| Exit::bad_input(format!("{name}: read failed: {e}")).into())
+    let input = input::open(path, P::KIND)?;
+    scan_input(input, parser, sink)
+}
+
+fn scan_input<P, F>(input: input::Input, parser: &mut P, sink: F) -> anyhow::Result<ScanReport>
+where
+    P: LineParser,
+    F: FnMut(u64, P::Record<'_>),
+{
+    let name = input.name;
+    scan(&name, input.reader, parser, sink)
+        .map_err(|e| Exit::bad_input(format!("{name}: {e}")).into())
 }
 
 impl ScanReport {
@@ -376,9 +425,14 @@ pub trait Fold<P: LineParser>: Send {
 /// Below this size a file is read on one thread: splitting costs more than it saves.
 pub const PARALLEL_MIN_BYTES: u64 = 64 << 20;
 
-/// Reads `path` in up to `threads` chunks split at line boundaries, each on its own
-/// thread with its own parser and fold, and merges them in file order. Line numbers in the
-/// report are the file's own. Returns the parsers too (in order) for state they keep.
+/// Reads `path` (any input [`input::open`] takes) into one fold, and returns the parsers
+/// too (in order) for state they keep.
+///
+/// A plain regular file can be read at offsets, so with `threads` > 1 it is read in up to
+/// that many chunks split at line boundaries, each on its own thread with its own parser
+/// and fold, merged in file order; line numbers in the report are the file's own. Every
+/// other input (a pipe, stdin, gzip) has no offsets to jump to and is read in one pass on
+/// this thread.
 pub fn scan_path_parallel<P, F>(
     path: &Path,
     threads: usize,
@@ -389,30 +443,33 @@ where
     P: LineParser + Send,
     F: Fold<P>,
 {
-    let name = path.display().to_string();
-    let open =
-        || File::open(path).map_err(|e| Exit::bad_input(format!("{name}: cannot open: {e}")));
-    let len = open()?.metadata().map(|m| m.len()).unwrap_or(0);
-    let threads = threads.max(1);
-    let bounds = if threads == 1 || len == 0 {
-        vec![0, len]
-    } else {
-        chunk_bounds(&mut open()?, len, threads)
-            .map_err(|e| Exit::bad_input(format!("{name}: read failed: {e}")))?
+    let mut input = input::open(path, P::KIND)?;
+    let (file, len) = match input.plain_file.take_if(|(_, len)| threads > 1 && *len > 0) {
+        Some(f) => f,
+        None => {
+            let mut parser = make_parser();
+            let mut fold = make_fold();
+            let rep = scan_input(input, &mut parser, |_, r| fold.add(r))?;
+            return Ok((rep, fold, vec![parser]));
+        }
     };
+    let name = input.name;
+    let bounds = chunk_bounds(&file, len, threads)
+        .map_err(|e| Exit::bad_input(format!("{name}: read failed: {e}")))?;
     let results: Vec<anyhow::Result<(ScanReport, F, P)>> = std::thread::scope(|sc| {
         let handles: Vec<_> = bounds
             .windows(2)
             .map(|w| {
-                let (start, end) = (w[0], w[1]);
-                let (open, name, make_parser, make_fold) = (&open, &name, &make_parser, &make_fold);
+                let (file, name, make_parser, make_fold) = (&file, &name, &make_parser, &make_fold);
+                let chunk = At {
+                    file,
+                    pos: w[0],
+                    end: w[1],
+                };
                 sc.spawn(move || -> anyhow::Result<(ScanReport, F, P)> {
-                    let mut f = open()?;
-                    f.seek(SeekFrom::Start(start))
-                        .map_err(|e| Exit::bad_input(format!("{name}: seek failed: {e}")))?;
                     let mut parser = make_parser();
                     let mut fold = make_fold();
-                    let rep = scan(name, f.take(end - start), &mut parser, |_, r| fold.add(r))
+                    let rep = scan(name, chunk, &mut parser, |_, r| fold.add(r))
                         .map_err(|e| Exit::bad_input(format!("{name}: read failed: {e}")))?;
                     Ok((rep, fold, parser))
                 })
@@ -426,6 +483,17 @@ where
             })
             .collect()
     });
+    merge_chunks(results, make_fold)
+}
+
+/// Folds the chunks' results together in file order.
+fn merge_chunks<P, F: Fold<P>>(
+    results: Vec<anyhow::Result<(ScanReport, F, P)>>,
+    make_fold: impl Fn() -> F,
+) -> anyhow::Result<(ScanReport, F, Vec<P>)>
+where
+    P: LineParser,
+{
     let mut report: Option<ScanReport> = None;
     let mut fold: Option<F> = None;
     let mut parsers = Vec::new();
@@ -446,15 +514,34 @@ where
     Ok((report, fold, parsers))
 }
 
+/// One chunk of a regular file, read with positional reads: the threads share one file
+/// descriptor and none of them moves a file offset.
+struct At<'a> {
+    file: &'a File,
+    pos: u64,
+    end: u64,
+}
+
+impl Read for At<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let want = buf.len().min((self.end - self.pos) as usize);
+        if want == 0 {
+            return Ok(0);
+        }
+        let n = self.file.read_at(&mut buf[..want], self.pos)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
 /// Byte offsets `0 = b0 < b1 < ... = len`, each boundary just after a newline.
-fn chunk_bounds(f: &mut File, len: u64, threads: usize) -> io::Result<Vec<u64>> {
+fn chunk_bounds(f: &File, len: u64, threads: usize) -> io::Result<Vec<u64>> {
     let mut bounds = vec![0u64];
     let mut buf = vec![0u8; 64 << 10];
     for k in 1..threads as u64 {
         let mut pos = (len * k / threads as u64).max(*bounds.last().unwrap_or(&0));
-        f.seek(SeekFrom::Start(pos))?;
         let boundary = loop {
-            let n = f.read(&mut buf)?;
+            let n = f.read_at(&mut buf, pos)?;
             if n == 0 {
                 break len;
             }

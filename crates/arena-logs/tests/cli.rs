@@ -1,9 +1,12 @@
 //! The reducers through the real binary: per-frame stats and collapsed stacks with known
-//! answers, and every kind of bad input (binary junk, empty file, another kind of log,
-//! truncated last line, clocks going backwards, CRLF) with its exit code and message.
+//! answers, every kind of input (pipes, `-`, `/dev/stdin`, FIFOs, gzip with one or more
+//! members) and every kind of bad input (binary junk, executables, corrupt gzip, empty
+//! file, another kind of log, text that merely ends lines in numbers, truncated last line,
+//! clocks going backwards, CRLF) with its exit code and message.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 const KINDS: [&str; 4] = ["stats", "gc", "classload", "profile"];
 
@@ -12,6 +15,31 @@ fn bin(args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("run arena-logs")
+}
+
+/// Runs the binary with `input` written to its stdin through a pipe (from another thread,
+/// so a large input cannot dead-lock against the child's output).
+fn bin_stdin(args: &[&str], input: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_arena-logs"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run arena-logs");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let data = input.to_vec();
+    // The child may stop reading early (a binary head): a broken pipe is fine.
+    let writer = std::thread::spawn(move || drop(stdin.write_all(&data)));
+    let out = child.wait_with_output().expect("wait for arena-logs");
+    writer.join().unwrap();
+    out
+}
+
+fn gzip(body: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(body).unwrap();
+    e.finish().unwrap()
 }
 
 fn text(o: &Output) -> (String, String) {
@@ -253,13 +281,10 @@ fn junk_and_empty_files_exit_2_for_every_kind() {
         let (_, err) = text(&o);
         assert_eq!(o.status.code(), Some(2), "{kind}: {err}");
         assert!(
-            err.contains("junk.bin: nothing understood as"),
+            err.contains("junk.bin: binary data (") && err.contains("are not text"),
             "{kind}: {err}"
         );
-        assert!(
-            err.contains("lines not understood") && err.contains("  line 1: "),
-            "{kind}: {err}"
-        );
+        assert!(err.contains("nothing understood"), "{kind}: {err}");
         assert!(!err.contains("panicked"), "{kind}: {err}");
         let o = bin(&[kind, empty.to_str().unwrap()]);
         let (_, err) = text(&o);
@@ -269,6 +294,293 @@ fn junk_and_empty_files_exit_2_for_every_kind() {
     let o = bin(&["gc", dir.path().join("missing.log").to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).1.contains("missing.log: cannot open"));
+}
+
+const CL_LINES: &str = "[0.010s][info][class,load] java.lang.Object source: shared objects file\n\
+[0.020s][info][class,load] java.lang.String source: jrt:/java.base\n\
+[0.400s][info][class,load] a.Main source: file:/tmp/app/\n";
+
+/// One valid input per kind, to read through every kind of source.
+fn sample(kind: &str) -> Vec<u8> {
+    match kind {
+        "stats" => stats_log().into_bytes(),
+        "gc" => GC_LINES.as_bytes().to_vec(),
+        "classload" => CL_LINES.as_bytes().to_vec(),
+        _ => folded().into_bytes(),
+    }
+}
+
+/// The JSON output (no padding that depends on a name's length) with the input's name
+/// taken out, to compare reads of one text from different sources.
+fn unnamed(o: &Output, names: &[&str]) -> String {
+    let (out, err) = text(o);
+    assert!(o.status.success(), "{names:?}: {err}");
+    names.iter().fold(out, |s, n| s.replace(n, "INPUT"))
+}
+
+#[test]
+fn pipes_dash_dev_stdin_and_fifos_read_like_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    for kind in KINDS {
+        let body = sample(kind);
+        let f = write(dir.path(), "input.log", &body);
+        let path = f.to_str().unwrap();
+        let want = unnamed(
+            &bin(&[kind, path, "--format", "json"]),
+            &[path, "input.log"],
+        );
+        for arg in ["-", "/dev/stdin"] {
+            let o = bin_stdin(&[kind, arg, "--format", "json"], &body);
+            assert_eq!(unnamed(&o, &["/dev/stdin", "stdin"]), want, "{kind} {arg}");
+        }
+        // zcat gc.log.gz | arena-perf logs gc /dev/stdin: gzip through the pipe.
+        let o = bin_stdin(&[kind, "/dev/stdin", "--format", "json"], &gzip(&body));
+        assert_eq!(
+            unnamed(&o, &["/dev/stdin", "stdin"]),
+            want,
+            "{kind} gzip pipe"
+        );
+    }
+    // A named pipe, written by another thread while the reducer reads it.
+    let fifo = dir.path().join("gc.fifo");
+    let ok = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+    assert!(ok.success());
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            let mut w = std::fs::OpenOptions::new().write(true).open(fifo).unwrap();
+            w.write_all(GC_LINES.as_bytes()).unwrap();
+        })
+    };
+    let o = bin(&["gc", fifo.to_str().unwrap(), "--format", "csv"]);
+    writer.join().unwrap();
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("all pauses,,3,1.97"), "{out}");
+    // Stdin can be read once.
+    let o = bin_stdin(&["gc", "-", "-"], GC_LINES.as_bytes());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).1.contains("can be given once"), "{}", text(&o).1);
+}
+
+#[test]
+fn gzip_is_read_by_its_magic_bytes_with_every_member() {
+    let dir = tempfile::tempdir().unwrap();
+    for kind in KINDS {
+        let body = sample(kind);
+        let plain = write(dir.path(), "plain.log", &body);
+        // A rotated log's name says nothing about gzip: the magic bytes do.
+        let gz = write(dir.path(), "rotated.log.1", &gzip(&body));
+        let json = |f: &Path| bin(&[kind, f.to_str().unwrap(), "--format", "json"]);
+        let want = unnamed(&json(&plain), &["plain.log"]);
+        let got = unnamed(&json(&gz), &["rotated.log.1"]);
+        assert_eq!(got, want, "{kind}");
+    }
+    // `cat a.gz b.gz`: both members are read, and line numbers run on through the second
+    // one's decompressed text (the clock steps back at its line 1, line 7 overall).
+    let mut two = gzip(GC_LINES.as_bytes());
+    two.extend(gzip(GC_LINES.as_bytes()));
+    let f = write(dir.path(), "two.gz", &two);
+    let o = bin(&["gc", f.to_str().unwrap()]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("n=6 pauses"), "{out}");
+    assert!(
+        out.contains("time goes backwards 1 times (first at line 7: 0.003s after 0.062s)"),
+        "{out}"
+    );
+    assert!(out.contains("two.gz: 12 lines, 12 understood"), "{out}");
+    // Lines not understood are named by their line in the decompressed text.
+    let cut = format!(
+        "{GC_LINES}{}",
+        &GC_LINES[..GC_LINES.find("5M->5M").unwrap()]
+    );
+    let f = write(dir.path(), "cut.gz", &gzip(cut.as_bytes()));
+    let (out, _) = text(&bin(&["gc", f.to_str().unwrap()]));
+    assert!(
+        out.contains("line 11: \"[0.061s][info][gc] GC(2) Pause Remark \""),
+        "{out}"
+    );
+    // A gzip of nothing is an empty log.
+    let f = write(dir.path(), "empty.gz", &gzip(b""));
+    let o = bin(&["gc", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o).1.contains("empty.gz: empty file"),
+        "{}",
+        text(&o).1
+    );
+}
+
+/// GC lines with varied numbers (so they do not compress to nothing), `n` of them.
+fn many_gc_lines(n: u32) -> String {
+    (0..n)
+        .map(|i| {
+            format!(
+                "[{}.{:03}s][info][gc] GC({i}) Pause Young (Normal) (G1 Evacuation Pause) {}M->{}M(66M) {}.{:03}ms\n",
+                i / 100,
+                (i * 7) % 1000,
+                7 + i % 13,
+                2 + i % 5,
+                i % 9,
+                (i * 37) % 1000
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn corrupt_and_truncated_gzip_name_the_file_and_the_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = many_gc_lines(4000);
+    let good = gzip(body.as_bytes());
+    // Damage the deflate data well past the first 64 KB of text, so the lines before the
+    // damage are read and counted first.
+    let mut bad = good.clone();
+    let at = bad.len() * 4 / 5;
+    for b in &mut bad[at..at + 64] {
+        *b ^= 0x5a;
+    }
+    let f = write(dir.path(), "bad.gz", &bad);
+    for kind in ["gc", "profile"] {
+        let o = bin(&[kind, f.to_str().unwrap()]);
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{kind}: {err}");
+        assert!(
+            err.contains("bad.gz: corrupt gzip stream at byte "),
+            "{kind}: {err}"
+        );
+        assert!(
+            err.contains("of the compressed input") && err.contains(", after line "),
+            "{kind}: {err}"
+        );
+    }
+    // Cut off mid-stream (a log still being compressed, a broken copy).
+    let f = write(dir.path(), "cut.gz", &good[..good.len() / 2]);
+    let o = bin(&["gc", f.to_str().unwrap()]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("cut.gz: truncated gzip stream at byte "),
+        "{err}"
+    );
+    // Damaged in the header: nothing was read.
+    let mut hdr = good.clone();
+    hdr[3] = 0xff; // reserved flag bits
+    let f = write(dir.path(), "hdr.gz", &hdr);
+    let o = bin(&["classload", f.to_str().unwrap()]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("hdr.gz: corrupt gzip stream at byte"), "{err}");
+}
+
+#[test]
+fn executables_images_and_gzip_of_binary_are_binary_for_every_kind() {
+    let dir = tempfile::tempdir().unwrap();
+    let me = std::env::current_exe().unwrap();
+    let elf = std::fs::read(&me).unwrap();
+    let gz_elf = write(dir.path(), "exe.gz", &gzip(&elf[..elf.len().min(1 << 20)]));
+    // A PNG's signature and IHDR chunk, then deflate-like bytes.
+    let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\x01\0\0\0\x01\0\x08\x06\0\0\0".to_vec();
+    png.extend((0..2000u32).map(|i| (i.wrapping_mul(2654435761) >> 11) as u8));
+    let png = write(dir.path(), "shot.png", &png);
+    let words = [
+        ("stats", "not per-frame stats lines"),
+        ("gc", "not a GC log"),
+        ("classload", "not a class-load log"),
+        ("profile", "not collapsed stacks"),
+    ];
+    for (kind, not) in words {
+        for (f, what) in [
+            (Path::new("/bin/true"), "binary data (an ELF executable"),
+            (me.as_path(), "binary data (an ELF executable"),
+            (
+                gz_elf.as_path(),
+                "binary data (decompressed, an ELF executable",
+            ),
+            (png.as_path(), "binary data (a PNG image)"),
+        ] {
+            let o = bin(&[kind, f.to_str().unwrap()]);
+            let (out, err) = text(&o);
+            assert_eq!(o.status.code(), Some(2), "{kind} {f:?}: {out}{err}");
+            assert!(
+                err.contains(what) && err.contains(not),
+                "{kind} {f:?}: {err}"
+            );
+        }
+        // The same through a pipe.
+        let o = bin_stdin(&[kind, "-"], &elf);
+        assert_eq!(o.status.code(), Some(2), "{kind} stdin");
+        assert!(
+            text(&o).1.contains("stdin: binary data (an ELF"),
+            "{}",
+            text(&o).1
+        );
+    }
+    let xz = write(dir.path(), "gc.log.xz", b"\xfd7zXZ\0\0\x04\xe6\xd6\xb4F");
+    let o = bin(&["gc", xz.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).1.contains("compressed with xz"), "{}", text(&o).1);
+}
+
+#[test]
+fn text_that_merely_ends_in_numbers_is_not_a_profile() {
+    let dir = tempfile::tempdir().unwrap();
+    // The printable strings of an executable, one a line (what `strings` prints): many end
+    // in a number, and a handful even look like stacks (this test's own folded lines).
+    let exe = std::fs::read(std::env::current_exe().unwrap()).unwrap();
+    let mut strings = Vec::new();
+    for run in exe.split(|b| !(0x20..0x7f).contains(b)) {
+        if run.len() >= 4 {
+            strings.extend_from_slice(run);
+            strings.push(b'\n');
+        }
+    }
+    let f = write(dir.path(), "strings.txt", &strings);
+    let o = bin(&["profile", f.to_str().unwrap()]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}{err}");
+    assert!(
+        err.contains("strings.txt: nothing understood as collapsed stacks"),
+        "{err}"
+    );
+    // Prose with a number at the end of each line, and one real stack among 100 lines.
+    let mut prose = String::from("main;a/B.c_[j] 5\n");
+    for i in 0..99 {
+        prose.push_str(&format!("see section {i}\nCopyright (C) 20{i:02}\n"));
+    }
+    let f = write(dir.path(), "notes.txt", prose.as_bytes());
+    let o = bin(&["profile", f.to_str().unwrap()]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("notes.txt: nothing understood as collapsed stacks (frame;frame count): only 1 of 199 non-blank lines understood"),
+        "{err}"
+    );
+    assert!(err.contains("line 2: \"see section 0\""), "{err}");
+    // A profile with a stray line is still a profile, the line reported.
+    let mut mostly = folded();
+    mostly.push_str("see section 3\n");
+    let f = write(dir.path(), "mostly.collapsed", mostly.as_bytes());
+    let o = bin(&["profile", f.to_str().unwrap()]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("1 of 9 lines not understood"), "{out}");
+}
+
+#[test]
+fn flame_graph_from_a_pipe_of_gzip() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("flame.svg");
+    let o = bin_stdin(
+        &["profile", "-", "--flamegraph", svg.to_str().unwrap()],
+        &gzip(folded().as_bytes()),
+    );
+    assert!(o.status.success(), "{}", text(&o).1);
+    let flame = std::fs::read_to_string(&svg).unwrap();
+    assert!(flame.contains("GangWorker::loop"), "flame graph");
+    // 100 samples in all, the stacks read once from stdin.
+    assert!(flame.contains("100 samples"), "total in the flame graph");
 }
 
 #[test]

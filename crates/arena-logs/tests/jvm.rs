@@ -570,3 +570,76 @@ fn parallel_chunks_give_the_single_thread_tables() {
         assert_eq!(one.scan, three.scan);
     }
 }
+
+/// Compresses `path` into `out` as two gzip members split at a line, the way `cat` joins
+/// a rotated pair (`gc.log.0.gz` + `gc.log.1.gz`).
+fn gzip_two_members(path: &Path, out: &Path) {
+    use std::io::Write;
+    let text = std::fs::read(path).unwrap();
+    let cut = text[..text.len() / 2]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    let mut gz = Vec::new();
+    for part in [&text[..cut], &text[cut..]] {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(part).unwrap();
+        gz.extend(e.finish().unwrap());
+    }
+    std::fs::write(out, gz).unwrap();
+}
+
+#[test]
+fn gzip_of_real_logs_reads_like_the_logs() {
+    let l = logs();
+    let dir = tempfile::tempdir().unwrap();
+    for (i, path) in [&l.g1_full, &l.zgc_full, &l.parallel_stdout]
+        .into_iter()
+        .enumerate()
+    {
+        let gz = dir.path().join(format!("gc.log.{i}"));
+        gzip_two_members(path, &gz);
+        let plain = gc::summarize(path, None).unwrap();
+        let packed = gc::summarize(&gz, None).unwrap();
+        let render = |s: &gc::GcSummary| {
+            let mut scan = s.scan.clone();
+            scan.file.clear();
+            format!(
+                "{:?} {:?} {:?} {} {:?} {:?}",
+                scan,
+                s.by_kind
+                    .iter()
+                    .map(|(k, c, st)| (k, c, st.ms.count(), st.ms.sum()))
+                    .collect::<Vec<_>>(),
+                s.span,
+                s.all.humongous,
+                s.collector,
+                s.heap_after_mb.quantile(0.5)
+            )
+        };
+        assert_eq!(render(&plain), render(&packed), "{}", path.display());
+        assert!(plain.all.ms.count() > 0, "{}", path.display());
+    }
+    let gz = dir.path().join("classes.log.1");
+    gzip_two_members(&l.classes_full, &gz);
+    let opts = ClassLoadOptions::default();
+    let plain = classload::summarize(&l.classes_full, &opts).unwrap();
+    let packed = classload::summarize(&gz, &opts).unwrap();
+    assert_eq!(
+        (
+            plain.classes,
+            plain.cds,
+            plain.first,
+            plain.last,
+            &plain.modules
+        ),
+        (
+            packed.classes,
+            packed.cds,
+            packed.first,
+            packed.last,
+            &packed.modules
+        )
+    );
+    assert_eq!(plain.scan.lines, packed.scan.lines);
+}
