@@ -1,4 +1,5 @@
-//! `arena-perf serve`: run the built-in fixture match on 127.0.0.1 until Ctrl-C.
+//! `arena-perf serve`: run the built-in fixture match on 127.0.0.1 until Ctrl-C or SIGTERM
+//! (also during startup: the handlers are installed before the board is rendered).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -15,7 +16,8 @@ pub struct ServeArgs {
     pub port: u16,
     /// Set a fixture knob, NAME=VALUE (repeatable; applied after --pilot/--arm). Knobs:
     /// seed, shadows, phase, los_work, tick_ms, lazy_png, png_level, const_cache, ack,
-    /// in_flight, delay_ms, drop_every, bots, bot_duty, blink_ms, worker
+    /// in_flight, delay_ms, drop_every, bots, bot_duty, blink_ms, worker, max_connections
+    /// (WebSocket sessions at once, default 64; past it an upgrade gets HTTP 503)
     /// (docs/fixture-protocol.md).
     #[arg(long = "knob", value_name = "NAME=VALUE", value_parser = Knobs::parse_pair)]
     pub knobs: Vec<(String, String)>,

@@ -25,7 +25,7 @@ pub enum AckMode {
 
 /// The effective knob set of a fixture server. Defaults are the stock behaviour.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct Knobs {
     /// Seed of the board art and heightmap.
     pub seed: u64,
@@ -60,11 +60,19 @@ pub struct Knobs {
     /// The client opens and uses its WebSocket inside a dedicated Worker (the page's
     /// `window.WebSocket` is never constructed); decoding and drawing stay on the main thread.
     pub worker: bool,
+    /// WebSocket sessions served at once; a connection past it is refused with HTTP 503
+    /// before the upgrade (each session is a thread and its buffers).
+    pub max_connections: u32,
 }
 
 /// Default `los_work`: about 10 ms of CPU per firing click on the reference machine, release
 /// build (the `lazy_png` bench prints the calibration; see docs/fixture-protocol.md).
 pub const DEFAULT_LOS_WORK: u32 = 3600;
+
+/// Default `max_connections`: far more than a pilot or a browser opens (one each), few
+/// enough that a flood of sessions, each a thread building a 672 KB first frame, stays in
+/// tens of MB.
+pub const DEFAULT_MAX_CONNECTIONS: u32 = 64;
 
 impl Default for Knobs {
     fn default() -> Self {
@@ -85,6 +93,7 @@ impl Default for Knobs {
             bot_duty: 50,
             blink_ms: 0,
             worker: false,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
         }
     }
 }
@@ -107,6 +116,7 @@ pub const KNOB_NAMES: &[&str] = &[
     "bot_duty",
     "blink_ms",
     "worker",
+    "max_connections",
 ];
 
 fn parse_bool(name: &str, value: &str) -> Result<bool, String> {
@@ -173,6 +183,7 @@ impl Knobs {
             "bot_duty" => self.bot_duty = parse_int(name, value, 0, 100)?,
             "blink_ms" => self.blink_ms = parse_int(name, value, 0, 60_000)?,
             "worker" => self.worker = parse_bool(name, value)?,
+            "max_connections" => self.max_connections = parse_int(name, value, 1, 4096)?,
             _ => {
                 return Err(format!(
                     "unknown knob `{name}` (known: {})",

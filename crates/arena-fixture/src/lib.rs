@@ -3,7 +3,9 @@
 //! WebSocket, and puts known, tunable costs on the send path (see [`Knobs`] and
 //! docs/fixture-protocol.md).
 
+pub mod alloc;
 pub mod art;
+mod conn;
 #[cfg(feature = "browser")]
 pub mod drive;
 pub mod knobs;

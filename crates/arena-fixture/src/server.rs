@@ -1,29 +1,29 @@
-//! The fixture's HTTP + WebSocket server (127.0.0.1 only). Each connection gets a session
-//! thread (the fixture's event-dispatch thread: inputs, line-of-sight work, the paint tick,
-//! frame building) and a writer task that sends frames and records them.
+//! The fixture's HTTP + WebSocket server (127.0.0.1 only): the routes, the connection limit
+//! (`max_connections`, refused with 503 before the upgrade) and the handle. Each accepted
+//! connection is driven by `crate::conn`: a session thread (the fixture's event-dispatch
+//! thread: inputs, line-of-sight work, the paint tick, frame building) and a writer task.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use axum::body::Bytes;
-use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
+use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::State;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
-use futures_util::{SinkExt, StreamExt};
-use tokio::sync::{mpsc, watch};
+use tokio::signal::unix::{signal, SignalKind};
+use tokio::sync::{watch, Semaphore};
 
 use crate::art::Board;
+use crate::conn::{connection, READ_BUFFER};
 use crate::knobs::Knobs;
-use crate::proto::{parse_client, ClientMsg, Input, MAX_CLIENT_MESSAGE};
-use crate::session::{BuiltFrame, FrameKind, InputOutcome, Session};
-use crate::stats::{bump, thread_cpu, Counters, FrameStat, ServerStats, StatsLog};
+use crate::proto::MAX_CLIENT_MESSAGE;
+use crate::session::FrameKind;
+use crate::stats::{bump, Counters, FrameStat, ServerStats, StatsLog};
 
 const INDEX_HTML: &str = include_str!("../assets/index.html");
 const FIXTURE_JS: &str = include_str!("../assets/fixture.js");
@@ -48,6 +48,8 @@ pub mod close {
     pub const UNSUPPORTED: u16 = 1003;
     /// A message over the size limit.
     pub const TOO_BIG: u16 = 1009;
+    /// The session thread could not start or failed.
+    pub const INTERNAL: u16 = 1011;
 }
 
 /// How to start a server besides its knobs.
@@ -62,13 +64,17 @@ pub struct ServerOptions {
 /// Starts fixture servers.
 pub struct Server;
 
-struct Shared {
-    knobs: Knobs,
+/// What every request and connection of one server shares.
+pub(crate) struct Shared {
+    pub knobs: Knobs,
     index_html: String,
-    board: Arc<Board>,
-    stats: Arc<ServerStats>,
-    next_conn: AtomicU64,
-    shutdown: watch::Receiver<bool>,
+    pub board: Arc<Board>,
+    pub stats: Arc<ServerStats>,
+    pub next_conn: AtomicU64,
+    pub shutdown: watch::Receiver<bool>,
+    /// One permit per connection under `max_connections`, held until its session thread
+    /// has returned.
+    slots: Arc<Semaphore>,
 }
 
 /// A running fixture server. Dropping it stops the server too; `shutdown` also waits.
@@ -113,6 +119,7 @@ impl Server {
             stats: stats.clone(),
             next_conn: AtomicU64::new(0),
             shutdown: shutdown.clone(),
+            slots: Arc::new(Semaphore::new(knobs.max_connections as usize)),
         });
         let app = Router::new()
             .route("/", get(index))
@@ -327,291 +334,70 @@ async fn not_found() -> Response {
     )
 }
 
+/// The upgrade to a session, or 503 past `max_connections`: refused before the upgrade,
+/// so a refused client costs no session thread, no WebSocket buffers, no board frame.
 async fn ws_upgrade(State(st): State<Arc<Shared>>, ws: WebSocketUpgrade) -> Response {
+    let Ok(slot) = st.slots.clone().try_acquire_owned() else {
+        bump(&st.stats.counters.connections_refused, 1);
+        let body = format!(
+            "too many connections (max_connections={})\n",
+            st.knobs.max_connections
+        );
+        let mut r = isolated(
+            (StatusCode::SERVICE_UNAVAILABLE, body).into_response(),
+            "text/plain; charset=utf-8",
+        );
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        return r;
+    };
     ws.max_message_size(MAX_CLIENT_MESSAGE)
         .max_frame_size(MAX_CLIENT_MESSAGE)
-        .on_upgrade(move |socket| connection(socket, st))
+        .read_buffer_size(READ_BUFFER)
+        .on_upgrade(move |socket| connection(socket, st, slot))
 }
 
-enum EdtMsg {
-    Input(Input),
-    Ack(u32),
-}
-
-enum Outgoing {
-    Frame(BuiltFrame, Duration),
-    Close(u16, String),
-}
-
-async fn connection(socket: WebSocket, st: Arc<Shared>) {
-    let conn = st.next_conn.fetch_add(1, Ordering::Relaxed) + 1;
-    let c = &st.stats.counters;
-    bump(&c.connections_total, 1);
-    bump(&c.connections_open, 1);
-    let (mut sink, mut stream) = socket.split();
-    let (to_edt, edt_rx) = std::sync::mpsc::channel::<EdtMsg>();
-    let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Outgoing>();
-    let edt = {
-        let (knobs, board, stats, tx) = (
-            st.knobs.clone(),
-            st.board.clone(),
-            st.stats.clone(),
-            out_tx.clone(),
-        );
-        std::thread::Builder::new()
-            .name(format!("fixture-edt-{conn}"))
-            .spawn(move || run_edt(knobs, board, edt_rx, tx, stats))
-    };
-    if edt.is_err() {
-        let _ = sink
-            .send(Message::Close(Some(CloseFrame {
-                code: 1011,
-                reason: "no session thread".into(),
-            })))
-            .await;
-        c.connections_open.fetch_sub(1, Ordering::Relaxed);
-        return;
-    }
-    let stats = st.stats.clone();
-    let delay = Duration::from_millis(st.knobs.delay_ms as u64);
-    let writer = tokio::spawn(async move {
-        while let Some(out) = out_rx.recv().await {
-            match out {
-                Outgoing::Frame(f, cpu) => {
-                    if f.kind == FrameKind::Reply && !delay.is_zero() {
-                        tokio::time::sleep(delay).await;
-                    }
-                    let len = f.bytes.len() as u64;
-                    if sink
-                        .send(Message::Binary(Bytes::from(f.bytes)))
-                        .await
-                        .is_err()
-                    {
-                        break;
-                    }
-                    let done = Instant::now();
-                    stats.record(FrameStat {
-                        conn,
-                        frame_id: f.id,
-                        kind: f.kind,
-                        bytes: len,
-                        constants_sent: f.constants_sent,
-                        cache_hits: f.cache_hits,
-                        encodes: f.encodes,
-                        render_ms: f.render_ms,
-                        encode_ms: f.encode_ms,
-                        cpu_ms: cpu.as_secs_f64() * 1e3,
-                        server_rendering_ms: (done - f.started).as_secs_f64() * 1e3,
-                        inputs: f.inputs,
-                        input: f.last_input.map(|k| k.name().to_string()),
-                        sent_unix_ms: SystemTime::now()
-                            .duration_since(UNIX_EPOCH)
-                            .map(|d| d.as_secs_f64() * 1e3)
-                            .unwrap_or(0.0),
-                    });
-                }
-                Outgoing::Close(code, reason) => {
-                    let _ = sink
-                        .send(Message::Close(Some(CloseFrame {
-                            code,
-                            reason: reason.into(),
-                        })))
-                        .await;
-                    break;
-                }
-            }
-        }
-        let _ = sink.close().await;
-    });
-    let mut shutdown = st.shutdown.clone();
-    let close_with = |code: u16, reason: String| {
-        let _ = out_tx.send(Outgoing::Close(code, reason));
-    };
-    loop {
-        let msg = tokio::select! {
-            m = stream.next() => m,
-            _ = shutdown.wait_for(|s| *s) => {
-                close_with(close::GOING_AWAY, "server shutting down".into());
-                break;
-            }
-        };
-        match msg {
-            None | Some(Ok(Message::Close(_))) => break,
-            Some(Ok(Message::Binary(b))) => match parse_client(&b) {
-                Ok(ClientMsg::Input(i)) => {
-                    bump(&c.inputs, 1);
-                    if to_edt.send(EdtMsg::Input(i)).is_err() {
-                        break;
-                    }
-                }
-                Ok(ClientMsg::Ack(id)) => {
-                    if to_edt.send(EdtMsg::Ack(id)).is_err() {
-                        break;
-                    }
-                }
-                Err(e) => {
-                    bump(&c.bad_messages, 1);
-                    close_with(close::PROTOCOL, e.to_string());
-                    break;
-                }
-            },
-            Some(Ok(Message::Text(_))) => {
-                bump(&c.bad_messages, 1);
-                close_with(
-                    close::UNSUPPORTED,
-                    "text frames are not part of the protocol".into(),
-                );
-                break;
-            }
-            Some(Ok(Message::Ping(_) | Message::Pong(_))) => {}
-            Some(Err(e)) => {
-                // Oversized messages and broken framing end here; the socket may still
-                // take a close frame.
-                bump(&c.bad_messages, 1);
-                let text = e.to_string();
-                let code = if text.contains("too long")
-                    || text.contains("too big")
-                    || text.contains("Space limit")
-                {
-                    close::TOO_BIG
-                } else {
-                    close::PROTOCOL
-                };
-                close_with(code, text.chars().take(100).collect());
-                break;
-            }
-        }
-    }
-    drop(to_edt);
-    drop(out_tx);
-    let abort = writer.abort_handle();
-    if tokio::time::timeout(Duration::from_secs(2), writer)
-        .await
-        .is_err()
-    {
-        // A client that stopped reading would hold its writer forever.
-        abort.abort();
-    }
-    if let Ok(h) = edt {
-        let _ = tokio::task::spawn_blocking(move || h.join()).await;
-    }
-    c.connections_open.fetch_sub(1, Ordering::Relaxed);
-}
-
-/// The session thread: inputs and line-of-sight work as they arrive, frames on the tick.
-fn run_edt(
-    knobs: Knobs,
-    board: Arc<Board>,
-    rx: Receiver<EdtMsg>,
-    tx: mpsc::UnboundedSender<Outgoing>,
-    stats: Arc<ServerStats>,
-) {
-    let c = &stats.counters;
-    let tick = Duration::from_millis(knobs.tick_ms.max(1) as u64);
-    let blink = (knobs.blink_ms > 0).then(|| Duration::from_millis(knobs.blink_ms as u64));
-    let mut s = Session::new(knobs, board);
-    let start = Instant::now();
-    let mut next_tick = start;
-    let mut next_blink = blink.map(|b| start + b);
-    let mut pending_cpu = Duration::ZERO;
-    loop {
-        let now = Instant::now();
-        if let (Some(at), Some(b)) = (next_blink, blink) {
-            if now >= at {
-                let c0 = thread_cpu();
-                s.on_blink();
-                pending_cpu += thread_cpu().saturating_sub(c0);
-                next_blink = Some(if at + b > now { at + b } else { now + b });
-            }
-        }
-        if let Some(d) = s.ack_deadline() {
-            if now >= d {
-                s.reset_window();
-                bump(&c.ack_timeouts, 1);
-            }
-        }
-        if now >= next_tick {
-            let k = (now - start).as_nanos() / tick.as_nanos() + 1;
-            next_tick = start + tick * (k as u32);
-            if s.is_dirty() && s.can_send() {
-                let c0 = thread_cpu();
-                if let Some(f) = s.build_frame() {
-                    let cpu = pending_cpu + thread_cpu().saturating_sub(c0);
-                    pending_cpu = Duration::ZERO;
-                    if tx.send(Outgoing::Frame(f, cpu)).is_err() {
-                        break;
-                    }
-                }
-            }
-        }
-        let mut wake: Option<Instant> = None;
-        let mut earliest = |t: Option<Instant>| {
-            if let Some(t) = t {
-                wake = Some(wake.map_or(t, |w: Instant| w.min(t)));
-            }
-        };
-        if s.is_dirty() && s.can_send() {
-            earliest(Some(next_tick));
-        }
-        earliest(next_blink);
-        earliest(s.ack_deadline());
-        let msg = match wake {
-            Some(w) => match rx.recv_timeout(w.saturating_duration_since(Instant::now())) {
-                Ok(m) => Some(m),
-                Err(RecvTimeoutError::Timeout) => None,
-                Err(RecvTimeoutError::Disconnected) => break,
-            },
-            None => match rx.recv() {
-                Ok(m) => Some(m),
-                Err(_) => break,
-            },
-        };
-        match msg {
-            Some(EdtMsg::Input(i)) => {
-                let c0 = thread_cpu();
-                let outcome = s.on_input(i);
-                pending_cpu += thread_cpu().saturating_sub(c0);
-                if outcome == InputOutcome::Dropped {
-                    bump(&c.inputs_dropped, 1);
-                }
-            }
-            Some(EdtMsg::Ack(id)) => {
-                if s.on_ack(id) {
-                    bump(&c.acks, 1);
-                } else {
-                    bump(&c.acks_unknown, 1);
-                }
-            }
-            None => {}
-        }
-    }
-}
-
-/// Runs a server until Ctrl-C or SIGTERM (the `arena-perf serve` command). `on_ready` gets the handle
-/// once it listens (to print the URL).
+/// Runs a server until Ctrl-C or SIGTERM (the `arena-perf serve` command). `on_ready` gets
+/// the handle once it listens (to print the URL). A signal during startup (the board takes
+/// a while to render) ends it before it serves.
 pub fn serve_until_interrupt(
     knobs: Knobs,
     opts: ServerOptions,
     on_ready: impl FnOnce(&ServerHandle),
 ) -> anyhow::Result<()> {
+    // This process is the server: large frames go back to the kernel when freed.
+    crate::alloc::tune_for_serving();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    rt.block_on(async move {
-        let handle = Server::start_with(knobs, opts).await?;
-        on_ready(&handle);
+    let result = rt.block_on(async move {
+        // The handlers go in before any startup work: a script that starts `serve &` and
+        // signals it at once must not lose the signal. A non-interactive shell starts a
+        // background job with SIGINT ignored, so until the handler is installed a SIGINT
+        // is discarded by the kernel, not deferred; installing it replaces the inherited
+        // SIG_IGN. `ctrl_c()` would register only when first polled, hence `signal`.
+        let mut int = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
         // SIGTERM too: a service manager or a script stops it that way.
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-            .context("installing the SIGTERM handler")?;
+        let mut term = signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
+        let handle = tokio::select! {
+            h = Server::start_with(knobs, opts) => h?,
+            _ = int.recv() => return Ok(()),
+            _ = term.recv() => return Ok(()),
+        };
+        on_ready(&handle);
         tokio::select! {
-            r = tokio::signal::ctrl_c() => r.context("waiting for Ctrl-C")?,
+            _ = int.recv() => {}
             _ = term.recv() => {}
         }
         handle.shutdown().await;
         Ok(())
-    })
+    });
+    // Interrupted during startup, the board may still be rendering on a blocking thread:
+    // exit without waiting long for work no one will use.
+    rt.shutdown_timeout(Duration::from_secs(1));
+    result
 }
 
 #[cfg(test)]

@@ -412,6 +412,15 @@ impl Session {
     /// Builds the next frame from everything dirty, and counts it in flight. `None` when
     /// nothing is dirty.
     pub fn build_frame(&mut self) -> Option<BuiltFrame> {
+        self.build_frame_unless(&|| false)
+    }
+
+    /// As [`Session::build_frame`], but gives up between two tiles once `abandon()` is
+    /// true, and returns `None`: a first frame is 384 renders and encodes (hundreds of ms
+    /// of CPU unoptimised, times the sessions sharing the cores) for a client that may have
+    /// gone meanwhile. An abandoned build leaves the session half-updated (its cache mirror
+    /// counts constants never sent): it is for a session that is ending.
+    pub fn build_frame_unless(&mut self, abandon: &dyn Fn() -> bool) -> Option<BuiltFrame> {
         if !self.is_dirty() {
             return None;
         }
@@ -435,53 +444,18 @@ impl Session {
                 self.phase == Phase::Firing,
             );
         }
-        let tp = TILE_PX as u32;
-        let mut encode = Duration::ZERO;
-        let (mut sent, mut hits, mut encodes) = (0u32, 0u32, 0u32);
+        let mut tally = Tally::default();
         let mut draws: Vec<(u32, u16, u16)> = Vec::with_capacity(self.dirty_count);
         for i in 0..TILES {
             if !self.dirty[i] {
                 continue;
             }
+            if abandon() {
+                return None;
+            }
             self.dirty[i] = false;
             let (x, y) = ((i % BOARD_W as usize) as u16, (i / BOARD_W as usize) as u16);
-            let px = self.board.render(x, y, self.looks[i]);
-            let hash = content_hash(&px);
-            // Stock behaviour: the constant is encoded as it is created, whether or not
-            // the client already holds it; the encode is thrown away on a hit.
-            let mut png = None;
-            if !self.knobs.lazy_png {
-                let t0 = Instant::now();
-                png = encode_rgba(&px, tp, tp, self.knobs.png_level).ok();
-                encode += t0.elapsed();
-                encodes += 1;
-            }
-            let cid = match self.cache.lookup(hash) {
-                Some(cid) => {
-                    hits += 1;
-                    cid
-                }
-                None => {
-                    let bytes = match png.take() {
-                        Some(b) => b,
-                        None => {
-                            let t0 = Instant::now();
-                            let b =
-                                encode_rgba(&px, tp, tp, self.knobs.png_level).unwrap_or_default();
-                            encode += t0.elapsed();
-                            encodes += 1;
-                            b
-                        }
-                    };
-                    let (cid, evicted) = self.cache.insert(hash);
-                    if let Some(old) = evicted {
-                        w.forget(old);
-                    }
-                    w.define(cid, &bytes);
-                    sent += 1;
-                    cid
-                }
-            };
+            let cid = self.tile_constant(x, y, &mut w, &mut tally);
             draws.push((cid, x * TILE_PX, y * TILE_PX));
         }
         for (cid, x, y) in draws {
@@ -499,6 +473,55 @@ impl Session {
             w.hud(&self.hud);
             self.hud_dirty = false;
         }
+        Some(self.finish_frame(w, id, kind, started, tally))
+    }
+
+    /// Renders tile (x, y), finds its image in the cache mirror and, on a miss, defines it
+    /// in `w` (forgetting what the mirror evicted); returns its constant id.
+    fn tile_constant(&mut self, x: u16, y: u16, w: &mut FrameWriter, t: &mut Tally) -> u32 {
+        let tp = TILE_PX as u32;
+        let px = self.board.render(x, y, self.looks[Board::index(x, y)]);
+        let hash = content_hash(&px);
+        // Stock behaviour: the constant is encoded as it is created, whether or not
+        // the client already holds it; the encode is thrown away on a hit.
+        let mut png = None;
+        if !self.knobs.lazy_png {
+            let t0 = Instant::now();
+            png = encode_rgba(&px, tp, tp, self.knobs.png_level).ok();
+            t.encode += t0.elapsed();
+            t.encodes += 1;
+        }
+        if let Some(cid) = self.cache.lookup(hash) {
+            t.hits += 1;
+            return cid;
+        }
+        let bytes = match png.take() {
+            Some(b) => b,
+            None => {
+                let t0 = Instant::now();
+                let b = encode_rgba(&px, tp, tp, self.knobs.png_level).unwrap_or_default();
+                t.encode += t0.elapsed();
+                t.encodes += 1;
+                b
+            }
+        };
+        let (cid, evicted) = self.cache.insert(hash);
+        if let Some(old) = evicted {
+            w.forget(old);
+        }
+        w.define(cid, &bytes);
+        t.sent += 1;
+        cid
+    }
+
+    fn finish_frame(
+        &mut self,
+        w: FrameWriter,
+        id: u32,
+        kind: FrameKind,
+        started: Instant,
+        t: Tally,
+    ) -> BuiltFrame {
         let bytes = w.finish();
         let total = started.elapsed();
         let frame = BuiltFrame {
@@ -506,19 +529,28 @@ impl Session {
             kind,
             bytes,
             started,
-            constants_sent: sent,
-            cache_hits: hits,
-            encodes,
-            render_ms: (total.saturating_sub(encode)).as_secs_f64() * 1e3,
-            encode_ms: encode.as_secs_f64() * 1e3,
+            constants_sent: t.sent,
+            cache_hits: t.hits,
+            encodes: t.encodes,
+            render_ms: (total.saturating_sub(t.encode)).as_secs_f64() * 1e3,
+            encode_ms: t.encode.as_secs_f64() * 1e3,
             inputs: self.pending_inputs,
             last_input: self.last_input.take(),
         };
         self.pending_inputs = 0;
         self.board_sent = true;
         self.outstanding.push_back((id, Instant::now()));
-        Some(frame)
+        frame
     }
+}
+
+/// What building one frame's constants cost and did.
+#[derive(Debug, Default)]
+struct Tally {
+    encode: Duration,
+    sent: u32,
+    hits: u32,
+    encodes: u32,
 }
 
 fn outline(w: &mut FrameWriter, t: (u16, u16), th: u16, rgba: [u8; 4]) {
@@ -616,6 +648,23 @@ mod tests {
             !s.on_ack(f.id),
             "an ack of a frame not outstanding is not counted"
         );
+    }
+
+    #[test]
+    fn an_abandoned_build_stops_between_tiles() {
+        let mut s = session(&[]);
+        let calls = std::cell::Cell::new(0u32);
+        let abandon = || {
+            calls.set(calls.get() + 1);
+            calls.get() > 10
+        };
+        assert!(s.build_frame_unless(&abandon).is_none());
+        assert_eq!(calls.get(), 11, "asked once a tile, stopped at the 11th");
+        assert!(s.cached_constants() <= 10, "{}", s.cached_constants());
+        // Never abandoned, it is build_frame: the first paint of the docs, to the byte.
+        let f = session(&[]).build_frame_unless(&|| false).unwrap();
+        assert_eq!(f.bytes.len(), 672_173);
+        assert_eq!(f.bytes, session(&[]).build_frame().unwrap().bytes);
     }
 
     #[test]

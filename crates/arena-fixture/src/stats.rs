@@ -46,9 +46,16 @@ pub struct FrameStat {
 
 /// Server-wide counters.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Counters {
+    /// WebSocket sessions accepted.
     pub connections_total: u64,
+    /// Sessions not yet ended (their session thread has not returned).
     pub connections_open: u64,
+    /// Upgrades refused with HTTP 503 because `max_connections` sessions were open.
+    pub connections_refused: u64,
+    /// Sessions whose client went without a close frame (EOF or a reset): not bad messages.
+    pub disconnects: u64,
     pub frames_sent: u64,
     pub bytes_sent: u64,
     pub inputs: u64,
@@ -66,6 +73,8 @@ pub struct Counters {
 pub(crate) struct AtomicCounters {
     pub connections_total: AtomicU64,
     pub connections_open: AtomicU64,
+    pub connections_refused: AtomicU64,
+    pub disconnects: AtomicU64,
     pub frames_sent: AtomicU64,
     pub bytes_sent: AtomicU64,
     pub inputs: AtomicU64,
@@ -119,6 +128,8 @@ impl ServerStats {
         Counters {
             connections_total: g(&c.connections_total),
             connections_open: g(&c.connections_open),
+            connections_refused: g(&c.connections_refused),
+            disconnects: g(&c.disconnects),
             frames_sent: g(&c.frames_sent),
             bytes_sent: g(&c.bytes_sent),
             inputs: g(&c.inputs),

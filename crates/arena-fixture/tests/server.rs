@@ -427,6 +427,18 @@ async fn bad_input_closes_that_connection_and_others_keep_going() {
         ("truncated ack", Message::Binary(vec![0x10, 1].into()), 1002),
         ("empty message", Message::Binary(Vec::new().into()), 1002),
         ("text frame", Message::Text("{\"click\":1}".into()), 1003),
+        // RFC 6455 5.5: a control frame's payload is at most 125 bytes; more is a
+        // protocol error (1002), not an oversized message (1009).
+        (
+            "ping over 125 B",
+            Message::Ping(vec![7u8; 200].into()),
+            1002,
+        ),
+        (
+            "pong over 125 B",
+            Message::Pong(vec![7u8; 126].into()),
+            1002,
+        ),
     ];
     let mut expected_bad = 0;
     for (name, msg, code) in cases {
@@ -497,6 +509,128 @@ async fn bad_input_closes_that_connection_and_others_keep_going() {
         1,
         "only the good client is left"
     );
+    h.shutdown().await;
+}
+
+/// Reads one upgrade response head from `s` (after writing a handshake to /ws).
+async fn ws_handshake(s: &mut TcpStream) -> String {
+    s.write_all(
+        b"GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+          Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+    )
+    .await
+    .unwrap();
+    let mut head = Vec::new();
+    let mut b = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") && head.len() < 4096 {
+        let n = tokio::time::timeout(Duration::from_secs(5), s.read(&mut b))
+            .await
+            .expect("response head within 5 s")
+            .unwrap();
+        if n == 0 {
+            break;
+        }
+        head.push(b[0]);
+    }
+    String::from_utf8_lossy(&head).to_ascii_lowercase()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_vanishes_is_a_disconnect_not_a_bad_message() {
+    let h = Server::start(knobs(&[("phase", "deploy")])).await.unwrap();
+    // How long the session outlives its client: nothing is left to do but notice.
+    let ended_within = |open: u64, t0: Instant| {
+        let h = &h;
+        async move {
+            while h.counters().connections_open > open && t0.elapsed() < Duration::from_secs(10) {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            assert_eq!(h.counters().connections_open, open, "session left open");
+            t0.elapsed()
+        }
+    };
+    // EOF without a close frame, once the board is there and once mid-board.
+    let mut c = Client::connect(&h).await;
+    c.board().await;
+    let t0 = Instant::now();
+    drop(c);
+    let eof = ended_within(0, t0).await;
+    let mut s = TcpStream::connect(h.addr()).await.unwrap();
+    assert!(ws_handshake(&mut s).await.starts_with("http/1.1 101"));
+    let t0 = Instant::now();
+    drop(s);
+    let mid_board = ended_within(0, t0).await;
+    // A reset (SO_LINGER 0), after the board.
+    let mut c = Client::connect(&h).await;
+    c.board().await;
+    if let MaybeTlsStream::Plain(tcp) = c.ws.get_ref() {
+        tcp.set_zero_linger().unwrap();
+    }
+    let t0 = Instant::now();
+    drop(c);
+    let reset = ended_within(0, t0).await;
+    eprintln!("vanished: sessions ended {eof:?} (EOF), {mid_board:?} (EOF mid-board), {reset:?} (reset) after");
+    // Under the writer's 2 s grace: the writer must not wait for a verdict that came.
+    for (how, t) in [("EOF", eof), ("reset", reset)] {
+        assert!(
+            t < Duration::from_millis(1500),
+            "{how}: session ended {t:?} after its client"
+        );
+    }
+    // A proper goodbye is neither.
+    let mut c = Client::connect(&h).await;
+    c.board().await;
+    c.ws.close(None).await.unwrap();
+    let _ = c.closed().await;
+    ended_within(0, Instant::now()).await;
+    let cnt = h.counters();
+    assert_eq!((cnt.disconnects, cnt.bad_messages), (3, 0), "{cnt:?}");
+    let (_, stats) = http_get(&h, "/stats").await;
+    let stats: serde_json::Value = serde_json::from_str(&stats).unwrap();
+    assert_eq!(stats["disconnects"], 3, "{stats}");
+    h.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_past_max_connections_get_503_until_one_ends() {
+    let h = Server::start(knobs(&[("max_connections", "2"), ("phase", "deploy")]))
+        .await
+        .unwrap();
+    let mut a = Client::connect(&h).await;
+    a.board().await;
+    let mut b = Client::connect(&h).await;
+    b.board().await;
+    for _ in 0..3 {
+        let mut s = TcpStream::connect(h.addr()).await.unwrap();
+        let head = ws_handshake(&mut s).await;
+        assert!(head.starts_with("http/1.1 503"), "{head}");
+        assert!(head.contains("retry-after: 1"), "{head}");
+    }
+    // The refused never reached a session; the served are still served.
+    a.input(InputKind::MouseDown, 2, 2).await;
+    assert!(a.frame(Duration::from_secs(5)).await.is_some());
+    let cnt = h.counters();
+    assert_eq!(
+        (
+            cnt.connections_total,
+            cnt.connections_open,
+            cnt.connections_refused
+        ),
+        (2, 2, 3),
+        "{cnt:?}"
+    );
+    // A slot comes back when its session has ended.
+    b.ws.close(None).await.unwrap();
+    let _ = b.closed().await;
+    let t0 = Instant::now();
+    while h.counters().connections_open > 1 && t0.elapsed() < Duration::from_secs(10) {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let mut c = Client::connect(&h).await;
+    c.board().await;
+    assert_eq!(h.counters().connections_refused, 3);
+    let (_, served) = http_get(&h, "/knobs").await;
+    assert!(served.contains("\"max_connections\": 2"), "{served}");
     h.shutdown().await;
 }
 

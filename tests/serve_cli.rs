@@ -1,0 +1,92 @@
+//! `arena-perf serve` as a process started from a script: signals during startup.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_arena-perf"))
+}
+
+/// The report's script, `arena-perf serve & pid=$!; kill -$SIG $pid; wait $pid`, run by a
+/// non-interactive bash, which starts the background job with SIGINT ignored. Instead of a
+/// fixed delay it sends the signal as soon as the process has a handler for it (read from
+/// /proc, polled with builtins only), so it tests "the handler is there before the startup
+/// work", not the machine's speed: it also says whether the URL line was already out when
+/// the signal went. A watchdog kills serve after 15 s; its pid is in `dir/pid`.
+const SCRIPT: &str = r#"
+"$BIN" serve --port 0 > "$DIR/out" 2>&1 &
+pid=$!
+echo $pid > "$DIR/pid"
+bit=$(( 1 << (SIGNO - 1) ))
+caught=0
+start=$SECONDS
+while (( SECONDS - start < 10 )); do
+  if [[ -r /proc/$pid/status ]]; then
+    while read -r key value _; do
+      [[ $key == SigCgt: ]] && caught=$(( 0x$value & bit ))
+    done < /proc/$pid/status
+  fi
+  (( caught )) && break
+done
+ready=0
+grep -q 'fixture match at' "$DIR/out" && ready=1
+kill -$SIG $pid
+wait $pid
+echo "rc=$? caught=$caught ready_before_signal=$ready"
+"#;
+
+/// Runs SCRIPT for `sig` (name, number); returns its last line.
+fn interrupt_during_startup(dir: &Path, sig: &str, signo: u32) -> String {
+    let mut child = Command::new("bash")
+        .args(["-c", SCRIPT])
+        .env("BIN", bin())
+        .env("DIR", dir)
+        .env("SIG", sig)
+        .env("SIGNO", signo.to_string())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("bash");
+    let t0 = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t0.elapsed() > Duration::from_secs(15) {
+            // The signal was lost: serve runs on. End it (and so the script).
+            if let Ok(pid) = std::fs::read_to_string(dir.join("pid")) {
+                let _ = Command::new("kill").args(["-KILL", pid.trim()]).status();
+            }
+            let _ = child.wait();
+            let out = std::fs::read_to_string(dir.join("out")).unwrap_or_default();
+            panic!("SIG{sig} during startup was lost: serve still ran after 15 s\n{out}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.lines().last().unwrap_or_default().to_string()
+}
+
+#[test]
+fn sigint_right_after_start_stops_serve() {
+    let dir = tempfile::tempdir().unwrap();
+    let t0 = Instant::now();
+    let last = interrupt_during_startup(dir.path(), "INT", 2);
+    eprintln!("serve, SIGINT during startup: {last} ({:?})", t0.elapsed());
+    assert!(
+        last.contains("caught=2"),
+        "no SIGINT handler within 10 s: {last}"
+    );
+    assert!(
+        last.contains("ready_before_signal=0"),
+        "the SIGINT handler came only after startup (a signal before it is discarded): {last}"
+    );
+    assert!(last.starts_with("rc=0 "), "{last}");
+}
+
+#[test]
+fn sigterm_right_after_start_stops_serve() {
+    let dir = tempfile::tempdir().unwrap();
+    let last = interrupt_during_startup(dir.path(), "TERM", 15);
+    eprintln!("serve, SIGTERM during startup: {last}");
+    assert!(last.contains("ready_before_signal=0"), "{last}");
+    assert!(last.starts_with("rc=0 "), "{last}");
+}
