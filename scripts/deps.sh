@@ -9,18 +9,23 @@ need_cargo() {
 }
 
 # ensure_apt COMMAND:PACKAGE... installs PACKAGE when COMMAND is not on PATH.
+# apt_install PKG...: installs the packages (none given: nothing to do), as root or via sudo.
+apt_install() {
+    [ $# -eq 0 ] && return 0
+    local sudo=()
+    [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+    echo "installing $* (apt-get)" >&2
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+
 ensure_apt() {
     local missing=()
     for pair in "$@"; do
         local cmd=${pair%%:*} pkg=${pair#*:}
         command -v "$cmd" >/dev/null 2>&1 || missing+=("$pkg")
     done
-    [ ${#missing[@]} -eq 0 ] && return 0
-    local sudo=()
-    [ "$(id -u)" -eq 0 ] || sudo=(sudo)
-    echo "installing ${missing[*]} (apt-get)" >&2
-    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    apt_install "${missing[@]}"
 }
 
 # ensure_dpkg PKG...: installs the packages dpkg does not list as installed (for packages
@@ -30,12 +35,7 @@ ensure_dpkg() {
     for pkg in "$@"; do
         dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'ok installed' || missing+=("$pkg")
     done
-    [ ${#missing[@]} -eq 0 ] && return 0
-    local sudo=()
-    [ "$(id -u)" -eq 0 ] || sudo=(sudo)
-    echo "installing ${missing[*]} (apt-get)" >&2
-    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    apt_install "${missing[@]}"
 }
 
 # need_disk GB: warn when the target folder's filesystem has less than GB GiB free, so a full

@@ -302,23 +302,24 @@ pub(crate) fn process_table() -> Vec<(i32, i32, i32)> {
         let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
             continue;
         };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        // The command name may hold spaces and parentheses: fields start after the last ')'.
-        let Some(after) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
-            continue;
-        };
-        let f: Vec<&str> = after.split_whitespace().collect();
-        // After ')': state, ppid, pgrp.
-        if f.len() < 3 || f[0] == "Z" {
-            continue;
-        }
-        if let (Ok(ppid), Ok(pgid)) = (f[1].parse(), f[2].parse()) {
-            out.push((pid, ppid, pgid));
+        if let Some((state, ppid, pgid)) = proc_stat(pid) {
+            if state != 'Z' {
+                out.push((pid, ppid, pgid));
+            }
         }
     }
     out
+}
+
+/// `(state, ppid, pgid)` of one process from `/proc/<pid>/stat`.
+fn proc_stat(pid: i32) -> Option<(char, i32, i32)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name may hold spaces and parentheses: fields start after the last ')'.
+    let after = &stat[stat.rfind(')')? + 1..];
+    let mut f = after.split_whitespace();
+    // After ')': state, ppid, pgrp.
+    let state = f.next()?.chars().next()?;
+    Some((state, f.next()?.parse().ok()?, f.next()?.parse().ok()?))
 }
 
 /// Every live process of the browser: its process group plus any descendant of its main
@@ -399,23 +400,11 @@ fn group_any_state(pgid: i32) -> Vec<i32> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
-    let mut out = Vec::new();
-    for e in entries.flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        let f: Vec<&str> = stat
-            .rfind(')')
-            .map(|i| stat[i + 1..].split_whitespace().collect())
-            .unwrap_or_default();
-        if f.get(2).and_then(|g| g.parse::<i32>().ok()) == Some(pgid) {
-            out.push(pid);
-        }
-    }
-    out
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()))
+        .filter(|&pid| proc_stat(pid).is_some_and(|(_, _, g)| g == pgid))
+        .collect()
 }
 
 #[cfg(test)]

@@ -666,14 +666,6 @@ async fn in_page_classifier_agrees_with_the_rust_one() -> Result<()> {
         "input": [{"json_key": "ev.type", "json_value": "click"}],
         "ack": [{"text_regex": "^ack:[0-9]+$"}, {"first_byte": [16], "max_size": 5}]
     }))?;
-    let cfg = RecorderConfig {
-        capacity: 64,
-        ..RecorderConfig::with_classifier(spec.clone())
-    };
-    let b = Browser::launch(LaunchOptions::default()).await?;
-    let page = b.new_page(&srv.url("/board"), Some(cfg)).await?;
-    page.eval_json("window.ready").await?;
-    page.clear().await?;
     let texts = [
         r#"{"ev":{"type":"click"},"x":1}"#,
         "ack:12",
@@ -688,14 +680,7 @@ async fn in_page_classifier_agrees_with_the_rust_one() -> Result<()> {
     for bin in binaries {
         js.push_str(&format!("ws.send(new Uint8Array({bin:?}));"));
     }
-    page.eval_json(&js).await?;
-    let d = page.drain().await?;
-    let got: Vec<(SendClass, u32)> = d
-        .records
-        .iter()
-        .filter(|r| r.kind == RecordKind::WsSend)
-        .map(|r| (r.class, r.size))
-        .collect();
+    let got = classified_in_page(&srv, &spec, &js).await?;
     let mut want: Vec<(SendClass, u32)> = texts
         .iter()
         .map(|t| (spec.classify(t.as_bytes(), Some(t)), t.len() as u32))
@@ -712,8 +697,32 @@ async fn in_page_classifier_agrees_with_the_rust_one() -> Result<()> {
     assert_eq!(classes, vec![Input, Ack, Other, Other, Ack, Other]);
     // UTF-8 length, not UTF-16 units.
     assert_eq!(got[3].1, 8);
-    b.close().await?;
     Ok(())
+}
+
+/// Runs `sends` (JS using the board page's `ws`) in a page whose recorder classifies with
+/// `spec`, and returns each send's verdict and size.
+async fn classified_in_page(
+    srv: &TestServer,
+    spec: &ClassifierSpec,
+    sends: &str,
+) -> Result<Vec<(SendClass, u32)>> {
+    let cfg = RecorderConfig {
+        capacity: 64,
+        ..RecorderConfig::with_classifier(spec.clone())
+    };
+    let b = Browser::launch(LaunchOptions::default()).await?;
+    let page = b.new_page(&srv.url("/board"), Some(cfg)).await?;
+    page.eval_json("window.ready").await?;
+    page.clear().await?;
+    page.eval_json(sends).await?;
+    let d = page.drain().await?;
+    b.close().await?;
+    Ok(d.records
+        .iter()
+        .filter(|r| r.kind == RecordKind::WsSend)
+        .map(|r| (r.class, r.size))
+        .collect())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -725,14 +734,6 @@ async fn offset_prefix_and_integer_matchers_agree_in_the_page_and_in_rust() -> R
         "ack": [{"prefix": "f8 ?? 00"}, {"int_at": {"offset": 1, "bits": 16, "endian": "little", "in": [513]}},
                 {"int_at": {"offset": 0, "bits": 32, "in": [1633905524]}}]
     }))?;
-    let cfg = RecorderConfig {
-        capacity: 64,
-        ..RecorderConfig::with_classifier(spec.clone())
-    };
-    let b = Browser::launch(LaunchOptions::default()).await?;
-    let page = b.new_page(&srv.url("/board"), Some(cfg)).await?;
-    page.eval_json("window.ready").await?;
-    page.clear().await?;
     let binaries: [&[u8]; 8] = [
         &[0, 0, 0, 0x62, 0, 0, 0, 1],
         &[0, 0, 0, 0x42, 0, 0, 0, 1],
@@ -752,13 +753,10 @@ async fn offset_prefix_and_integer_matchers_agree_in_the_page_and_in_rust() -> R
     for t in texts {
         js.push_str(&format!("ws.send({});", serde_json::to_string(t)?));
     }
-    page.eval_json(&js).await?;
-    let d = page.drain().await?;
-    let got: Vec<SendClass> = d
-        .records
-        .iter()
-        .filter(|r| r.kind == RecordKind::WsSend)
-        .map(|r| r.class)
+    let got: Vec<SendClass> = classified_in_page(&srv, &spec, &js)
+        .await?
+        .into_iter()
+        .map(|(class, _)| class)
         .collect();
     let mut want: Vec<SendClass> = binaries
         .iter()
@@ -771,6 +769,5 @@ async fn offset_prefix_and_integer_matchers_agree_in_the_page_and_in_rust() -> R
         got,
         vec![Input, Input, Other, Other, Ack, Other, Ack, Other, Ack, Other]
     );
-    b.close().await?;
     Ok(())
 }
