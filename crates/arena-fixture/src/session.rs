@@ -664,7 +664,11 @@ mod tests {
         // Never abandoned, it is build_frame, to the byte. (The size itself depends on which
         // deflate backend the workspace's features select, so it is not pinned here.)
         let f = session(&[]).build_frame_unless(&|| false).unwrap();
-        assert!(f.bytes.len() > 500_000, "the whole first board: {}", f.bytes.len());
+        assert!(
+            f.bytes.len() > 500_000,
+            "the whole first board: {}",
+            f.bytes.len()
+        );
         assert_eq!(f.bytes, session(&[]).build_frame().unwrap().bytes);
     }
 
