@@ -99,9 +99,7 @@ impl Clicker<'_> {
         }
         if clicks.move_first {
             self.page.move_to(x, y).await.map_err(stopped)?;
-            let from = col.records.len();
-            self.wait_loops(col, from, 0, self.settle, Instant::now(), cost)
-                .await?;
+            self.settle_after_move(col, cost).await?;
         }
         let from = col.records.len();
         let t = Instant::now();
@@ -134,6 +132,26 @@ impl Clicker<'_> {
         phases.push(release.tool_ms);
         note(cost, &phases);
         Ok(complete)
+    }
+
+    /// After a `mouseMoved`: drains every `settle` until a drain brings no message (a move
+    /// that changes nothing is quiet at once), bounded by the timeout.
+    async fn settle_after_move(&self, col: &mut Collected, cost: &mut ToolCost) -> Result<()> {
+        let deadline = Instant::now() + self.timeout;
+        while Instant::now() < deadline && !self.cancel.is_cancelled() {
+            self.cancel.sleep(self.settle.max(POLL)).await;
+            let before = col.records.len();
+            drain_into(self.page, col, cost)
+                .await
+                .map_err(stopped_waiting)?;
+            if !col.records[before..]
+                .iter()
+                .any(|r| r.kind == RecordKind::WsRecv)
+            {
+                break;
+            }
+        }
+        Ok(())
     }
 
     /// Waits for the page oracle's verdict on the press just dispatched, without a drain:

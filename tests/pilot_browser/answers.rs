@@ -340,3 +340,20 @@ fn a_worker_socket_seen_through_cdp_keeps_each_send_with_its_input() {
     );
     assert_invariant(&r);
 }
+
+#[test]
+fn move_first_moves_the_pointer_and_the_press_still_answers() {
+    let _g = lock();
+    let mut pilot = press_pilot("");
+    pilot.clicks.move_first = true;
+    let o = run_page(&pilot, "/press.html?d=10".into(), 8).expect("run");
+    let s = &o.run.meta.summary;
+    // The move is coalesced input, never a loop; a page that ignores it is quiet at once.
+    assert!(s.coalesced_inputs >= 8, "{s:?}");
+    assert_eq!((s.loops, s.answered), (16, 8), "{:?}", o.run.meta.warnings);
+    assert!(
+        o.cost.wall_ms < 8.0 * 1500.0,
+        "{} ms for 8 clicks",
+        o.cost.wall_ms
+    );
+}
