@@ -860,9 +860,18 @@ pub async fn run_arm(browser: &Browser, req: RunRequest<'_>) -> Result<Outcome> 
         status_message = Some(format!("{e:#}"));
     }
     // Whatever the page still holds belongs to the run; a dead browser gets 2 s.
+    let mut last_verdict = None;
     if let (Ok(p), true) = (&page, cleared) {
         let _ =
             tokio::time::timeout(Duration::from_secs(2), drain_into(p, &mut col, &mut cost)).await;
+        // The records name what kind of input the oracle could not judge; the page keeps
+        // the words of why, for the warning.
+        if recorder.answer.is_some() {
+            let js = "window.__arenaRecorder.stats().last_verdict";
+            if let Ok(Ok(v)) = tokio::time::timeout(Duration::from_secs(2), p.eval_json(js)).await {
+                last_verdict = v.as_str().map(str::to_string);
+            }
+        }
     }
     if let Ok(p) = page {
         let _ = tokio::time::timeout(Duration::from_secs(2), p.close()).await;
@@ -877,7 +886,17 @@ pub async fn run_arm(browser: &Browser, req: RunRequest<'_>) -> Result<Outcome> 
     cfg.dropped = col.dropped;
     cfg.draw_target = draw_target;
     cfg.cdp_sockets = col.source == Some(arena_browser::SocketSource::Cdp);
-    let paired = pair(&col.records, &cfg);
+    let mut paired = pair(&col.records, &cfg);
+    if let Some(why) = &last_verdict {
+        for w in paired
+            .warnings
+            .iter_mut()
+            .filter(|w| w.code == "oracle_unjudged")
+        {
+            w.message
+                .push_str(&format!("; the page's last reason: {why}"));
+        }
+    }
     let ctx = RunContext {
         arm: req.arm_name.clone(),
         knobs: knobs_text,
