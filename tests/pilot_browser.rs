@@ -12,10 +12,8 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use arena_browser::{AppFields, AppRecorder, RecordKind, SendClass};
-use arena_perf::pilot::drive::{
-    run_arm, BrowserOptions, Cancel, OutDir, Outcome, Overrides, RunRequest,
-};
-use arena_perf::pilot::scenario::{Arm, Pilot, SetupStep};
+use arena_pilot::drive::{run_arm, BrowserOptions, Cancel, OutDir, Outcome, Overrides, RunRequest};
+use arena_pilot::scenario::{Arm, Pilot, SetupStep};
 use arena_run::{Metric, Run, RunStatus, SocketSource};
 use arena_stats::Summary;
 

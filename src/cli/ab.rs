@@ -11,9 +11,9 @@ use arena_run::Run;
 use clap::Args as ClapArgs;
 
 use super::pilot::RunArgs;
-use crate::pilot::ab::{run_ab, AbOutcome, AbRequest};
-use crate::pilot::drive::Cancel;
-use crate::pilot::scenario::Pilot;
+use arena_pilot::ab::{run_ab, AbOutcome, AbRequest};
+use arena_pilot::drive::Cancel;
+use arena_pilot::scenario::Pilot;
 
 /// Run arms interleaved, each run in a fresh page and a fresh target session, and compare.
 #[derive(Debug, ClapArgs)]

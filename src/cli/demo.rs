@@ -11,7 +11,7 @@ use clap::Args as ClapArgs;
 
 use super::ab::{execute, report_folders};
 use super::pilot::RunArgs;
-use crate::pilot::scenario::Pilot;
+use arena_pilot::scenario::Pilot;
 
 /// Measure stock against lazy-png on the built-in fixture match (no setup needed).
 #[derive(Debug, ClapArgs)]

@@ -7,9 +7,9 @@ use anyhow::{anyhow, Result};
 use arena_report::{Exit, Format};
 use clap::Args as ClapArgs;
 
-use crate::pilot::drive::{run_arm, BrowserOptions, Cancel, OutDir, Overrides, RunRequest};
-use crate::pilot::scenario::Pilot;
-use crate::pilot::write::arm_table;
+use arena_pilot::drive::{run_arm, BrowserOptions, Cancel, OutDir, Overrides, RunRequest};
+use arena_pilot::scenario::Pilot;
+use arena_pilot::write::arm_table;
 
 /// Options shared by `pilot`, `ab` and `demo`: how each run is driven.
 #[derive(Debug, Clone, ClapArgs)]

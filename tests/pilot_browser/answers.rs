@@ -232,7 +232,7 @@ fn blink_run(oracle: &str) -> Run {
     // A socket that blinks every 40 ms is never quiet for the built-in setup's 200 ms.
     pilot.setup.truncate(1);
     if oracle == "reply" {
-        pilot.answer.oracle = arena_perf::pilot::scenario::Requested::Reply;
+        pilot.answer.oracle = arena_pilot::scenario::Requested::Reply;
     }
     let ov = Overrides {
         clicks: Some(30),

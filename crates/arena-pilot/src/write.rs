@@ -331,8 +331,8 @@ fn wire_note(w: &WireFigures) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pilot::pair::test_records::S;
-    use crate::pilot::pair::{pair, PairConfig};
+    use crate::pair::test_records::S;
+    use crate::pair::{pair, PairConfig};
     use arena_browser::SendClass;
 
     #[test]

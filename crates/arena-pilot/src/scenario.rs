@@ -15,7 +15,7 @@ use toml::Spanned;
 
 /// The fixture's pilot file, built into the binary so `arena-perf pilot` and `demo` work
 /// from any directory.
-pub const BUILTIN_FIXTURE_PILOT: &str = include_str!("../../pilots/fixture.toml");
+pub const BUILTIN_FIXTURE_PILOT: &str = include_str!("../../../pilots/fixture.toml");
 pub const BUILTIN_NAME: &str = "pilots/fixture.toml (built in)";
 
 #[derive(Debug, Deserialize)]

@@ -11,8 +11,8 @@
 
 use std::time::Instant;
 
-use arena_perf::pilot::drive::{run_arm, BrowserOptions, Cancel, OutDir, Overrides, RunRequest};
-use arena_perf::pilot::scenario::Pilot;
+use arena_pilot::drive::{run_arm, BrowserOptions, Cancel, OutDir, Overrides, RunRequest};
+use arena_pilot::scenario::Pilot;
 use arena_stats::Summary;
 
 fn median(v: &[f64]) -> f64 {
@@ -116,7 +116,7 @@ fn main() -> anyhow::Result<()> {
         );
         let (mut walls, mut tool) = (Vec::new(), Vec::new());
         let mut reply_pilot = pilot.clone();
-        reply_pilot.answer.oracle = arena_perf::pilot::scenario::Requested::Reply;
+        reply_pilot.answer.oracle = arena_pilot::scenario::Requested::Reply;
         let mut by_oracle: Vec<(String, Vec<f64>)> = Vec::new();
         for (arm_name, p) in [("stock", &pilot), ("lazy-png", &pilot), ("stock", &reply_pilot)] {
             let (name, arm) = p.arm(Some(arm_name))?;
