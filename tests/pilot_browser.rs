@@ -12,8 +12,10 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use arena_browser::{AppFields, AppRecorder, RecordKind, SendClass};
-use arena_pilot::drive::{run_arm, BrowserOptions, Cancel, OutDir, Outcome, Overrides, RunRequest};
 use arena_pilot::scenario::{Arm, Pilot, SetupStep};
+use arena_pilot::{
+    run_arm, silent, BrowserOptions, Cancel, OutDir, Outcome, Overrides, Plan, RunRequest,
+};
 use arena_run::{Metric, Run, RunStatus, SocketSource};
 use arena_stats::Summary;
 
@@ -80,15 +82,13 @@ fn run_arms(pilot: &Pilot, runs: Vec<(&str, Overrides)>, out: &Path) -> Vec<Outc
         let mut outs = Vec::new();
         for (i, (name, ov)) in runs.iter().enumerate() {
             let arm = pilot.arms.get(*name).cloned().unwrap_or_default();
+            let plan = Plan::new(pilot, name.to_string(), arm, ov).expect("plan");
             let o = run_arm(
                 &browser,
                 RunRequest {
-                    pilot,
-                    arm_name: name.to_string(),
-                    arm,
-                    overrides: ov,
+                    plan: &plan,
                     out: OutDir::Exactly(out.join(format!("{i}-{name}"))),
-                    progress: false,
+                    progress: &silent,
                     cancel: &cancel,
                 },
             )

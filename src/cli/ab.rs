@@ -7,13 +7,11 @@ use std::process::ExitCode;
 use anyhow::Result;
 use arena_compare::{by_run_table, compare, By, CompareOptions};
 use arena_report::Format;
-use arena_run::Run;
 use clap::Args as ClapArgs;
 
-use super::pilot::RunArgs;
-use arena_pilot::ab::{run_ab, AbOutcome, AbRequest};
-use arena_pilot::drive::Cancel;
-use arena_pilot::scenario::Pilot;
+use arena_pilot::Pilot;
+
+use super::run_args::{runs, AbPlan, RunArgs};
 
 /// Run arms interleaved, each run in a fresh page and a fresh target session, and compare.
 #[derive(Debug, ClapArgs)]
@@ -44,55 +42,16 @@ pub struct Args {
     pub run: RunArgs,
 }
 
-/// Runs the A/B and returns what was made (shared with `demo`).
-pub fn execute(
-    pilot: &Pilot,
-    arms: Vec<String>,
-    rounds: u32,
-    url: Option<String>,
-    out: PathBuf,
-    run: &RunArgs,
-) -> Result<AbOutcome> {
-    let overrides = run.overrides(url)?;
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
-    rt.block_on(async {
-        let cancel = Cancel::new();
-        cancel.on_signals()?;
-        run_ab(AbRequest {
-            pilot,
-            arms,
-            rounds,
-            overrides,
-            out_base: out,
-            browser: run.browser(),
-            progress: !run.quiet,
-            cancel,
-        })
-        .await
-    })
-}
-
-/// Prints the folders on stderr and returns the runs made.
-pub fn report_folders(outcome: &AbOutcome) -> Vec<Run> {
-    for o in &outcome.outcomes {
-        eprintln!("run folder: {}", o.dir.display());
-    }
-    outcome.outcomes.iter().map(|o| o.run.clone()).collect()
-}
-
 pub fn run(args: Args) -> Result<ExitCode> {
     let pilot = Pilot::load_or_builtin(args.pilot.as_ref())?;
-    let outcome = execute(
-        &pilot,
-        args.arms.clone(),
-        args.rounds,
-        args.url.clone(),
-        args.out.clone(),
-        &args.run,
-    )?;
-    let runs = report_folders(&outcome);
+    let outcome = args.run.run_ab(AbPlan {
+        pilot: &pilot,
+        arms: &args.arms,
+        rounds: args.rounds,
+        url: args.url.clone(),
+        out: args.out.clone(),
+    })?;
+    let runs = runs(&outcome);
     if !runs.is_empty() {
         print!("{}", by_run_table(&runs).render(args.format));
         // Pooled per arm against the first arm: deltas, intervals, `~` for noise.

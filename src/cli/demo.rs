@@ -9,9 +9,9 @@ use arena_compare::by_run_table;
 use arena_report::Format;
 use clap::Args as ClapArgs;
 
-use super::ab::{execute, report_folders};
-use super::pilot::RunArgs;
-use arena_pilot::scenario::Pilot;
+use arena_pilot::Pilot;
+
+use super::run_args::{runs, AbPlan, RunArgs};
 
 /// Measure stock against lazy-png on the built-in fixture match (no setup needed).
 #[derive(Debug, ClapArgs)]
@@ -30,15 +30,14 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<ExitCode> {
     let pilot = Pilot::builtin()?;
-    let outcome = execute(
-        &pilot,
-        vec!["stock".into(), "lazy-png".into()],
-        args.rounds,
-        None,
-        args.out.clone(),
-        &args.run,
-    )?;
-    let runs = report_folders(&outcome);
+    let outcome = args.run.run_ab(AbPlan {
+        pilot: &pilot,
+        arms: &["stock".into(), "lazy-png".into()],
+        rounds: args.rounds,
+        url: None,
+        out: args.out.clone(),
+    })?;
+    let runs = runs(&outcome);
     if !runs.is_empty() {
         print!("{}", by_run_table(&runs).render(args.format));
     }

@@ -13,6 +13,7 @@ mod logs;
 mod matrix;
 mod pilot;
 mod plot;
+mod run_args;
 mod serve;
 mod wire;
 

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use arena_fixture::{Knobs, ServerOptions, StatsLog};
+use arena_pilot::Pilot;
 use arena_report::Exit;
 use clap::Args;
 
@@ -35,9 +36,10 @@ pub struct ServeArgs {
 
 pub fn run(a: ServeArgs) -> Result<ExitCode> {
     let mut pairs = Vec::new();
-    if let (Some(pilot), Some(arm)) = (&a.pilot, &a.arm) {
-        pairs = arena_fixture::pilot::arm_knobs(pilot, arm)
-            .map_err(|e| Exit::bad_input(format!("{e:#}")))?;
+    if let (Some(path), Some(arm)) = (&a.pilot, &a.arm) {
+        // The pilot's own reader: a file `pilot` rejects is rejected here too.
+        let (_, arm) = Pilot::load(path)?.arm(Some(arm))?;
+        pairs = arm.knobs.into_iter().collect();
     }
     pairs.extend(a.knobs.iter().cloned());
     let knobs = Knobs::from_pairs(&pairs).map_err(Exit::bad_input)?;

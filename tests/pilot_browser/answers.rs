@@ -89,15 +89,13 @@ fn run_page(pilot: &Pilot, url: String, clicks: u64) -> anyhow::Result<Outcome> 
             clicks: Some(clicks),
             ..Overrides::default()
         };
+        let plan = Plan::new(pilot, "press".into(), Arm::default(), &ov)?;
         let out = run_arm(
             &browser,
             RunRequest {
-                pilot,
-                arm_name: "press".into(),
-                arm: Arm::default(),
-                overrides: &ov,
+                plan: &plan,
                 out: OutDir::Exactly(tmp.path().join("run")),
-                progress: false,
+                progress: &silent,
                 cancel: &Cancel::new(),
             },
         )

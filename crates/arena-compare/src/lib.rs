@@ -5,6 +5,7 @@
 //! never prints. Warnings about the measurement itself are data ([`Finding`]), rendered
 //! as a numbered marker next to the figure they concern.
 
+mod arm;
 mod by_run;
 mod compare;
 mod findings;
@@ -15,6 +16,7 @@ pub mod plot;
 pub mod synthetic;
 
 pub use arena_run::Metric;
+pub use arm::arm_table;
 pub use by_run::by_run_table;
 pub use compare::{
     compare, delta_cell, fmt_ms_signed, fmt_p, CompareOptions, Comparison, MetricChange, QUANTILES,

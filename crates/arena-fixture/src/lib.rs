@@ -10,7 +10,6 @@ mod conn;
 pub mod drive;
 pub mod knobs;
 pub mod los;
-pub mod pilot;
 pub mod pngenc;
 pub mod proto;
 pub mod server;

@@ -11,8 +11,8 @@
 
 use std::time::Instant;
 
-use arena_pilot::drive::{run_arm, BrowserOptions, Cancel, OutDir, Overrides, RunRequest};
 use arena_pilot::scenario::Pilot;
+use arena_pilot::{run_arm, silent, BrowserOptions, Cancel, OutDir, Overrides, Plan, RunRequest};
 use arena_stats::Summary;
 
 fn median(v: &[f64]) -> f64 {
@@ -119,18 +119,16 @@ fn main() -> anyhow::Result<()> {
         reply_pilot.answer.oracle = arena_pilot::scenario::Requested::Reply;
         let mut by_oracle: Vec<(String, Vec<f64>)> = Vec::new();
         for (arm_name, p) in [("stock", &pilot), ("lazy-png", &pilot), ("stock", &reply_pilot)] {
-            let (name, arm) = p.arm(Some(arm_name))?;
             let ov = Overrides::default();
+            let plan = Plan::for_arm(p, Some(arm_name), &ov)?;
+            let name = plan.arm_name.clone();
             let oracle = p.answer.oracle.name();
             let out = run_arm(
                 &browser,
                 RunRequest {
-                    pilot: p,
-                    arm_name: name.clone(),
-                    arm,
-                    overrides: &ov,
+                    plan: &plan,
                     out: OutDir::Exactly(tmp.path().join(format!("{name}-{oracle}"))),
-                    progress: false,
+                    progress: &silent,
                     cancel: &cancel,
                 },
             )

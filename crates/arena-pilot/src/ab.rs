@@ -7,25 +7,27 @@ use std::path::PathBuf;
 use anyhow::{anyhow, Result};
 use arena_report::Exit;
 
-use super::drive::{run_arm, BrowserOptions, Cancel, OutDir, Outcome, Overrides, RunRequest};
-use super::scenario::Pilot;
+use crate::cancel::Cancel;
+use crate::plan::{BrowserOptions, Plan};
+use crate::progress::{OnProgress, Progress};
+use crate::run::{run_arm, OutDir, Outcome, RunRequest};
 
 pub struct AbRequest<'a> {
-    pub pilot: &'a Pilot,
-    pub arms: Vec<String>,
+    /// One plan per arm, in the order given; the first is the baseline. Every arm is
+    /// resolved before any browser starts, so a typo costs nothing.
+    pub plans: Vec<Plan<'a>>,
     pub rounds: u32,
-    pub overrides: Overrides,
     /// Run folders go under this folder.
     pub out_base: PathBuf,
     pub browser: BrowserOptions,
-    pub progress: bool,
-    pub cancel: Cancel,
+    pub progress: OnProgress<'a>,
+    pub cancel: &'a Cancel,
 }
 
-/// The run order: round-major, arms in the order given.
-pub fn schedule(arms: &[String], rounds: u32) -> Vec<(u32, String)> {
+/// The run order: round-major, arms in the order given (indices into the arms).
+pub fn schedule(arms: usize, rounds: u32) -> Vec<(u32, usize)> {
     (0..rounds)
-        .flat_map(|r| arms.iter().map(move |a| (r, a.clone())))
+        .flat_map(|r| (0..arms).map(move |a| (r, a)))
         .collect()
 }
 
@@ -37,54 +39,39 @@ pub struct AbOutcome {
 }
 
 pub async fn run_ab(req: AbRequest<'_>) -> Result<AbOutcome> {
-    if req.arms.is_empty() {
+    if req.plans.is_empty() {
         return Err(anyhow!(Exit::bad_input("--arms: name at least one arm")));
     }
     if req.rounds == 0 {
         return Err(anyhow!(Exit::bad_input("--rounds: must be at least 1")));
     }
-    // Every arm is resolved before any browser starts, so a typo costs nothing.
-    let mut arms = Vec::new();
-    for name in &req.arms {
-        arms.push(req.pilot.arm(Some(name))?);
-    }
     let browser = req.browser.launch().await?;
-    let mut outcomes = Vec::new();
-    let mut error = None;
-    let plan = schedule(&req.arms, req.rounds);
-    for (i, (round, name)) in plan.iter().enumerate() {
-        let arm = arms
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, a)| a.clone())
-            .unwrap_or_default();
-        if req.progress {
-            eprintln!(
-                "run {}/{}: arm {name}, round {}",
-                i + 1,
-                plan.len(),
-                round + 1
-            );
-        }
-        let res = run_arm(
-            &browser,
-            RunRequest {
-                pilot: req.pilot,
-                arm_name: name.clone(),
-                arm,
-                overrides: &req.overrides,
-                out: OutDir::Under(req.out_base.clone()),
-                progress: req.progress,
-                cancel: &req.cancel,
-            },
-        )
-        .await;
-        match res {
+    (req.progress)(Progress::Browser {
+        version: browser.version(),
+        pid: browser.pid(),
+    });
+    let (mut outcomes, mut error) = (Vec::new(), None);
+    let order = schedule(req.plans.len(), req.rounds);
+    for (i, &(round, arm)) in order.iter().enumerate() {
+        let plan = &req.plans[arm];
+        (req.progress)(Progress::Run {
+            index: i + 1,
+            runs: order.len(),
+            arm: &plan.arm_name,
+            round: round + 1,
+        });
+        let run = RunRequest {
+            plan,
+            out: OutDir::Under(req.out_base.clone()),
+            progress: req.progress,
+            cancel: req.cancel,
+        };
+        match run_arm(&browser, run).await {
             Ok(o) => {
                 let stop = o.exit_error();
                 outcomes.push(o);
-                if let Some(e) = stop {
-                    error = Some(e);
+                if stop.is_some() {
+                    error = stop;
                     break;
                 }
             }
@@ -104,8 +91,9 @@ mod tests {
 
     #[test]
     fn arms_are_interleaved_round_by_round() {
-        let s = schedule(&["a".into(), "b".into()], 2);
-        let order: Vec<String> = s.iter().map(|(r, a)| format!("{a}{r}")).collect();
+        let arms = ["a", "b"];
+        let s = schedule(arms.len(), 2);
+        let order: Vec<String> = s.iter().map(|(r, a)| format!("{}{r}", arms[*a])).collect();
         assert_eq!(order, vec!["a0", "b0", "a1", "b1"]);
     }
 }

@@ -24,10 +24,11 @@ use arena_browser::{Page, Quiet, RecordKind};
 use arena_report::{Exit, ExitKind};
 use arena_run::Outcome;
 
-use super::answer::AnswerRule;
-use super::drive::{drain_into, Cancel, Collected, ToolCost};
-use super::pair::{pair, PairConfig};
-use super::scenario::Pilot;
+use crate::answer::AnswerRule;
+use crate::cancel::Cancel;
+use crate::collect::{drain_into, Collected, ToolCost};
+use crate::pair::{pair, PairConfig};
+use crate::plan::Plan;
 
 /// How often records are drained while waiting when the page cannot wait itself (an app's
 /// own recorder, sockets seen through CDP).
@@ -36,11 +37,8 @@ const POLL: Duration = Duration::from_millis(10);
 /// What one click needs besides its point.
 pub(crate) struct Clicker<'a> {
     pub page: &'a Page,
-    pub pilot: &'a Pilot,
+    pub plan: &'a Plan<'a>,
     pub cancel: &'a Cancel,
-    /// Per-input bound: a loop with no answer by then is unanswered.
-    pub timeout: Duration,
-    pub settle: Duration,
     /// Judges the click's own records (window, loop events, draw target, answer rule).
     pub judge: PairConfig,
 }
@@ -54,18 +52,7 @@ struct Phase {
 
 impl Clicker<'_> {
     fn loop_event(&self, ev: &str) -> bool {
-        self.pilot.pacing.loop_events.iter().any(|e| e == ev)
-    }
-
-    /// Loops one click starts (`mousedown` + `mouseup`, or `keydown`, as far as they are
-    /// loop events).
-    pub fn loops_per_click(&self) -> u64 {
-        let kinds: &[&str] = if self.pilot.clicks.keys.is_empty() {
-            &["mousedown", "mouseup"]
-        } else {
-            &["keydown"]
-        };
-        kinds.iter().filter(|e| self.loop_event(e)).count() as u64
+        self.plan.pilot.pacing.loop_events.iter().any(|e| e == ev)
     }
 
     /// Makes click `k` at page point `(x, y)` (or key press `k`) and waits for its loops.
@@ -83,16 +70,16 @@ impl Clicker<'_> {
                 format!("browser stopped answering at click {}: {e:#}", k + 1)
             ))
         };
-        let clicks = &self.pilot.clicks;
+        let clicks = &self.plan.pilot.clicks;
         if !clicks.keys.is_empty() {
             let from = col.records.len();
             let t = Instant::now();
             let key = &clicks.keys[k % clicks.keys.len()];
             self.page.key(key).await.map_err(stopped)?;
             cost.click_ms.push(ms(t.elapsed()));
-            let expect = self.loops_per_click() as usize;
+            let expect = self.plan.loops_per_click as usize;
             let p = self
-                .wait_loops(col, from, expect, self.settle, t, cost)
+                .wait_loops(col, from, expect, self.plan.settle, t, cost)
                 .await?;
             note(cost, &[p.tool_ms]);
             return Ok(p.complete);
@@ -123,9 +110,9 @@ impl Clicker<'_> {
         self.page.release(x, y).await.map_err(stopped)?;
         dispatch += t2.elapsed();
         cost.click_ms.push(ms(dispatch));
-        let expect = self.loops_per_click() as usize;
+        let expect = self.plan.loops_per_click as usize;
         let release = self
-            .wait_loops(col, from, expect, self.settle, t2, cost)
+            .wait_loops(col, from, expect, self.plan.settle, t2, cost)
             .await?;
         let complete = release.complete && press.as_ref().is_none_or(|p| p.complete);
         let mut phases: Vec<Option<f64>> = press.iter().map(|p| p.tool_ms).collect();
@@ -137,9 +124,9 @@ impl Clicker<'_> {
     /// After a `mouseMoved`: drains every `settle` until a drain brings no message (a move
     /// that changes nothing is quiet at once), bounded by the timeout.
     async fn settle_after_move(&self, col: &mut Collected, cost: &mut ToolCost) -> Result<()> {
-        let deadline = Instant::now() + self.timeout;
+        let deadline = Instant::now() + self.plan.timeout();
         while Instant::now() < deadline && !self.cancel.is_cancelled() {
-            self.cancel.sleep(self.settle.max(POLL)).await;
+            self.cancel.sleep(self.plan.settle.max(POLL)).await;
             let before = col.records.len();
             drain_into(self.page, col, cost)
                 .await
@@ -157,7 +144,7 @@ impl Clicker<'_> {
     /// Waits for the page oracle's verdict on the press just dispatched, without a drain:
     /// the press's records are judged with the release's.
     async fn wait_answer(&self, dispatched: Instant, cost: &mut ToolCost) -> Result<Phase> {
-        let left = (dispatched + self.timeout).saturating_duration_since(Instant::now());
+        let left = (dispatched + self.plan.timeout()).saturating_duration_since(Instant::now());
         let verdict = tokio::select! {
             v = self.page.wait_answer(left) => v.map_err(stopped_waiting)?,
             _ = self.cancel.cancelled() => None,
@@ -203,7 +190,7 @@ impl Clicker<'_> {
         dispatched: Instant,
         cost: &mut ToolCost,
     ) -> Result<Phase> {
-        let deadline = dispatched + self.timeout;
+        let deadline = dispatched + self.plan.timeout();
         let mut complete = expect == 0;
         let mut last_recv = Instant::now();
         let mut tool_ms = None;

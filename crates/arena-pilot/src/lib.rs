@@ -1,12 +1,56 @@
-//! The latency pilot, one module per stage: the pilot file ([`scenario`]), driving the
-//! browser ([`drive`]), pairing records into loops ([`pair`]) closed by their answers
-//! ([`answer`]) and writing the run
-//! ([`write`]).
+//! The latency pilot. A command resolves a [`Plan`] per arm from the pilot file
+//! ([`scenario`]) and the command line ([`Overrides`]) once; the stages of a run then read
+//! only the plan, in this order:
+//!
+//! 1. [`target`]: start the target: the in-process fixture, or the arm's setup command
+//!    for an external page (and the capture, from `arena-wire`).
+//! 2. [`prepare`]: a fresh page with the recorder; the canvas, the setup steps, the clear
+//!    on attach, the viewport check; then [`oracle`]: what closes the loops.
+//! 3. [`click`]: each click shaped like a person's, waited for on the page's word;
+//!    drains land in [`collect`].
+//! 4. [`pair`]: records into loops, each closed by its [`answer`] at most once.
+//! 5. [`write`]: the run (summary, warnings, events), written as a run folder.
+//!
+//! [`run`] chains them for one arm, [`ab`] interleaves arms. Progress goes through a
+//! callback ([`progress`]); nothing here prints.
 
 pub mod ab;
 pub mod answer;
+pub mod cancel;
 pub mod click;
-pub mod drive;
+pub mod collect;
+pub mod oracle;
 pub mod pair;
+pub mod plan;
+pub mod prepare;
+pub mod progress;
+pub mod run;
 pub mod scenario;
+pub mod target;
 pub mod write;
+
+use std::future::Future;
+
+pub use ab::{run_ab, AbOutcome, AbRequest};
+pub use cancel::Cancel;
+pub use collect::ToolCost;
+pub use plan::{BrowserOptions, Overrides, Plan, TargetPlan};
+pub use progress::{silent, OnProgress, Progress};
+pub use run::{run_arm, run_one, OutDir, Outcome, RunRequest};
+pub use scenario::{Arm, Pilot};
+
+/// Runs `f` to completion on the one runtime every browser-driving command uses, with
+/// Ctrl-C and SIGTERM setting the returned future's [`Cancel`].
+pub fn block_on<T, F>(f: impl FnOnce(Cancel) -> F) -> anyhow::Result<T>
+where
+    F: Future<Output = anyhow::Result<T>>,
+{
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async {
+        let cancel = Cancel::new();
+        cancel.on_signals()?;
+        f(cancel).await
+    })
+}

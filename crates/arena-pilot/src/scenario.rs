@@ -205,10 +205,10 @@ struct RawRecorder {
 #[serde(deny_unknown_fields)]
 pub struct Arm {
     /// Fixture knobs (name -> value text), for the built-in fixture.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "scalar_texts")]
     pub knobs: BTreeMap<String, String>,
     /// Query parameters appended to the target URL.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "scalar_texts")]
     pub url_params: BTreeMap<String, String>,
     /// Environment for `setup_command`.
     #[serde(default)]
@@ -217,6 +217,33 @@ pub struct Arm {
     /// external target with a flag; a non-zero exit stops the run.
     #[serde(default)]
     pub setup_command: Option<String>,
+}
+
+/// A table of names to values written as TOML strings, numbers or booleans (`tick_ms = 8`
+/// and `tick_ms = "8"` are one knob), kept as the text `--knob NAME=VALUE` takes.
+fn scalar_texts<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<BTreeMap<String, String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Scalar {
+        Text(String),
+        Int(i64),
+        Float(f64),
+        Bool(bool),
+    }
+    let m = BTreeMap::<String, Scalar>::deserialize(d)?;
+    Ok(m.into_iter()
+        .map(|(k, v)| {
+            let text = match v {
+                Scalar::Text(s) => s,
+                Scalar::Int(i) => i.to_string(),
+                Scalar::Float(f) => f.to_string(),
+                Scalar::Bool(b) => b.to_string(),
+            };
+            (k, text)
+        })
+        .collect())
 }
 
 /// Click placement.

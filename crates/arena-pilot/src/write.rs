@@ -1,14 +1,12 @@
-//! Turning paired loops into a run (summary, warnings, raw events) and the arm's table.
+//! Turning paired loops into a run: summary, warnings, raw events.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use arena_browser::Record;
-use arena_report::{fmt_bytes, fmt_count, fmt_ms, Cell, Column, Table};
 use arena_run::{
     rfc3339_utc, AnswerInfo, Event, Host, Loop, Metric, Outcome, Run, RunMeta, RunStatus,
-    RunSummary, SocketSource, Warning, WireFigures, SCHEMA_VERSION, WIRE_PCAP,
+    RunSummary, SocketSource, Warning, SCHEMA_VERSION,
 };
 use arena_stats::Summary;
 
@@ -173,161 +171,6 @@ pub fn build_run(ctx: &RunContext, paired: Paired, records: &[Record]) -> Run {
     }
 }
 
-/// `reports/<UTC start, compact>-<arm>` (made unique with a counter if it exists).
-pub fn default_run_dir(base: &Path, started: SystemTime, arm: &str) -> PathBuf {
-    let stamp: String = rfc3339_utc(started)
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric() || *c == 'T')
-        .collect();
-    let safe_arm: String = arm
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    let mut dir = base.join(format!("{stamp}-{safe_arm}"));
-    let mut n = 2;
-    while dir.exists() {
-        dir = base.join(format!("{stamp}-{safe_arm}-{n}"));
-        n += 1;
-    }
-    dir
-}
-
-/// The arm's table: rows per loop metric (warm, answered, discrete input), then counts;
-/// coalesced input on its own line.
-pub fn arm_table(run: &Run) -> Table {
-    let s = &run.meta.summary;
-    let mut t = Table::new(vec![
-        Column::left(""),
-        Column::right("n"),
-        Column::right("p50"),
-        Column::right("p90"),
-        Column::right("p99"),
-        Column::right("max"),
-    ])
-    .with_title(format!(
-        "arm {}: {} loops of discrete input ({}); {}",
-        run.meta.arm,
-        fmt_count(s.loops as i64),
-        run.meta.url,
-        run.meta
-            .answer
-            .as_ref()
-            .map(AnswerInfo::label)
-            .unwrap_or_else(|| "answer: reply".into())
-    ));
-    let row = |name: &str, sum: &Option<Summary>| -> Vec<Cell> {
-        match sum {
-            Some(x) => vec![
-                Cell::text(name),
-                Cell::num(fmt_count(x.n as i64), x.n as f64),
-                Cell::num(fmt_ms(x.p50), x.p50),
-                Cell::num(fmt_ms(x.p90), x.p90),
-                Cell::num(fmt_ms(x.p99), x.p99),
-                Cell::num(fmt_ms(x.max), x.max),
-            ],
-            None => vec![Cell::text(name), Cell::num("0", 0.0)],
-        }
-    };
-    let headline = if s.input_to_pixels.is_some() {
-        ("inputToPixels", Metric::InputToPixels)
-    } else {
-        ("inputToPaint", Metric::InputToPaint)
-    };
-    t.push_row(row("inputToSocket", &s.input_to_socket));
-    t.push_row(row("sendToRecv", &s.send_to_recv));
-    t.push_row(row("recvToDraw", &s.recv_to_draw));
-    let strong = |cells: Vec<Cell>| cells.into_iter().map(Cell::strong).collect();
-    for (name, sum) in [
-        ("inputToPaint", &s.input_to_paint),
-        ("inputToPixels", &s.input_to_pixels),
-    ] {
-        if name == "inputToPaint" || sum.is_some() {
-            let cells = row(name, sum);
-            t.push_row(if name == headline.0 {
-                strong(cells)
-            } else {
-                cells
-            });
-        }
-    }
-    // Per input kind beside the headline, when a run has more than one.
-    let events: std::collections::BTreeSet<&str> =
-        run.loops.iter().map(|l| l.event.as_str()).collect();
-    if events.len() > 1 {
-        for ev in events {
-            let v: Vec<f64> = run
-                .loops
-                .iter()
-                .filter(|l| !l.cold && l.event == ev)
-                .filter_map(|l| headline.1.of(l))
-                .collect();
-            t.push_row(row(&format!("  {} {ev}", headline.0), &Summary::of(&v)));
-        }
-    }
-    t.push_row(row("cold inputToPaint", &s.cold_input_to_paint));
-    t.push_row(row("coalesced inputToSocket", &s.coalesced_input_to_socket));
-    t.note(format!(
-        "loops: {} ({} answered, {} unanswered, {} claimed, {} cold); bytes received {} in {} messages; {} of {} answered replies of {} B or more",
-        fmt_count(s.loops as i64),
-        fmt_count(s.answered as i64),
-        fmt_count(s.unanswered as i64),
-        fmt_count(s.claimed as i64),
-        fmt_count(s.cold as i64),
-        fmt_bytes(s.bytes_received),
-        fmt_count(s.frames_received as i64),
-        fmt_count(s.replies_over_idle as i64),
-        fmt_count(s.answered as i64),
-        fmt_count(s.idle_reply_bytes as i64),
-    ));
-    t.note(format!(
-        "sends: {} input, {} ack, {} other; records {} ({} dropped, {} stale); socket source {:?}",
-        fmt_count(s.sends_input as i64),
-        fmt_count(s.sends_ack as i64),
-        fmt_count(s.sends_other as i64),
-        fmt_count(s.records as i64),
-        fmt_count(s.dropped_records as i64),
-        fmt_count(s.stale_records as i64),
-        run.meta.socket_source
-    ));
-    if let Some(w) = &run.meta.wire {
-        t.note(wire_note(w));
-    }
-    t.note("times in ms on the page clock; n = loops; quantiles type 7");
-    for w in &run.meta.warnings {
-        t.note(format!("warning ({}): {}", w.code, w.message));
-    }
-    t
-}
-
-/// One line of wire figures under the arm's table; says its source, since interface
-/// counters cannot split directions or frames.
-fn wire_note(w: &WireFigures) -> String {
-    match (&w.server_to_client, &w.client_to_server) {
-        (Some(s2c), Some(c2s)) => format!(
-            "wire ({}, whole session, {} kernel drops): server->client {} frames, {} payload, {} app bytes; client->server {} frames, {} payload, {} app bytes",
-            WIRE_PCAP,
-            fmt_count(w.kernel_drops as i64),
-            fmt_count(s2c.frames as i64),
-            fmt_bytes(s2c.frame_payload_bytes),
-            fmt_bytes(s2c.app_bytes),
-            fmt_count(c2s.frames as i64),
-            fmt_bytes(c2s.frame_payload_bytes),
-            fmt_bytes(c2s.app_bytes),
-        ),
-        _ => format!(
-            "wire: interface counters only ({}): {} on lo during the run, no direction split",
-            w.reason.as_deref().unwrap_or("capture not permitted"),
-            w.interface_bytes.map(fmt_bytes).unwrap_or_else(|| "-".into()),
-        ),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -383,26 +226,10 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         run.write(tmp.path()).unwrap();
         assert_eq!(Run::load(tmp.path()).unwrap(), run);
-        let text = arm_table(&run).render(arena_report::Format::Markdown);
+        let text = arena_compare::arm_table(&run).render(arena_report::Format::Markdown);
         assert!(
             text.contains("inputToPaint") && text.contains("50.0ms"),
             "{text}"
         );
-    }
-
-    #[test]
-    fn run_dirs_do_not_collide() {
-        let tmp = tempfile::tempdir().unwrap();
-        let now = SystemTime::now();
-        let a = default_run_dir(tmp.path(), now, "lazy png");
-        std::fs::create_dir_all(&a).unwrap();
-        let b = default_run_dir(tmp.path(), now, "lazy png");
-        assert_ne!(a, b);
-        assert!(a
-            .file_name()
-            .unwrap()
-            .to_str()
-            .unwrap()
-            .ends_with("-lazy_png"));
     }
 }

@@ -4,11 +4,13 @@
 use std::fs;
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 use anyhow::{Context, Result};
 use arena_report::Exit;
 
 use crate::model::{Event, Loop, Outcome, Run, RunMeta, SCHEMA_VERSION};
+use crate::time::rfc3339_utc;
 use crate::validate;
 
 pub const RUN_JSON: &str = "run.json";
@@ -354,4 +356,50 @@ fn load_events(dir: &Path, keep: bool) -> Result<Vec<Event>> {
         prev_seq = Some(seq);
     }
     Ok(events)
+}
+
+/// `reports/<UTC start, compact>-<arm>` (made unique with a counter if it exists).
+pub fn default_run_dir(base: &Path, started: SystemTime, arm: &str) -> PathBuf {
+    let stamp: String = rfc3339_utc(started)
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == 'T')
+        .collect();
+    let safe_arm: String = arm
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let mut dir = base.join(format!("{stamp}-{safe_arm}"));
+    let mut n = 2;
+    while dir.exists() {
+        dir = base.join(format!("{stamp}-{safe_arm}-{n}"));
+        n += 1;
+    }
+    dir
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_dirs_do_not_collide() {
+        let tmp = tempfile::tempdir().unwrap();
+        let now = SystemTime::now();
+        let a = default_run_dir(tmp.path(), now, "lazy png");
+        std::fs::create_dir_all(&a).unwrap();
+        let b = default_run_dir(tmp.path(), now, "lazy png");
+        assert_ne!(a, b);
+        assert!(a
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .ends_with("-lazy_png"));
+    }
 }

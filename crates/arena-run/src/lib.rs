@@ -15,7 +15,9 @@ mod model;
 mod time;
 mod validate;
 
-pub use folder::{EVENTS_JSONL, LOOPS_CSV, LOOP_COLUMNS, RUN_JSON, WIRE_JSON, WIRE_PCAP};
+pub use folder::{
+    default_run_dir, EVENTS_JSONL, LOOPS_CSV, LOOP_COLUMNS, RUN_JSON, WIRE_JSON, WIRE_PCAP,
+};
 pub use model::{
     AnswerInfo, Event, Host, Loop, Metric, Outcome, Run, RunMeta, RunStatus, RunSummary,
     SocketSource, Warning, WireDirection, WireFigures, IDLE_SHARE, SCHEMA_VERSION,

@@ -11,6 +11,7 @@ pub mod capture;
 pub mod packet;
 pub mod pcap;
 pub mod reasm;
+mod run_capture;
 mod summary;
 pub mod synth;
 mod tables;
@@ -21,6 +22,7 @@ pub use capture::{
     interrupt_flag, Capture, CaptureHandle, CaptureOptions, CaptureSource, CaptureStats,
     DevCounters,
 };
+pub use run_capture::RunCapture;
 pub use summary::{
     default_inflate_threads, summarize, summarize_reader, summarize_reader_threads,
     summarize_threads, ConnInfo, DirSummary, FrameRef, SummaryOptions, WindowCounts, WindowRow,

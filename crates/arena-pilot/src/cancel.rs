@@ -1,0 +1,55 @@
+//! One run's interruption: set by Ctrl-C / SIGTERM, checked by every wait.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+
+/// Set by Ctrl-C / SIGTERM; every wait in a run checks it.
+#[derive(Debug, Clone, Default)]
+pub struct Cancel(Arc<AtomicBool>);
+
+impl Cancel {
+    pub fn new() -> Self {
+        Cancel::default()
+    }
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+    /// Sets the flag on SIGINT or SIGTERM (from a task on the current runtime).
+    pub fn on_signals(&self) -> Result<()> {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut int = signal(SignalKind::interrupt()).context("installing SIGINT handler")?;
+        let mut term = signal(SignalKind::terminate()).context("installing SIGTERM handler")?;
+        let me = self.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = int.recv() => {},
+                _ = term.recv() => {},
+            }
+            me.cancel();
+        });
+        Ok(())
+    }
+    /// Returns once cancelled.
+    pub(crate) async fn cancelled(&self) {
+        while !self.is_cancelled() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+    /// Sleeps `d`, waking early when cancelled.
+    pub(crate) async fn sleep(&self, d: Duration) {
+        let end = Instant::now() + d;
+        while !self.is_cancelled() {
+            let now = Instant::now();
+            if now >= end {
+                break;
+            }
+            tokio::time::sleep((end - now).min(Duration::from_millis(20))).await;
+        }
+    }
+}

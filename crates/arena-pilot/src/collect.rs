@@ -1,0 +1,68 @@
+//! What a run collects from the page: the drained records with the accounting that
+//! travels with them, and the tool's own cost.
+
+use std::time::Instant;
+
+use anyhow::Result;
+use arena_browser::{Drain, Page, Record};
+
+/// Measurements of the tool itself during a run (for the benchmark).
+#[derive(Debug, Clone, Default)]
+pub struct ToolCost {
+    /// Wall time of each click's CDP dispatch (mousePressed + mouseReleased), ms.
+    pub click_ms: Vec<f64>,
+    /// Wall time of each drain (Runtime.evaluate + decode), ms.
+    pub drain_ms: Vec<f64>,
+    /// Waits for a click's answer: in the page (one pending evaluation each) or, where
+    /// the page cannot tell, poll intervals.
+    pub waits: u64,
+    /// Per answered click, the tool's own time on the click's critical path, ms: from the
+    /// start of the CDP dispatch to the end of the last drain, less the page's time from
+    /// the first input event to the moment it went quiet. That is input delivery plus
+    /// collecting the answer; CDP time that overlaps the app's own work is not counted.
+    pub critical_ms: Vec<f64>,
+    /// Wall time of the whole run, from target start to folder written, ms.
+    pub wall_ms: f64,
+    /// Wall time of the click loop only, ms.
+    pub clicking_ms: f64,
+}
+
+/// Accumulates drains and the accounting that travels with them.
+#[derive(Default)]
+pub(crate) struct Collected {
+    pub records: Vec<Record>,
+    pub dropped: u64,
+    pub cleared_at_seq: Option<u64>,
+    pub source: Option<arena_browser::SocketSource>,
+}
+
+impl Collected {
+    fn take(&mut self, d: Drain) -> usize {
+        self.dropped += d.dropped;
+        self.cleared_at_seq.get_or_insert(d.cleared_at_seq);
+        if self.source.is_none()
+            || d.records.iter().any(|r| {
+                matches!(
+                    r.kind,
+                    arena_browser::RecordKind::WsSend | arena_browser::RecordKind::WsRecv
+                )
+            })
+        {
+            self.source = Some(d.socket_source);
+        }
+        let n = d.records.len();
+        self.records.extend(d.records);
+        n
+    }
+}
+
+pub(crate) async fn drain_into(
+    page: &Page,
+    c: &mut Collected,
+    cost: &mut ToolCost,
+) -> Result<usize> {
+    let t = Instant::now();
+    let d = page.drain().await?;
+    cost.drain_ms.push(t.elapsed().as_secs_f64() * 1e3);
+    Ok(c.take(d))
+}

@@ -1,0 +1,252 @@
+//! The plan of one run, resolved once from the pilot file, the arm and the command line:
+//! nothing after [`Plan::new`] reads a flag or a file field again.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{anyhow, Result};
+use arena_browser::{Browser, LaunchOptions, RecorderConfig};
+use arena_report::{Exit, ExitKind};
+
+use crate::oracle::page_oracle;
+use crate::pair::PairConfig;
+use crate::scenario::{Arm, Clicks, Pilot};
+
+/// Command-line overrides of the pilot file for one run.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    pub url: Option<String>,
+    pub clicks: Option<u64>,
+    pub interval_ms: Option<u64>,
+    pub timeout_ms: Option<u64>,
+    pub settle_ms: Option<u64>,
+    pub warmup: Option<u64>,
+    pub seed: Option<u64>,
+    /// Fixture knobs applied on top of the arm's (`NAME=VALUE`).
+    pub knobs: Vec<(String, String)>,
+    /// Ring buffer capacity (records), overriding the pilot file's.
+    pub capacity: Option<u32>,
+    /// Capture the target's loopback port into the run folder's `wire.pcap`.
+    pub capture: bool,
+}
+
+/// Browser options shared by every run of a command.
+#[derive(Debug, Clone, Default)]
+pub struct BrowserOptions {
+    pub chrome: Option<PathBuf>,
+    pub headful: bool,
+}
+
+impl BrowserOptions {
+    pub async fn launch(&self) -> Result<Browser> {
+        let opts = LaunchOptions {
+            chrome: self.chrome.clone(),
+            headful: self.headful,
+            // Room for a large canvas: a click outside the viewport reaches no element.
+            window: (1600, 1200),
+            ..LaunchOptions::default()
+        };
+        Browser::launch(opts).await.map_err(|e| {
+            // A browser that cannot start is the environment's problem, reported as such.
+            anyhow!(Exit::new(ExitKind::TargetFailed, format!("{e:#}")))
+        })
+    }
+}
+
+/// What a run talks to.
+#[derive(Debug, Clone)]
+pub enum TargetPlan {
+    /// The built-in fixture, started in-process with these knobs (the arm's, then the
+    /// command line's).
+    Fixture(arena_fixture::Knobs),
+    /// A page this process does not serve; the arm's setup command runs first.
+    External { url: String },
+}
+
+/// One run of one arm, fully resolved.
+#[derive(Debug, Clone)]
+pub struct Plan<'a> {
+    pub pilot: &'a Pilot,
+    pub arm_name: String,
+    pub arm: Arm,
+    pub target: TargetPlan,
+    pub count: u64,
+    pub warmup: u64,
+    pub seed: u64,
+    pub interval: Duration,
+    pub timeout_ms: u64,
+    pub settle: Duration,
+    /// Click points, canvas fractions, in order.
+    pub positions: Vec<(f64, f64)>,
+    /// The recorder as the page gets it (capacity and answer oracle resolved).
+    pub recorder: RecorderConfig,
+    /// Loops each click makes (press and release, or the key).
+    pub loops_per_click: u64,
+    /// The label of loops no classifier names.
+    pub label: String,
+    pub capture: bool,
+}
+
+impl<'a> Plan<'a> {
+    /// The plan of arm `name` of `pilot` (bad knobs are exit 2 here, before any browser).
+    pub fn for_arm(pilot: &'a Pilot, name: Option<&str>, ov: &Overrides) -> Result<Plan<'a>> {
+        let (arm_name, arm) = pilot.arm(name)?;
+        Plan::new(pilot, arm_name, arm, ov)
+    }
+
+    /// The plan of `arm`, named `arm_name`, which need not be one of the file's arms.
+    pub fn new(pilot: &'a Pilot, arm_name: String, arm: Arm, ov: &Overrides) -> Result<Plan<'a>> {
+        let count = ov.clicks.unwrap_or(pilot.clicks.count);
+        let seed = ov.seed.unwrap_or(pilot.clicks.seed);
+        let positions = Clicks {
+            count,
+            seed,
+            ..pilot.clicks.clone()
+        }
+        .positions();
+        let timeout_ms = ov.timeout_ms.unwrap_or(pilot.pacing.timeout_ms);
+        let mut recorder = pilot.recorder.clone();
+        if let Some(c) = ov.capacity {
+            recorder.capacity = c;
+        }
+        recorder.answer = page_oracle(pilot, timeout_ms);
+        let target = target_plan(pilot, &arm_name, &arm, ov)?;
+        let label = pilot
+            .target
+            .label
+            .clone()
+            .or_else(|| arm.knobs.get("phase").cloned())
+            .unwrap_or_else(|| match target {
+                TargetPlan::Fixture(_) => "firing".into(),
+                TargetPlan::External { .. } => "click".into(),
+            });
+        Ok(Plan {
+            pilot,
+            loops_per_click: loops_per_click(pilot),
+            arm_name,
+            arm,
+            target,
+            count,
+            warmup: ov.warmup.unwrap_or(pilot.clicks.warmup),
+            seed,
+            interval: Duration::from_millis(ov.interval_ms.unwrap_or(pilot.pacing.interval_ms)),
+            timeout_ms,
+            settle: Duration::from_millis(ov.settle_ms.unwrap_or(pilot.pacing.settle_ms)),
+            positions,
+            recorder,
+            label,
+            capture: ov.capture,
+        })
+    }
+
+    pub fn timeout(&self) -> Duration {
+        Duration::from_millis(self.timeout_ms)
+    }
+
+    /// How this run's records are judged; the page's answers and the drains add the rest
+    /// (oracle, draw target, clear point, drops, socket source).
+    pub fn pair_config(&self) -> PairConfig {
+        let mut cfg = PairConfig::new(&self.arm_name);
+        cfg.loop_events = self.pilot.pacing.loop_events.clone();
+        cfg.window_ms = self.timeout_ms as f64;
+        cfg.cold_loops = (self.warmup * self.loops_per_click.max(1)) as usize;
+        cfg.default_label = self.label.clone();
+        cfg
+    }
+}
+
+fn target_plan(pilot: &Pilot, arm_name: &str, arm: &Arm, ov: &Overrides) -> Result<TargetPlan> {
+    if let Some(url) = ov.url.clone().or_else(|| pilot.target.url.clone()) {
+        return Ok(TargetPlan::External { url });
+    }
+    let mut pairs: Vec<(String, String)> = arm.knobs.clone().into_iter().collect();
+    pairs.extend(ov.knobs.iter().cloned());
+    let knobs = arena_fixture::Knobs::from_pairs(&pairs)
+        .map_err(|e| anyhow!(Exit::bad_input(format!("arm `{arm_name}`: {e}"))))?;
+    Ok(TargetPlan::Fixture(knobs))
+}
+
+/// Discrete inputs per click that close a loop: press and release for clicks, the key
+/// for keys, each only when `pacing.loop_events` names it.
+fn loops_per_click(pilot: &Pilot) -> u64 {
+    ["mousedown", "mouseup", "keydown"]
+        .iter()
+        .filter(|e| {
+            let click_event = **e != "keydown";
+            click_event == pilot.clicks.keys.is_empty()
+                && pilot.pacing.loop_events.iter().any(|x| x == *e)
+        })
+        .count() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn knobs(plan: &Plan<'_>) -> arena_fixture::Knobs {
+        match &plan.target {
+            TargetPlan::Fixture(k) => k.clone(),
+            TargetPlan::External { url } => {
+                panic!("{} is the fixture's arm, not {url}", plan.arm_name)
+            }
+        }
+    }
+
+    #[test]
+    fn the_shipped_pilot_file_has_the_arms_and_they_validate() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../pilots/fixture.toml");
+        let pilot = Pilot::load(&path).unwrap();
+        let ov = Overrides::default();
+        for arm in ["stock", "lazy-png", "png6", "tick8", "blink", "delay40"] {
+            Plan::for_arm(&pilot, Some(arm), &ov).unwrap_or_else(|e| panic!("{arm}: {e:#}"));
+        }
+        let plan = |arm| knobs(&Plan::for_arm(&pilot, Some(arm), &ov).unwrap());
+        assert!(plan("lazy-png").lazy_png);
+        assert_eq!(plan("stock"), arena_fixture::Knobs::default());
+        assert_eq!(plan("delay40").delay_ms, 40);
+    }
+
+    #[test]
+    fn flags_win_over_the_file_and_the_arm() {
+        let pilot = Pilot::builtin().unwrap();
+        let ov = Overrides {
+            clicks: Some(7),
+            timeout_ms: Some(900),
+            knobs: vec![("delay_ms".into(), "5".into())],
+            ..Overrides::default()
+        };
+        let plan = Plan::for_arm(&pilot, Some("lazy-png"), &ov).unwrap();
+        assert_eq!((plan.count, plan.positions.len()), (7, 7));
+        assert_eq!(plan.pair_config().window_ms, 900.0);
+        let k = knobs(&plan);
+        assert!(k.lazy_png && k.delay_ms == 5, "{k:?}");
+        assert_eq!(plan.loops_per_click, 2);
+        let bad = Overrides {
+            knobs: vec![("png_level".into(), "12".into())],
+            ..Overrides::default()
+        };
+        let e = Plan::for_arm(&pilot, Some("stock"), &bad).unwrap_err();
+        assert!(format!("{e:#}").contains("png_level"), "{e:#}");
+    }
+
+    #[test]
+    fn errors_name_the_problem() {
+        let pilot =
+            Pilot::parse("p.toml", "[arms.a.knobs]\ntick_ms = 8\nlazy_png = true\n").unwrap();
+        assert_eq!(
+            knobs(&Plan::for_arm(&pilot, Some("a"), &Overrides::default()).unwrap()).tick_ms,
+            8
+        );
+        let e = Plan::for_arm(&pilot, Some("b"), &Overrides::default()).unwrap_err();
+        let e = format!("{e:#}");
+        assert!(
+            e.contains("p.toml") && e.contains("`b`") && e.contains("arms: a"),
+            "{e}"
+        );
+        let e = Pilot::parse("p.toml", "[arms.a\n").unwrap_err();
+        assert!(format!("{e:#}").contains("p.toml:1:"), "{e:#}");
+        let e = Pilot::load(std::path::Path::new("/nonexistent/p.toml")).unwrap_err();
+        assert!(format!("{e:#}").contains("/nonexistent/p.toml"));
+    }
+}

@@ -1,0 +1,171 @@
+//! Preparing the page before the first measured click: the canvas is there, the pilot
+//! file's setup steps have run (their records are cleared with the recorder), and every
+//! click point lies inside the viewport.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, Context, Result};
+use arena_browser::{Page, SocketChoice};
+use arena_report::{Exit, ExitKind};
+
+use crate::cancel::Cancel;
+use crate::scenario::Pilot;
+
+/// Drains the page and returns (payload bytes received, whether any message arrived).
+async fn received_since_last_drain(page: &Page) -> Result<(u64, bool)> {
+    let d = page.drain().await?;
+    let recvs = d
+        .records
+        .iter()
+        .filter(|r| r.kind == arena_browser::RecordKind::WsRecv);
+    let (mut bytes, mut any) = (0u64, false);
+    for r in recvs {
+        bytes += u64::from(r.size);
+        any = true;
+    }
+    Ok((bytes, any))
+}
+
+/// Setup steps: waits drain the recorder to watch received bytes (those records predate
+/// the clear and are discarded with it).
+pub(crate) async fn run_setup(page: &Page, pilot: &Pilot, cancel: &Cancel) -> Result<()> {
+    let mut received: u64 = 0;
+    let mut last_recv = Instant::now();
+    for (i, step) in pilot.setup.iter().enumerate() {
+        let limit = Duration::from_millis(step.timeout_ms.unwrap_or(15_000));
+        let start = Instant::now();
+        let what = format!("{}: setup[{i}]", pilot.source);
+        let waiting = step.wait_bytes.is_some() || step.quiet_ms.is_some();
+        // A wait step loops until its condition holds; other steps act once.
+        if waiting {
+            loop {
+                // Drain before judging, so messages that arrived during an earlier step count.
+                let (bytes, any) = received_since_last_drain(page).await?;
+                received += bytes;
+                if any {
+                    last_recv = Instant::now();
+                }
+                let done = match (step.wait_bytes, step.quiet_ms) {
+                    (Some(n), _) => received >= n,
+                    (_, Some(q)) => last_recv.elapsed() >= Duration::from_millis(q),
+                    _ => true,
+                };
+                if done {
+                    break;
+                }
+                if cancel.is_cancelled() {
+                    return Err(anyhow!(Exit::new(
+                        ExitKind::Interrupted,
+                        "interrupted during setup"
+                    )));
+                }
+                if start.elapsed() > limit {
+                    let msg = match (step.wait_bytes, step.quiet_ms) {
+                        (Some(n), _) => format!(
+                            "{what}: waited {} ms for {n} bytes, got {received}{}",
+                            limit.as_millis(),
+                            if received == 0 && pilot.recorder.sockets == SocketChoice::PageHook {
+                                " (the recorder watches only the page's own WebSocket, `recorder.sockets = \"page_hook\"`: a socket in a Web Worker is seen with \"auto\" or \"cdp\")"
+                            } else {
+                                ""
+                            }
+                        ),
+                        (_, q) => format!(
+                            "{what}: no {} ms without a WebSocket message within {} ms",
+                            q.unwrap_or(0),
+                            limit.as_millis()
+                        ),
+                    };
+                    return Err(anyhow!(Exit::new(ExitKind::TargetFailed, msg)));
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            continue;
+        }
+        if let Some([fx, fy]) = step.click {
+            let rect = page.canvas_rect(&pilot.target.canvas).await?;
+            let (x, y) = rect.page_fraction(fx, fy);
+            page.click(x, y).await.with_context(|| what.clone())?;
+        } else if let Some(k) = &step.key {
+            page.key(k).await.with_context(|| what.clone())?;
+        } else if let Some(js) = &step.eval {
+            page.eval_json(js).await.with_context(|| what.clone())?;
+        }
+    }
+    Ok(())
+}
+
+/// Waits until the canvas exists (the page script has run).
+pub(crate) async fn wait_canvas(
+    page: &Page,
+    pilot: &Pilot,
+    cancel: &Cancel,
+) -> Result<arena_browser::CanvasRect> {
+    let start = Instant::now();
+    loop {
+        match page.canvas_rect(&pilot.target.canvas).await {
+            Ok(r) if r.width > 0.0 && r.height > 0.0 => return Ok(r),
+            Err(e) if e.downcast_ref::<arena_browser::SeveralCanvases>().is_some() => {
+                return Err(anyhow!(Exit::bad_input(format!(
+                    "{}: `target.canvas`: {e}",
+                    pilot.source
+                ))))
+            }
+            Ok(_) | Err(_)
+                if start.elapsed() < Duration::from_secs(15) && !cancel.is_cancelled() =>
+            {
+                tokio::time::sleep(Duration::from_millis(50)).await
+            }
+            Ok(_) => {
+                return Err(anyhow!(Exit::new(
+                    ExitKind::TargetFailed,
+                    format!("canvas `{}` has no size on the page", pilot.target.canvas)
+                )))
+            }
+            Err(e) => {
+                return Err(anyhow!(Exit::new(
+                    if cancel.is_cancelled() {
+                        ExitKind::Interrupted
+                    } else {
+                        ExitKind::TargetFailed
+                    },
+                    format!(
+                        "canvas `{}` not found on the page: {e:#}",
+                        pilot.target.canvas
+                    )
+                )))
+            }
+        }
+    }
+}
+
+/// Every click must land inside the viewport, or it reaches no element and every loop of
+/// the run would read as unanswered for a reason that has nothing to do with the target.
+pub(crate) async fn check_viewport(
+    page: &Page,
+    pilot: &Pilot,
+    rect: &arena_browser::CanvasRect,
+    positions: &[(f64, f64)],
+) -> Result<()> {
+    if !pilot.clicks.keys.is_empty() {
+        return Ok(());
+    }
+    let v = page.eval_json("[innerWidth, innerHeight]").await?;
+    let (w, h) = match (
+        v.get(0).and_then(|x| x.as_f64()),
+        v.get(1).and_then(|x| x.as_f64()),
+    ) {
+        (Some(w), Some(h)) => (w, h),
+        _ => return Ok(()),
+    };
+    for &(fx, fy) in positions {
+        let (x, y) = rect.page_fraction(fx, fy);
+        if x < 0.0 || y < 0.0 || x >= w || y >= h {
+            return Err(anyhow!(Exit::bad_input(format!(
+                "{}: `clicks.region`: a click at canvas fraction ({fx:.3}, {fy:.3}) lands at page ({x:.0}, {y:.0}), outside the {w:.0}x{h:.0} viewport; shrink the region",
+                pilot.source
+            ))));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,27 @@
+//! What a run tells while it works. The stages report events through a callback and never
+//! print: the command line decides how they look (a line per 25 clicks when stderr is not
+//! a terminal, one rewritten line when it is, nothing with `--quiet`).
+
+/// One step of a command's progress.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Progress<'a> {
+    /// The browser every run of the command shares is up.
+    Browser { version: &'a str, pid: i32 },
+    /// Run `index` (from 1) of `runs` starts: arm `arm`, round `round` (from 1).
+    Run {
+        index: usize,
+        runs: usize,
+        arm: &'a str,
+        round: u32,
+    },
+    /// Click `done` of `of` in a run of `arm` has ended (answered or not).
+    Click { arm: &'a str, done: u64, of: u64 },
+    /// The run's click loop ended, all clicks made.
+    ClicksDone { arm: &'a str },
+}
+
+/// Receives progress; `&|_| {}` says nothing.
+pub type OnProgress<'a> = &'a (dyn Fn(Progress<'_>) + Send + Sync);
+
+/// The callback that ignores everything.
+pub fn silent(_: Progress<'_>) {}

@@ -1,0 +1,363 @@
+//! One run of one arm, as stages in order: start the target (and the capture), open a
+//! fresh page with the recorder, prepare it (canvas, setup steps, clear, oracle), click,
+//! collect what the page still holds, stop everything, pair, build and write the run.
+//! The run folder is written whatever happens after the page opened.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant, SystemTime};
+
+use anyhow::{anyhow, Context, Result};
+use arena_browser::{Browser, CanvasRect, Page};
+use arena_report::{Exit, ExitKind};
+use arena_run::{AnswerInfo, Run, RunStatus, SocketSource, Warning};
+use arena_wire::RunCapture;
+
+use crate::cancel::Cancel;
+use crate::click::Clicker;
+use crate::collect::{drain_into, Collected, ToolCost};
+use crate::oracle::resolve_answer;
+use crate::pair::{pair, PairConfig, Paired};
+use crate::plan::{BrowserOptions, Plan};
+use crate::prepare::{check_viewport, run_setup, wait_canvas};
+use crate::progress::{OnProgress, Progress};
+use crate::target::{target_gone, Target};
+use crate::write::{build_run, RunContext};
+
+/// One run of one arm.
+pub struct RunRequest<'a> {
+    pub plan: &'a Plan<'a>,
+    pub out: OutDir,
+    pub progress: OnProgress<'a>,
+    pub cancel: &'a Cancel,
+}
+
+/// Where run folders go.
+#[derive(Debug, Clone)]
+pub enum OutDir {
+    /// `<base>/<UTC start>-<arm>`.
+    Under(PathBuf),
+    /// Exactly this folder.
+    Exactly(PathBuf),
+}
+
+impl OutDir {
+    fn dir(&self, started: SystemTime, arm: &str) -> PathBuf {
+        match self {
+            OutDir::Under(base) => arena_run::default_run_dir(base, started, arm),
+            OutDir::Exactly(d) => d.clone(),
+        }
+    }
+}
+
+/// A finished (possibly partial) run and where it was written.
+pub struct Outcome {
+    pub run: Run,
+    pub dir: PathBuf,
+    pub cost: ToolCost,
+}
+
+impl Outcome {
+    /// The error the command should end with: none for a complete run, exit 130 for an
+    /// interrupted one, exit 3 when the target or browser died.
+    pub fn exit_error(&self) -> Option<anyhow::Error> {
+        let m = &self.run.meta;
+        let kind = match m.status {
+            RunStatus::Complete => return None,
+            RunStatus::Interrupted => ExitKind::Interrupted,
+            RunStatus::TargetFailed => ExitKind::TargetFailed,
+        };
+        Some(anyhow!(Exit::new(
+            kind,
+            format!(
+                "{}; partial run written to {}",
+                m.status_message.as_deref().unwrap_or("run ended early"),
+                self.dir.display()
+            )
+        )))
+    }
+}
+
+/// What a run gathers from the page, stage by stage.
+struct Gathered {
+    col: Collected,
+    cost: ToolCost,
+    /// How the records are judged: the plan's rules, then the page's oracle and canvas.
+    judge: PairConfig,
+    answer: Option<AnswerInfo>,
+    inputs_dispatched: u64,
+    clicks_made: u64,
+    /// Records are collected only after the clear on attach: setup is not measured.
+    cleared: bool,
+    /// Why the page's oracle last could not judge an input, in its own words.
+    last_verdict: Option<String>,
+}
+
+/// How a run ended, for its `run.json`.
+struct Ending {
+    status: RunStatus,
+    message: Option<String>,
+}
+
+/// A browser of its own for one run: launched, told, run, closed.
+pub async fn run_one(browser: &BrowserOptions, req: RunRequest<'_>) -> Result<Outcome> {
+    let browser = browser.launch().await?;
+    (req.progress)(Progress::Browser {
+        version: browser.version(),
+        pid: browser.pid(),
+    });
+    let res = run_arm(&browser, req).await;
+    let _ = browser.close().await;
+    res
+}
+
+/// Runs one arm in a fresh page of `browser` (and a fresh fixture server when the target
+/// is the built-in fixture). Errors before the page opened (no target, bad capture) and
+/// bad input found on the page return `Err`; anything else is a written, partial run.
+pub async fn run_arm(browser: &Browser, req: RunRequest<'_>) -> Result<Outcome> {
+    let wall = Instant::now();
+    let started = SystemTime::now();
+    let plan = req.plan;
+    let mut target = Target::start(plan, req.cancel).await?;
+    let dir = req.out.dir(started, &plan.arm_name);
+    let capture = match start_capture(plan, &target, &dir) {
+        Ok(c) => c,
+        Err(e) => {
+            target.stop().await;
+            return Err(e);
+        }
+    };
+    // Everything from here on ends in a written run folder.
+    let page = browser
+        .new_page(&target.url, Some(plan.recorder.clone()))
+        .await;
+    let mut g = Gathered {
+        col: Collected::default(),
+        cost: ToolCost::default(),
+        judge: plan.pair_config(),
+        answer: None,
+        inputs_dispatched: 0,
+        clicks_made: 0,
+        cleared: false,
+        last_verdict: None,
+    };
+    let body = match &page {
+        Ok(p) => measure(p, &req, &target, &mut g).await,
+        Err(e) => Err(anyhow!("opening {}: {e:#}", target.url)),
+    };
+    let ending = ending(body, req.cancel);
+    if let (Ok(p), Ok(_)) = (&page, &ending) {
+        collect_last(p, plan, &mut g).await;
+    }
+    if let Ok(p) = page {
+        let _ = tokio::time::timeout(Duration::from_secs(2), p.close()).await;
+    }
+    target.stop().await;
+    let ending = ending?;
+    let wire = capture.map(RunCapture::finish);
+    let mut run = assemble(plan, browser, &target, started, ending, &mut g);
+    match wire {
+        Some(Ok(figures)) => run.meta.wire = Some(figures),
+        Some(Err(e)) => run
+            .meta
+            .warnings
+            .push(Warning::new("capture", format!("{e:#}"))),
+        None => {}
+    }
+    run.write(&dir)
+        .with_context(|| format!("writing the run folder {}", dir.display()))?;
+    g.cost.wall_ms = wall.elapsed().as_secs_f64() * 1e3;
+    Ok(Outcome {
+        run,
+        dir,
+        cost: g.cost,
+    })
+}
+
+fn start_capture(
+    plan: &Plan<'_>,
+    target: &Target,
+    dir: &std::path::Path,
+) -> Result<Option<RunCapture>> {
+    if !plan.capture {
+        return Ok(None);
+    }
+    RunCapture::start(target.addr()?, dir).map(Some)
+}
+
+/// Prepares the page, then makes every click of the plan.
+async fn measure(
+    page: &Page,
+    req: &RunRequest<'_>,
+    target: &Target,
+    g: &mut Gathered,
+) -> Result<()> {
+    let (plan, cancel) = (req.plan, req.cancel);
+    let pilot = plan.pilot;
+    wait_canvas(page, pilot, cancel).await?;
+    run_setup(page, pilot, cancel).await?;
+    page.clear().await.context("clearing the recorder")?;
+    g.cleared = true;
+    let rect = wait_canvas(page, pilot, cancel).await?;
+    check_viewport(page, pilot, &rect, &plan.positions).await?;
+    let (rule, info) = resolve_answer(page, pilot, &rect, &plan.positions).await?;
+    g.answer = Some(info);
+    g.judge.answer = rule;
+    g.judge.draw_target = rect.index;
+    let clicker = Clicker {
+        page,
+        plan,
+        cancel,
+        judge: g.judge.clone(),
+    };
+    click_all(&clicker, &rect, req, target, g).await
+}
+
+/// The click loop: one click at a time, each waited for, paced by the plan's interval.
+async fn click_all(
+    clicker: &Clicker<'_>,
+    rect: &CanvasRect,
+    req: &RunRequest<'_>,
+    target: &Target,
+    g: &mut Gathered,
+) -> Result<()> {
+    let (plan, cancel) = (req.plan, req.cancel);
+    let (count, arm) = (plan.count, plan.arm_name.as_str());
+    let probe = target.probe();
+    let start = Instant::now();
+    for (k, &(fx, fy)) in plan.positions.iter().enumerate() {
+        if cancel.is_cancelled() {
+            return Err(anyhow!(Exit::new(
+                ExitKind::Interrupted,
+                format!("interrupted after {k} of {count} clicks")
+            )));
+        }
+        let point = rect.page_fraction(fx, fy);
+        let complete = clicker.click(k, point, &mut g.col, &mut g.cost).await?;
+        g.inputs_dispatched += plan.loops_per_click;
+        g.clicks_made += 1;
+        if !complete && !cancel.is_cancelled() && target_gone(probe) {
+            return Err(anyhow!(Exit::new(
+                ExitKind::TargetFailed,
+                format!(
+                    "the target at {} stopped accepting connections (click {} of {count} unanswered)",
+                    target.url,
+                    k + 1
+                )
+            )));
+        }
+        let done = k as u64 + 1;
+        (req.progress)(Progress::Click {
+            arm,
+            done,
+            of: count,
+        });
+        cancel.sleep(plan.interval).await;
+    }
+    (req.progress)(Progress::ClicksDone { arm });
+    g.cost.clicking_ms = start.elapsed().as_secs_f64() * 1e3;
+    Ok(())
+}
+
+/// Sorts the click loop's error: bad input found on the page is the command's error
+/// (`Err`); an interruption or a dead target or browser ends the run early, written.
+fn ending(body: Result<()>, cancel: &Cancel) -> Result<Ending> {
+    let Err(e) = body else {
+        return Ok(Ending {
+            status: RunStatus::Complete,
+            message: None,
+        });
+    };
+    let kind = e
+        .chain()
+        .find_map(|c| c.downcast_ref::<Exit>())
+        .map(|x| x.kind)
+        .unwrap_or(ExitKind::TargetFailed);
+    if kind == ExitKind::BadInput {
+        return Err(e);
+    }
+    let status = if kind == ExitKind::Interrupted || cancel.is_cancelled() {
+        RunStatus::Interrupted
+    } else {
+        RunStatus::TargetFailed
+    };
+    Ok(Ending {
+        status,
+        message: Some(format!("{e:#}")),
+    })
+}
+
+/// Whatever the page still holds belongs to the run; a dead browser gets 2 s.
+async fn collect_last(page: &Page, plan: &Plan<'_>, g: &mut Gathered) {
+    if !g.cleared {
+        return;
+    }
+    let last = Duration::from_secs(2);
+    let _ = tokio::time::timeout(last, drain_into(page, &mut g.col, &mut g.cost)).await;
+    // The records name what kind of input the oracle could not judge; the page keeps the
+    // words of why, for the warning.
+    if plan.recorder.answer.is_some() {
+        let js = "window.__arenaRecorder.stats().last_verdict";
+        if let Ok(Ok(v)) = tokio::time::timeout(last, page.eval_json(js)).await {
+            g.last_verdict = v.as_str().map(str::to_string);
+        }
+    }
+}
+
+/// Pairs the collected records and builds the run.
+fn assemble(
+    plan: &Plan<'_>,
+    browser: &Browser,
+    target: &Target,
+    started: SystemTime,
+    ending: Ending,
+    g: &mut Gathered,
+) -> Run {
+    let col = &g.col;
+    let mut cfg = g.judge.clone();
+    cfg.cleared_at_seq = col.cleared_at_seq.unwrap_or(0);
+    cfg.dropped = col.dropped;
+    cfg.cdp_sockets = col.source == Some(arena_browser::SocketSource::Cdp);
+    let mut paired = pair(&col.records, &cfg);
+    add_page_reason(&mut paired, g.last_verdict.as_deref());
+    let ctx = RunContext {
+        arm: plan.arm_name.clone(),
+        knobs: target.knobs.clone(),
+        pilot_file: Some(plan.pilot.source.clone()),
+        pilot_hash: plan.pilot.hash.clone(),
+        url: target.url.clone(),
+        chromium_version: browser.version().to_string(),
+        started,
+        ended: SystemTime::now(),
+        status: ending.status,
+        status_message: ending.message,
+        socket_source: map_source(col.source),
+        seed: plan.seed,
+        clicks_planned: plan.count,
+        clicks_made: g.clicks_made,
+        inputs_dispatched: g.inputs_dispatched,
+        answer: g.answer.take(),
+        idle_reply_bytes: plan.pilot.target.idle_reply_bytes,
+    };
+    build_run(&ctx, paired, &col.records)
+}
+
+/// The oracle's warning about inputs it could not judge ends with the page's reason.
+fn add_page_reason(paired: &mut Paired, why: Option<&str>) {
+    let Some(why) = why else { return };
+    for w in paired
+        .warnings
+        .iter_mut()
+        .filter(|w| w.code == "oracle_unjudged")
+    {
+        w.message
+            .push_str(&format!("; the page's last reason: {why}"));
+    }
+}
+
+fn map_source(s: Option<arena_browser::SocketSource>) -> SocketSource {
+    match s {
+        Some(arena_browser::SocketSource::Cdp) => SocketSource::Cdp,
+        Some(arena_browser::SocketSource::AppRecorder) => SocketSource::AppRecorder,
+        _ => SocketSource::PageHook,
+    }
+}

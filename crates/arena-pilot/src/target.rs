@@ -1,0 +1,237 @@
+//! The target of one run: the in-process fixture, started fresh with the plan's knobs, or
+//! an external page after the arm's setup command; and the liveness probe that tells a
+//! dead target from a slow one.
+
+use std::collections::BTreeMap;
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, Context, Result};
+use arena_report::{Exit, ExitKind};
+
+use crate::cancel::Cancel;
+use crate::plan::{Plan, TargetPlan};
+
+/// A started target: the URL the page opens and the knobs the run records.
+pub struct Target {
+    /// The in-process fixture (shut down by [`Target::stop`]); `None` for a URL.
+    fixture: Option<arena_fixture::ServerHandle>,
+    pub url: String,
+    /// What the run records as its knobs: the fixture's effective set, defaults included
+    /// (what `GET /knobs` answers), or an external arm's URL parameters and environment.
+    pub knobs: BTreeMap<String, String>,
+}
+
+impl Target {
+    /// Starts what `plan` names: the fixture, or the arm's setup command for a URL.
+    pub async fn start(plan: &Plan<'_>, cancel: &Cancel) -> Result<Target> {
+        let arm = &plan.arm;
+        match &plan.target {
+            TargetPlan::External { url } => {
+                if let Some(cmd) = &arm.setup_command {
+                    run_setup_command(cmd, &arm.env, cancel).await?;
+                }
+                // Fixture knobs cannot reach a server this process did not start.
+                let mut knobs = BTreeMap::new();
+                for (k, v) in &arm.url_params {
+                    knobs.insert(format!("url_params.{k}"), v.clone());
+                }
+                for (k, v) in &arm.env {
+                    knobs.insert(format!("env.{k}"), v.clone());
+                }
+                Ok(Target {
+                    fixture: None,
+                    url: with_params(url, &arm.url_params),
+                    knobs,
+                })
+            }
+            TargetPlan::Fixture(knobs) => {
+                let handle = arena_fixture::Server::start(knobs.clone())
+                    .await
+                    .context("starting the fixture")?;
+                Ok(Target {
+                    url: with_params(&handle.url(), &arm.url_params),
+                    knobs: knob_text(knobs),
+                    fixture: Some(handle),
+                })
+            }
+        }
+    }
+
+    /// host:port to probe for liveness; none for the fixture, which lives in-process.
+    pub fn probe(&self) -> Option<SocketAddr> {
+        match self.fixture {
+            Some(_) => None,
+            None => target_addr(&self.url),
+        }
+    }
+
+    /// Where a capture listens: the URL's host:port.
+    pub fn addr(&self) -> Result<SocketAddr> {
+        target_addr(&self.url).ok_or_else(|| {
+            anyhow!(Exit::bad_input(format!(
+                "--capture: no host:port in {}",
+                self.url
+            )))
+        })
+    }
+
+    pub async fn stop(&mut self) {
+        if let Some(h) = self.fixture.take() {
+            h.shutdown().await;
+        }
+    }
+}
+
+fn with_params(url: &str, params: &BTreeMap<String, String>) -> String {
+    if params.is_empty() {
+        return url.to_string();
+    }
+    let q: Vec<String> = params
+        .iter()
+        .map(|(k, v)| format!("{}={}", enc(k), enc(v)))
+        .collect();
+    let sep = if url.contains('?') { '&' } else { '?' };
+    format!("{url}{sep}{}", q.join("&"))
+}
+
+fn enc(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// host:port of an http(s) URL, for the liveness probe.
+fn target_addr(url: &str) -> Option<SocketAddr> {
+    let rest = url.split_once("://").map(|(_, r)| r).unwrap_or(url);
+    let hostport = rest.split(['/', '?', '#']).next()?;
+    let with_port = if hostport
+        .rsplit_once(':')
+        .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
+    {
+        hostport.to_string()
+    } else if url.starts_with("https") {
+        format!("{hostport}:443")
+    } else {
+        format!("{hostport}:80")
+    };
+    with_port.to_socket_addrs().ok()?.next()
+}
+
+/// True when nothing accepts connections at the target any more.
+pub(crate) fn target_gone(addr: Option<SocketAddr>) -> bool {
+    match addr {
+        Some(a) => TcpStream::connect_timeout(&a, Duration::from_millis(300)).is_err(),
+        None => false,
+    }
+}
+
+/// Runs the arm's setup command (`sh -c`) with its environment, bounded in time.
+async fn run_setup_command(
+    cmd: &str,
+    env: &BTreeMap<String, String>,
+    cancel: &Cancel,
+) -> Result<()> {
+    let mut child = tokio::process::Command::new("sh")
+        .arg("-c")
+        .arg(cmd)
+        .envs(env)
+        .kill_on_drop(true)
+        .spawn()
+        .with_context(|| format!("starting setup command `{cmd}`"))?;
+    let deadline = Instant::now() + Duration::from_secs(300);
+    loop {
+        if let Some(status) = child.try_wait()? {
+            if !status.success() {
+                return Err(anyhow!(Exit::new(
+                    ExitKind::TargetFailed,
+                    format!("setup command `{cmd}` failed: {status}")
+                )));
+            }
+            return Ok(());
+        }
+        if cancel.is_cancelled() || Instant::now() > deadline {
+            let _ = child.kill().await;
+            return Err(anyhow!(Exit::new(
+                if cancel.is_cancelled() {
+                    ExitKind::Interrupted
+                } else {
+                    ExitKind::TargetFailed
+                },
+                format!("setup command `{cmd}` did not finish")
+            )));
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Knob name -> value text, in the form `--knob NAME=VALUE` takes.
+fn knob_text(knobs: &arena_fixture::Knobs) -> BTreeMap<String, String> {
+    let Ok(serde_json::Value::Object(m)) = serde_json::to_value(knobs) else {
+        return BTreeMap::new();
+    };
+    m.into_iter()
+        .map(|(k, v)| {
+            let text = match v {
+                serde_json::Value::String(s) => s,
+                other => other.to_string(),
+            };
+            (k, text)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_get_params_and_addresses() {
+        let mut p = BTreeMap::new();
+        assert_eq!(with_params("http://h/x", &p), "http://h/x");
+        p.insert("perf".to_string(), "1".to_string());
+        p.insert("a b".to_string(), "c&d".to_string());
+        assert_eq!(
+            with_params("http://h/x", &p),
+            "http://h/x?a%20b=c%26d&perf=1"
+        );
+        assert_eq!(
+            with_params("http://h/x?z=1", &p),
+            "http://h/x?z=1&a%20b=c%26d&perf=1"
+        );
+        assert_eq!(
+            target_addr("http://127.0.0.1:8080/a?b"),
+            Some("127.0.0.1:8080".parse().unwrap())
+        );
+        assert_eq!(
+            target_addr("http://127.0.0.1/"),
+            Some("127.0.0.1:80".parse().unwrap())
+        );
+    }
+
+    #[test]
+    fn effective_knob_text_reads_back_as_the_same_knobs() {
+        let k = arena_fixture::Knobs::from_pairs(&[("delay_ms".into(), "40".into())]).unwrap();
+        let text = knob_text(&k);
+        assert_eq!(text.get("delay_ms").map(String::as_str), Some("40"));
+        assert_eq!(text.get("phase").map(String::as_str), Some("firing"));
+        assert!(text.len() >= 15, "every knob, defaults included: {text:?}");
+        let pairs: Vec<(String, String)> = text.into_iter().collect();
+        assert_eq!(arena_fixture::Knobs::from_pairs(&pairs).unwrap(), k);
+    }
+
+    #[test]
+    fn a_closed_port_is_gone() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        assert!(!target_gone(Some(addr)));
+        drop(l);
+        assert!(target_gone(Some(addr)));
+        assert!(!target_gone(None));
+    }
+}

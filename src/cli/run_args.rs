@@ -1,0 +1,157 @@
+//! The options `pilot`, `ab` and `demo` share, and what they become: the pilot's
+//! overrides, browser options, the progress printer, and the A/B both `ab` and `demo` run.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use anyhow::{anyhow, Result};
+use arena_pilot::{
+    block_on, run_ab, AbOutcome, AbRequest, BrowserOptions, Overrides, Pilot, Plan, Progress,
+};
+use arena_report::Exit;
+use arena_run::Run;
+use clap::Args as ClapArgs;
+
+/// Options shared by `pilot`, `ab` and `demo`: how each run is driven.
+#[derive(Debug, Clone, ClapArgs)]
+pub struct RunArgs {
+    /// Clicks per run (default: the pilot file's `clicks.count`, 156 for the fixture).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub clicks: Option<u64>,
+    /// Pause after each click's loops complete, ms (default: `pacing.interval_ms`).
+    #[arg(long, value_name = "MS")]
+    pub interval: Option<u64>,
+    /// Per-click timeout, ms: a loop not answered within it is counted unanswered and the
+    /// run moves on (default: `pacing.timeout_ms`).
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub timeout: Option<u64>,
+    /// After a click's loops paint, wait for this many ms without a WebSocket message
+    /// before the next click (default: `pacing.settle_ms`).
+    #[arg(long, value_name = "MS")]
+    pub settle: Option<u64>,
+    /// The first N clicks of each page are cold: reported apart from the warm figures.
+    #[arg(long, value_name = "N")]
+    pub warmup: Option<u64>,
+    /// Seed of the click positions (same seed, same clicks).
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+    /// Extra fixture knob for every run, on top of the arm's (repeatable).
+    #[arg(long = "knob", value_name = "NAME=VALUE")]
+    pub knobs: Vec<String>,
+    /// Recorder ring buffer capacity in records (default: the pilot file's, 65536).
+    #[arg(long, value_name = "RECORDS", value_parser = clap::value_parser!(u32).range(1..))]
+    pub capacity: Option<u32>,
+    /// Chromium binary (default: $CHROME, /usr/lib/chromium/chromium, chromium on PATH).
+    #[arg(long, value_name = "PATH")]
+    pub chrome: Option<PathBuf>,
+    /// Show the browser window instead of running headless.
+    #[arg(long)]
+    pub headful: bool,
+    /// No progress on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Capture the target's port on `lo` into `wire.pcap` in the run folder and add wire
+    /// figures (per direction: frames, payload, app bytes after inflate) to the run. Needs
+    /// root or CAP_NET_RAW; without it the run records interface byte counters and says so.
+    #[arg(long)]
+    pub capture: bool,
+}
+
+impl RunArgs {
+    pub fn overrides(&self, url: Option<String>) -> Result<Overrides> {
+        let mut knobs = Vec::new();
+        for k in &self.knobs {
+            knobs.push(
+                arena_fixture::Knobs::parse_pair(k)
+                    .map_err(|e| anyhow!(Exit::bad_input(format!("--knob: {e}"))))?,
+            );
+        }
+        Ok(Overrides {
+            url,
+            clicks: self.clicks,
+            interval_ms: self.interval,
+            timeout_ms: self.timeout,
+            settle_ms: self.settle,
+            warmup: self.warmup,
+            seed: self.seed,
+            knobs,
+            capacity: self.capacity,
+            capture: self.capture,
+        })
+    }
+
+    pub fn browser(&self) -> BrowserOptions {
+        BrowserOptions {
+            chrome: self.chrome.clone(),
+            headful: self.headful,
+        }
+    }
+}
+
+/// What `ab` and `demo` run: `arms` of `pilot` interleaved for `rounds`, under `out`.
+pub struct AbPlan<'a> {
+    pub pilot: &'a Pilot,
+    pub arms: &'a [String],
+    pub rounds: u32,
+    pub url: Option<String>,
+    pub out: PathBuf,
+}
+
+impl RunArgs {
+    /// Resolves every arm, then runs the A/B; the folders made are listed on stderr.
+    pub fn run_ab(&self, ab: AbPlan<'_>) -> Result<AbOutcome> {
+        let overrides = self.overrides(ab.url)?;
+        let plans = ab
+            .arms
+            .iter()
+            .map(|a| Plan::for_arm(ab.pilot, Some(a), &overrides))
+            .collect::<Result<Vec<_>>>()?;
+        let show = printer(self.quiet);
+        let outcome = block_on(|cancel| async move {
+            run_ab(AbRequest {
+                plans,
+                rounds: ab.rounds,
+                out_base: ab.out,
+                browser: self.browser(),
+                progress: &show,
+                cancel: &cancel,
+            })
+            .await
+        })?;
+        for o in &outcome.outcomes {
+            eprintln!("run folder: {}", o.dir.display());
+        }
+        Ok(outcome)
+    }
+}
+
+/// The runs an A/B made, in order.
+pub fn runs(outcome: &AbOutcome) -> Vec<Run> {
+    outcome.outcomes.iter().map(|o| o.run.clone()).collect()
+}
+
+/// Progress on stderr: one rewritten line on a terminal, a line per 25 clicks elsewhere,
+/// nothing when `quiet`.
+pub fn printer(quiet: bool) -> impl Fn(Progress<'_>) + Send + Sync {
+    let tty = std::io::stderr().is_terminal();
+    move |p| match p {
+        _ if quiet => {}
+        Progress::Browser { version, pid } => eprintln!("browser: {version} (pid {pid})"),
+        Progress::Run {
+            index,
+            runs,
+            arm,
+            round,
+        } => eprintln!("run {index}/{runs}: arm {arm}, round {round}"),
+        Progress::Click { arm, done, of } => {
+            let line = format!("arm {arm}: click {done}/{of}");
+            if tty {
+                eprint!("\r{line}   ");
+            } else if done % 25 == 0 || done == of {
+                eprintln!("{line}");
+            }
+        }
+        Progress::ClicksDone { .. } if tty => eprintln!(),
+        Progress::ClicksDone { .. } => {}
+    }
+}
