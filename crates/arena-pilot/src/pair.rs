@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, HashSet};
 use arena_browser::{Record, RecordKind, SendClass};
 use arena_run::{Loop, Outcome, Warning};
 
-use super::answer::{assign_sends, AnswerRule, Attribution, LoopInput};
+use super::answer::{assign_sends, AnswerRule, Attribution, Chain, LoopInput};
 
 /// What pairing needs to know beyond the records.
 #[derive(Debug, Clone)]
@@ -113,10 +113,49 @@ pub struct Paired {
 /// Pairs `records` (any order; several drains concatenated) into loops.
 pub fn pair(records: &[Record], cfg: &PairConfig) -> Paired {
     let mut stats = PairStats::default();
+    let recs = clean(records, cfg, &mut stats);
+    count_traffic(&recs, &mut stats);
+    let inputs = loop_inputs(&recs, cfg, &mut stats);
+    let sends = assign_sends(&recs, &inputs, cfg.window_ms, cfg.cdp_sockets);
+    let mut attribution = Attribution::new(&recs, cfg.answer, cfg.draw_target);
+    let mut loops = Vec::with_capacity(inputs.len());
+    for (n, (&input, &send)) in inputs.iter().zip(&sends).enumerate() {
+        let deadline = recs[input].t_ms + cfg.window_ms;
+        if send.is_none() {
+            stats.inputs_without_send += 1;
+        }
+        let chain = attribution.chain(&LoopInput {
+            input,
+            send,
+            deadline,
+        });
+        match chain.outcome {
+            Outcome::Claimed => stats.claimed += 1,
+            Outcome::Answered if chain.draw.is_none() => stats.answered_without_draw += 1,
+            _ => {}
+        }
+        loops.push(make_loop(&recs, cfg, n, input, send, &chain, &mut stats));
+    }
+    for r in &recs {
+        if r.kind == RecordKind::Answer && r.class == SendClass::Other {
+            *stats.unjudged.entry(r.event.clone()).or_insert(0) += 1;
+        }
+    }
+    coalesced(&recs, cfg, &mut stats);
+    let warnings = warnings_for(&loops, &stats, cfg);
+    Paired {
+        loops,
+        stats,
+        warnings,
+    }
+}
 
-    // Stale and duplicate records first: either means the buffer was not cleared or a
-    // drain returned more than "since the last drain", and both would silently mix
-    // another run's (or an earlier iteration's) observations into this one.
+/// The records that belong to the run, in causal order. Stale and duplicate records go
+/// first: either means the buffer was not cleared or a drain returned more than "since
+/// the last drain", and both would silently mix another run's (or an earlier
+/// iteration's) observations into this one. Holes in seq between the clear and the last
+/// record are records lost to wrap-around even if a drain did not say so.
+fn clean<'r>(records: &'r [Record], cfg: &PairConfig, stats: &mut PairStats) -> Vec<&'r Record> {
     let is_ws = |r: &Record| matches!(r.kind, RecordKind::WsSend | RecordKind::WsRecv);
     let own_space = |r: &Record| !(cfg.cdp_sockets && is_ws(r));
     let mut seen = HashSet::with_capacity(records.len());
@@ -124,13 +163,11 @@ pub fn pair(records: &[Record], cfg: &PairConfig) -> Paired {
     for r in records {
         if own_space(r) && r.seq < cfg.cleared_at_seq {
             stats.stale += 1;
-            continue;
-        }
-        if !seen.insert((r.seq, own_space(r))) {
+        } else if !seen.insert((r.seq, own_space(r))) {
             stats.duplicates += 1;
-            continue;
+        } else {
+            recs.push(r);
         }
-        recs.push(r);
     }
     if cfg.cdp_sockets {
         // Ties (100 us clock granularity) keep the causal order of the loop model.
@@ -152,9 +189,6 @@ pub fn pair(records: &[Record], cfg: &PairConfig) -> Paired {
         recs.sort_by_key(|r| r.seq);
     }
     stats.records = recs.len() as u64;
-
-    // Holes in seq between the clear and the last record are records lost to
-    // wrap-around even if a drain did not say so.
     let own: Vec<u64> = recs
         .iter()
         .filter(|r| own_space(r))
@@ -167,8 +201,12 @@ pub fn pair(records: &[Record], cfg: &PairConfig) -> Paired {
         None => 0,
     };
     stats.dropped = cfg.dropped.max(holes);
+    recs
+}
 
-    for r in &recs {
+/// Bytes and messages each way, sends by class.
+fn count_traffic(recs: &[&Record], stats: &mut PairStats) {
+    for r in recs {
         match r.kind {
             RecordKind::WsRecv => {
                 stats.bytes_received += u64::from(r.size);
@@ -185,10 +223,13 @@ pub fn pair(records: &[Record], cfg: &PairConfig) -> Paired {
             _ => {}
         }
     }
+}
 
+/// Indices of the trusted discrete inputs that start loops; untrusted ones are counted.
+fn loop_inputs(recs: &[&Record], cfg: &PairConfig, stats: &mut PairStats) -> Vec<usize> {
     let is_loop_input =
         |r: &Record| r.kind == RecordKind::Input && cfg.loop_events.iter().any(|e| e == &r.event);
-    let inputs: Vec<usize> = (0..recs.len())
+    (0..recs.len())
         .filter(|&i| {
             let r = recs[i];
             if is_loop_input(r) && !r.trusted {
@@ -196,89 +237,80 @@ pub fn pair(records: &[Record], cfg: &PairConfig) -> Paired {
             }
             is_loop_input(r) && r.trusted
         })
-        .collect();
+        .collect()
+}
 
-    let sends = assign_sends(&recs, &inputs, cfg.window_ms, cfg.cdp_sockets);
-    let mut attribution = Attribution::new(&recs, cfg.answer, cfg.draw_target);
-    let mut loops = Vec::with_capacity(inputs.len());
-    for (n, (&ii, &send)) in inputs.iter().zip(&sends).enumerate() {
-        let input = recs[ii];
-        let t_input = input.t_ms;
-        let deadline = t_input + cfg.window_ms;
-        if send.is_none() {
-            stats.inputs_without_send += 1;
-        }
-        let chain = attribution.chain(&LoopInput {
-            input: ii,
-            send,
-            deadline,
-        });
-        let (recv, draw, paint) = (chain.recv, chain.draw, chain.paint);
-        match chain.outcome {
-            Outcome::Claimed => stats.claimed += 1,
-            Outcome::Answered if draw.is_none() => stats.answered_without_draw += 1,
-            _ => {}
-        }
-
-        // Reply bytes: everything received after the send up to the paint, or to the end
-        // of the window when the loop did not complete.
-        let (mut reply_bytes, mut reply_frames) = (0u64, 0u64);
-        if let Some(s) = send {
-            let end = paint.unwrap_or(recs.len());
-            for r in recs[s + 1..end].iter().take_while(|r| r.t_ms <= deadline) {
-                if r.kind == RecordKind::WsRecv {
-                    reply_bytes += u64::from(r.size);
-                    reply_frames += 1;
-                }
-            }
-        }
-
-        let t = |i: Option<usize>| i.map(|i| recs[i].t_ms);
-        let (t_send, t_recv, t_draw, t_paint) = (t(send), t(recv), t(draw), t(paint));
-        let diff = |a: Option<f64>, b: Option<f64>| Some(a? - b?);
-        let index = n as u64;
-        let chain_t = [Some(t_input), t_send, t_recv, t_draw, t_paint];
-        let present: Vec<f64> = chain_t.iter().flatten().copied().collect();
-        if present.windows(2).any(|w| w[0] > w[1]) {
-            stats.invariant_violations += 1;
-            stats.first_violation.get_or_insert(index);
-        }
-        let answered = chain.outcome == Outcome::Answered;
-        loops.push(Loop {
-            index,
-            arm: cfg.arm.clone(),
-            label: cfg
-                .labels
-                .get(n)
-                .cloned()
-                .unwrap_or_else(|| cfg.default_label.clone()),
-            event: input.event.clone(),
-            cold: n < cfg.cold_loops,
-            answered,
-            outcome: chain.outcome,
-            t_input,
-            t_send,
-            t_recv,
-            t_draw,
-            t_paint,
-            input_to_socket: diff(t_send, Some(t_input)),
-            send_to_recv: diff(t_recv, t_send),
-            recv_to_draw: diff(t_draw, t_recv),
-            input_to_paint: diff(t_paint, Some(t_input)),
-            t_answer: chain.t_answer,
-            input_to_pixels: diff(chain.t_answer, Some(t_input)),
-            reply_bytes,
-            reply_frames,
-        });
+/// Loop `n`, from its input, its send and its attributed chain.
+fn make_loop(
+    recs: &[&Record],
+    cfg: &PairConfig,
+    n: usize,
+    input: usize,
+    send: Option<usize>,
+    chain: &Chain,
+    stats: &mut PairStats,
+) -> Loop {
+    let t_input = recs[input].t_ms;
+    let deadline = t_input + cfg.window_ms;
+    let (reply_bytes, reply_frames) = reply_size(recs, send, chain.paint, deadline);
+    let t = |i: Option<usize>| i.map(|i| recs[i].t_ms);
+    let (t_send, t_recv, t_draw, t_paint) = (t(send), t(chain.recv), t(chain.draw), t(chain.paint));
+    let diff = |a: Option<f64>, b: Option<f64>| Some(a? - b?);
+    let index = n as u64;
+    let chain_t = [Some(t_input), t_send, t_recv, t_draw, t_paint];
+    let present: Vec<f64> = chain_t.iter().flatten().copied().collect();
+    if present.windows(2).any(|w| w[0] > w[1]) {
+        stats.invariant_violations += 1;
+        stats.first_violation.get_or_insert(index);
     }
-    for r in &recs {
-        if r.kind == RecordKind::Answer && r.class == SendClass::Other {
-            *stats.unjudged.entry(r.event.clone()).or_insert(0) += 1;
-        }
+    Loop {
+        index,
+        arm: cfg.arm.clone(),
+        label: cfg
+            .labels
+            .get(n)
+            .cloned()
+            .unwrap_or_else(|| cfg.default_label.clone()),
+        event: recs[input].event.clone(),
+        cold: n < cfg.cold_loops,
+        answered: chain.outcome == Outcome::Answered,
+        outcome: chain.outcome,
+        t_input,
+        t_send,
+        t_recv,
+        t_draw,
+        t_paint,
+        input_to_socket: diff(t_send, Some(t_input)),
+        send_to_recv: diff(t_recv, t_send),
+        recv_to_draw: diff(t_draw, t_recv),
+        input_to_paint: diff(t_paint, Some(t_input)),
+        t_answer: chain.t_answer,
+        input_to_pixels: diff(chain.t_answer, Some(t_input)),
+        reply_bytes,
+        reply_frames,
     }
+}
 
-    // Coalesced input: its own population, never a loop (the browser flushes it on its
-    // own schedule, so its latency is partly the flush timer's).
+/// Reply (bytes, messages): everything received after the send up to the paint, or to the
+/// end of the window when the loop did not complete.
+fn reply_size(
+    recs: &[&Record],
+    send: Option<usize>,
+    paint: Option<usize>,
+    deadline: f64,
+) -> (u64, u64) {
+    let Some(s) = send else { return (0, 0) };
+    let end = paint.unwrap_or(recs.len());
+    recs[s + 1..end]
+        .iter()
+        .take_while(|r| r.t_ms <= deadline)
+        .filter(|r| r.kind == RecordKind::WsRecv)
+        .fold((0, 0), |(b, f), r| (b + u64::from(r.size), f + 1))
+}
+
+/// Coalesced input: its own population, never a loop (the browser flushes it on its own
+/// schedule, so its latency is partly the flush timer's).
+fn coalesced(recs: &[&Record], cfg: &PairConfig, stats: &mut PairStats) {
     let coalesced: Vec<usize> = (0..recs.len())
         .filter(|&i| recs[i].kind == RecordKind::InputCoalesced)
         .collect();
@@ -296,114 +328,112 @@ pub fn pair(records: &[Record], cfg: &PairConfig) -> Paired {
                 .push(recs[s].t_ms - recs[ci].t_ms);
         }
     }
+}
 
-    let warnings = warnings_for(&loops, &stats, cfg);
-    Paired {
-        loops,
-        stats,
-        warnings,
+/// The run's warnings about its loops and records, in a fixed order: answers first, then
+/// the records' health, then the loops'.
+fn warnings_for(loops: &[Loop], s: &PairStats, cfg: &PairConfig) -> Vec<Warning> {
+    let mut w = Vec::new();
+    answer_warnings(&mut w, loops, s, cfg);
+    record_warnings(&mut w, s);
+    loop_warnings(&mut w, loops, s);
+    w
+}
+
+/// Adds a warning when `n` things went wrong.
+fn warn(w: &mut Vec<Warning>, n: u64, code: &str, msg: String) {
+    if n > 0 {
+        w.push(Warning::new(code, msg));
     }
 }
 
-fn warnings_for(loops: &[Loop], s: &PairStats, cfg: &PairConfig) -> Vec<Warning> {
-    let mut w = Vec::new();
-    if s.claimed > 0 {
-        w.push(Warning::new(
-            "claimed",
-            format!(
-                "{} of {} loops had only a candidate answer that already closed an earlier input's loop (one answer closes one loop): counted apart, out of the figures",
-                s.claimed,
-                loops.len()
-            ),
-        ));
-    }
-    if s.answered_without_draw > 0 && cfg.draw_target.is_some() {
-        w.push(Warning::new(
-            "no_draw_on_target",
-            format!(
-                "{} answered loops drew nothing on the target canvas: the canvas selector may aim at the wrong canvas",
-                s.answered_without_draw
-            ),
-        ));
-    }
-    for (why, n) in &s.unjudged {
-        w.push(Warning::new(
+fn answer_warnings(w: &mut Vec<Warning>, loops: &[Loop], s: &PairStats, cfg: &PairConfig) {
+    warn(w, s.claimed, "claimed", format!(
+        "{} of {} loops had only a candidate answer that already closed an earlier input's loop (one answer closes one loop): counted apart, out of the figures",
+        s.claimed,
+        loops.len()
+    ));
+    let no_draw = if cfg.draw_target.is_some() {
+        s.answered_without_draw
+    } else {
+        0
+    };
+    warn(w, no_draw, "no_draw_on_target", format!(
+        "{no_draw} answered loops drew nothing on the target canvas: the canvas selector may aim at the wrong canvas"
+    ));
+    for (why, &n) in &s.unjudged {
+        warn(
+            w,
+            n,
             "oracle_unjudged",
             format!("{n} inputs the answer oracle could not judge ({why}): counted unanswered"),
-        ));
+        );
     }
-    if s.stale > 0 {
-        w.push(Warning::new(
-            "stale_records",
-            format!(
-                "{} records predate the clear on attach and were ignored: the recorder was not cleared, so earlier activity would have been counted",
-                s.stale
-            ),
-        ));
-    }
-    if s.duplicates > 0 {
-        w.push(Warning::new(
-            "counts_climb",
-            format!(
-                "{} records were drained more than once: the recorder returns more than \"since the last drain\", so record counts climb across iterations; duplicates ignored",
-                s.duplicates
-            ),
-        ));
-    }
-    if s.dropped > 0 {
-        w.push(Warning::new(
-            "dropped_records",
-            format!(
-                "{} records were overwritten in the page's ring buffer before they could be read: loops near them may be mispaired; raise the recorder capacity or drain more often",
-                s.dropped
-            ),
-        ));
-    }
+}
+
+fn record_warnings(w: &mut Vec<Warning>, s: &PairStats) {
+    warn(w, s.stale, "stale_records", format!(
+        "{} records predate the clear on attach and were ignored: the recorder was not cleared, so earlier activity would have been counted",
+        s.stale
+    ));
+    warn(w, s.duplicates, "counts_climb", format!(
+        "{} records were drained more than once: the recorder returns more than \"since the last drain\", so record counts climb across iterations; duplicates ignored",
+        s.duplicates
+    ));
+    warn(w, s.dropped, "dropped_records", format!(
+        "{} records were overwritten in the page's ring buffer before they could be read: loops near them may be mispaired; raise the recorder capacity or drain more often",
+        s.dropped
+    ));
+}
+
+fn loop_warnings(w: &mut Vec<Warning>, loops: &[Loop], s: &PairStats) {
     let unanswered = loops
         .iter()
         .filter(|l| l.outcome == Outcome::Unanswered)
         .count();
-    if unanswered > 0 {
-        w.push(Warning::new(
-            "unanswered",
-            format!(
-                "{unanswered} of {} loops unanswered inside the window (counted, not dropped)",
-                loops.len()
-            ),
-        ));
-    }
-    if s.inputs_without_send > 0 {
-        w.push(Warning::new(
-            "no_input_send",
-            format!(
-                "{} inputs reached no input-classified send: check the classifier",
-                s.inputs_without_send
-            ),
-        ));
-    }
-    if s.invariant_violations > 0 {
-        w.push(Warning::new(
-            "invariant",
-            format!(
-                "{} loops break t_input <= t_send <= t_recv <= t_draw <= t_paint (first: loop {})",
-                s.invariant_violations,
-                s.first_violation.unwrap_or(0)
-            ),
-        ));
-    }
-    if s.untrusted_inputs > 0 {
-        w.push(Warning::new(
-            "untrusted_input",
-            format!(
-                "{} discrete inputs were not trusted (synthesised by the page) and were ignored",
-                s.untrusted_inputs
-            ),
-        ));
-    }
-    if loops.is_empty() {
-        w.push(Warning::new("no_loops", "no discrete input was recorded"));
-    }
-    w
+    warn(
+        w,
+        unanswered as u64,
+        "unanswered",
+        format!(
+            "{unanswered} of {} loops unanswered inside the window (counted, not dropped)",
+            loops.len()
+        ),
+    );
+    warn(
+        w,
+        s.inputs_without_send,
+        "no_input_send",
+        format!(
+            "{} inputs reached no input-classified send: check the classifier",
+            s.inputs_without_send
+        ),
+    );
+    warn(
+        w,
+        s.invariant_violations,
+        "invariant",
+        format!(
+            "{} loops break t_input <= t_send <= t_recv <= t_draw <= t_paint (first: loop {})",
+            s.invariant_violations,
+            s.first_violation.unwrap_or(0)
+        ),
+    );
+    warn(
+        w,
+        s.untrusted_inputs,
+        "untrusted_input",
+        format!(
+            "{} discrete inputs were not trusted (synthesised by the page) and were ignored",
+            s.untrusted_inputs
+        ),
+    );
+    warn(
+        w,
+        loops.is_empty() as u64,
+        "no_loops",
+        "no discrete input was recorded".into(),
+    );
 }
 
 /// Compact record streams for the pilot's unit tests (pairing, run building).

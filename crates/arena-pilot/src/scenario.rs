@@ -343,8 +343,6 @@ impl Pilot {
     pub fn parse(source: &str, text: &str) -> Result<Pilot> {
         let cx = Ctx { source, text };
         let raw: RawPilot = toml_input::parse(source, text)?;
-        let hash = hex(&Sha256::digest(text.as_bytes()));
-
         let target = raw
             .target
             .map(|t| t.into_inner())
@@ -353,221 +351,21 @@ impl Pilot {
                 idle_reply_bytes: default_idle_reply_bytes(),
                 ..Target::default()
             });
-
-        let mut setup = Vec::with_capacity(raw.setup.len());
-        for (i, step) in raw.setup.into_iter().enumerate() {
-            let span = step.span();
-            let s = step.into_inner();
-            let actions = [
-                s.wait_bytes.is_some(),
-                s.quiet_ms.is_some(),
-                s.click.is_some(),
-                s.key.is_some(),
-                s.eval.is_some(),
-            ]
-            .iter()
-            .filter(|b| **b)
-            .count();
-            if actions != 1 {
-                return Err(cx.err(
-                    &span,
-                    &format!("setup[{i}]"),
-                    format!(
-                        "a step needs exactly one of wait_bytes, quiet_ms, click, key, eval (found {actions})"
-                    ),
-                ));
-            }
-            if let Some([x, y]) = s.click {
-                if !(0.0..=1.0).contains(&x) || !(0.0..=1.0).contains(&y) {
-                    return Err(cx.err(
-                        &span,
-                        &format!("setup[{i}].click"),
-                        "canvas fractions must be within 0..=1",
-                    ));
-                }
-            }
-            setup.push(s);
-        }
-
-        let mut clicks = Clicks {
-            region: [0.1, 0.1, 0.9, 0.9],
-            count: 156,
-            seed: 1,
-            pattern: Pattern::Random,
-            warmup: 1,
-            keys: Vec::new(),
-            hold_ms: None,
-            move_first: false,
-        };
-        if let Some(c) = raw.clicks {
-            let c = c.into_inner();
-            if let Some(r) = c.region {
-                let span = r.span();
-                let r = r.into_inner();
-                let ok = r.iter().all(|v| (0.0..=1.0).contains(v)) && r[0] < r[2] && r[1] < r[3];
-                if !ok {
-                    return Err(cx.err(
-                        &span,
-                        "clicks.region",
-                        "expected [x0, y0, x1, y1] canvas fractions with 0 <= x0 < x1 <= 1 and 0 <= y0 < y1 <= 1",
-                    ));
-                }
-                clicks.region = r;
-            }
-            if let Some(n) = c.count {
-                if *n.get_ref() == 0 {
-                    return Err(cx.err(&n.span(), "clicks.count", "must be at least 1"));
-                }
-                clicks.count = n.into_inner();
-            }
-            if let Some(s) = c.seed {
-                clicks.seed = s;
-            }
-            if let Some(b) = c.button {
-                if b.get_ref() != "left" {
-                    return Err(cx.err(
-                        &b.span(),
-                        "clicks.button",
-                        format!(
-                            "`{}` is not supported: trusted clicks are dispatched with the left button",
-                            b.get_ref()
-                        ),
-                    ));
-                }
-            }
-            if let Some(p) = c.pattern {
-                clicks.pattern = match p.get_ref().as_str() {
-                    "random" => Pattern::Random,
-                    "grid" => Pattern::Grid,
-                    other => {
-                        return Err(cx.err(
-                            &p.span(),
-                            "clicks.pattern",
-                            format!("expected random or grid, got `{other}`"),
-                        ))
-                    }
-                };
-            }
-            if let Some(w) = c.warmup {
-                clicks.warmup = w;
-            }
-            if let Some(k) = c.keys {
-                if k.get_ref().is_empty() || k.get_ref().iter().any(|x| x.is_empty()) {
-                    return Err(cx.err(
-                        &k.span(),
-                        "clicks.keys",
-                        "name at least one DOM key value (e.g. \"ArrowRight\"), none empty",
-                    ));
-                }
-                clicks.keys = k.into_inner();
-            }
-            clicks.hold_ms = c.hold_ms;
-            clicks.move_first = c.move_first.unwrap_or(false);
-        }
-
-        let mut pacing = Pacing {
-            interval_ms: 20,
-            timeout_ms: 2000,
-            settle_ms: 100,
-            loop_events: vec!["mousedown".into(), "mouseup".into(), "keydown".into()],
-        };
-        if let Some(p) = raw.pacing {
-            let p = p.into_inner();
-            if let Some(i) = p.interval_ms {
-                pacing.interval_ms = i;
-            }
-            if let Some(q) = p.settle_ms {
-                pacing.settle_ms = q;
-            }
-            if let Some(t) = p.timeout_ms {
-                if *t.get_ref() == 0 {
-                    return Err(cx.err(&t.span(), "pacing.timeout_ms", "must be at least 1"));
-                }
-                pacing.timeout_ms = t.into_inner();
-            }
-            if let Some(ev) = p.loop_events {
-                if ev.get_ref().is_empty() {
-                    return Err(cx.err(
-                        &ev.span(),
-                        "pacing.loop_events",
-                        "name at least one discrete event (mousedown, mouseup, keydown)",
-                    ));
-                }
-                pacing.loop_events = ev.into_inner();
-            }
-        }
-
-        // The fixture's protocol is the default classifier: first byte 1-5 is input,
-        // 0x10 is an ack (docs/fixture-protocol.md).
-        let mut recorder =
-            RecorderConfig::with_classifier(ClassifierSpec::first_byte(&[1, 2, 3, 4, 5], &[0x10]));
-        if let Some(c) = raw.classifier {
-            let span = c.span();
-            let c = c.into_inner();
-            c.validate().map_err(|e| {
-                cx.err(&span, &format!("classifier.{}", key_prefix(&e)), e.as_str())
-            })?;
-            recorder.classifier = c;
-        }
-        if let Some(r) = raw.recorder {
-            let span = r.span();
-            let r = r.into_inner();
-            if let Some(cap) = r.capacity {
-                if *cap.get_ref() == 0 {
-                    return Err(cx.err(&cap.span(), "recorder.capacity", "must be at least 1"));
-                }
-                recorder.capacity = cap.into_inner();
-            }
-            if let Some(s) = r.sockets {
-                recorder.sockets = s;
-            }
-            if let Some(app) = r.app {
-                app.validate().map_err(|e| {
-                    cx.err(
-                        &span,
-                        &format!("recorder.app.{}", key_prefix(&e)),
-                        e.as_str(),
-                    )
-                })?;
-                recorder.app = Some(app);
-            }
-        }
-
+        let clicks = parse_clicks(&cx, raw.clicks)?;
         let answer = match raw.answer {
             Some(a) => parse_answer(&cx, a, !clicks.keys.is_empty())?,
             None => AnswerSpec::default(),
         };
-
-        let mut arms = BTreeMap::new();
-        for (name, arm) in raw.arms {
-            let span = arm.span();
-            let arm = arm.into_inner();
-            if target.url.is_none() {
-                // Knobs are checked now, not when the arm runs, so a typo fails before
-                // any browser starts.
-                let pairs: Vec<(String, String)> = arm.knobs.clone().into_iter().collect();
-                arena_fixture::Knobs::from_pairs(&pairs)
-                    .map_err(|e| cx.err(&span, &format!("arms.{name}.knobs"), e))?;
-            } else if !arm.knobs.is_empty() {
-                return Err(cx.err(
-                    &span,
-                    &format!("arms.{name}.knobs"),
-                    "knobs apply to the built-in fixture only; an external target takes url_params, env or setup_command",
-                ));
-            }
-            arms.insert(name, arm);
-        }
-
         Ok(Pilot {
             source: source.to_string(),
-            hash,
+            hash: hex(&Sha256::digest(text.as_bytes())),
+            setup: parse_setup(&cx, raw.setup)?,
+            pacing: parse_pacing(&cx, raw.pacing)?,
+            recorder: parse_recorder(&cx, raw.classifier, raw.recorder)?,
+            arms: parse_arms(&cx, &target, raw.arms)?,
             target,
-            setup,
             clicks,
-            pacing,
-            recorder,
             answer,
-            arms,
         })
     }
 
@@ -605,26 +403,249 @@ impl Pilot {
     }
 }
 
-/// `input[0]: ...` -> `input[0]`, so the key path in the message is the full one.
+/// `[[setup]]`: exactly one action per step, click points on the canvas.
+fn parse_setup(cx: &Ctx, raw: Vec<Spanned<SetupStep>>) -> Result<Vec<SetupStep>> {
+    let mut setup = Vec::with_capacity(raw.len());
+    for (i, step) in raw.into_iter().enumerate() {
+        let span = step.span();
+        let s = step.into_inner();
+        let actions = [
+            s.wait_bytes.is_some(),
+            s.quiet_ms.is_some(),
+            s.click.is_some(),
+            s.key.is_some(),
+            s.eval.is_some(),
+        ]
+        .iter()
+        .filter(|b| **b)
+        .count();
+        if actions != 1 {
+            return Err(cx.err(
+                &span,
+                &format!("setup[{i}]"),
+                format!(
+                    "a step needs exactly one of wait_bytes, quiet_ms, click, key, eval (found {actions})"
+                ),
+            ));
+        }
+        if let Some([x, y]) = s.click {
+            if !(0.0..=1.0).contains(&x) || !(0.0..=1.0).contains(&y) {
+                return Err(cx.err(
+                    &span,
+                    &format!("setup[{i}].click"),
+                    "canvas fractions must be within 0..=1",
+                ));
+            }
+        }
+        setup.push(s);
+    }
+    Ok(setup)
+}
+
+/// A `[x0, y0, x1, y1]` region of canvas fractions, non-empty.
+fn region(cx: &Ctx, span: &Range<usize>, key: &str, r: [f64; 4]) -> Result<[f64; 4]> {
+    let ok = r.iter().all(|v| (0.0..=1.0).contains(v)) && r[0] < r[2] && r[1] < r[3];
+    if !ok {
+        return Err(cx.err(
+            span,
+            key,
+            "expected [x0, y0, x1, y1] canvas fractions with 0 <= x0 < x1 <= 1 and 0 <= y0 < y1 <= 1",
+        ));
+    }
+    Ok(r)
+}
+
+/// `[clicks]`: where, how many, which pattern, keys instead of clicks, the click's shape.
+fn parse_clicks(cx: &Ctx, raw: Option<Spanned<RawClicks>>) -> Result<Clicks> {
+    let mut clicks = Clicks {
+        region: [0.1, 0.1, 0.9, 0.9],
+        count: 156,
+        seed: 1,
+        pattern: Pattern::Random,
+        warmup: 1,
+        keys: Vec::new(),
+        hold_ms: None,
+        move_first: false,
+    };
+    let Some(c) = raw.map(Spanned::into_inner) else {
+        return Ok(clicks);
+    };
+    if let Some(r) = c.region {
+        clicks.region = region(cx, &r.span(), "clicks.region", r.into_inner())?;
+    }
+    if let Some(n) = c.count {
+        if *n.get_ref() == 0 {
+            return Err(cx.err(&n.span(), "clicks.count", "must be at least 1"));
+        }
+        clicks.count = n.into_inner();
+    }
+    if let Some(b) = c.button.filter(|b| b.get_ref() != "left") {
+        return Err(cx.err(
+            &b.span(),
+            "clicks.button",
+            format!(
+                "`{}` is not supported: trusted clicks are dispatched with the left button",
+                b.get_ref()
+            ),
+        ));
+    }
+    if let Some(p) = c.pattern {
+        clicks.pattern = match p.get_ref().as_str() {
+            "random" => Pattern::Random,
+            "grid" => Pattern::Grid,
+            other => {
+                return Err(cx.err(
+                    &p.span(),
+                    "clicks.pattern",
+                    format!("expected random or grid, got `{other}`"),
+                ))
+            }
+        };
+    }
+    if let Some(k) = c.keys {
+        if k.get_ref().is_empty() || k.get_ref().iter().any(|x| x.is_empty()) {
+            return Err(cx.err(
+                &k.span(),
+                "clicks.keys",
+                "name at least one DOM key value (e.g. \"ArrowRight\"), none empty",
+            ));
+        }
+        clicks.keys = k.into_inner();
+    }
+    clicks.seed = c.seed.unwrap_or(clicks.seed);
+    clicks.warmup = c.warmup.unwrap_or(clicks.warmup);
+    clicks.hold_ms = c.hold_ms;
+    clicks.move_first = c.move_first.unwrap_or(false);
+    Ok(clicks)
+}
+
+/// `[pacing]`: the pause, the per-click bound, the quiet wait, the loop events.
+fn parse_pacing(cx: &Ctx, raw: Option<Spanned<RawPacing>>) -> Result<Pacing> {
+    let mut pacing = Pacing {
+        interval_ms: 20,
+        timeout_ms: 2000,
+        settle_ms: 100,
+        loop_events: vec!["mousedown".into(), "mouseup".into(), "keydown".into()],
+    };
+    let Some(p) = raw.map(Spanned::into_inner) else {
+        return Ok(pacing);
+    };
+    pacing.interval_ms = p.interval_ms.unwrap_or(pacing.interval_ms);
+    pacing.settle_ms = p.settle_ms.unwrap_or(pacing.settle_ms);
+    if let Some(t) = p.timeout_ms {
+        if *t.get_ref() == 0 {
+            return Err(cx.err(&t.span(), "pacing.timeout_ms", "must be at least 1"));
+        }
+        pacing.timeout_ms = t.into_inner();
+    }
+    if let Some(ev) = p.loop_events {
+        if ev.get_ref().is_empty() {
+            return Err(cx.err(
+                &ev.span(),
+                "pacing.loop_events",
+                "name at least one discrete event (mousedown, mouseup, keydown)",
+            ));
+        }
+        pacing.loop_events = ev.into_inner();
+    }
+    Ok(pacing)
+}
+
+/// `[classifier]` and `[recorder]`: what the page's recorder is told.
+fn parse_recorder(
+    cx: &Ctx,
+    classifier: Option<Spanned<ClassifierSpec>>,
+    raw: Option<Spanned<RawRecorder>>,
+) -> Result<RecorderConfig> {
+    // The fixture's protocol is the default classifier: first byte 1-5 is input,
+    // 0x10 is an ack (docs/fixture-protocol.md).
+    let mut recorder =
+        RecorderConfig::with_classifier(ClassifierSpec::first_byte(&[1, 2, 3, 4, 5], &[0x10]));
+    if let Some(c) = classifier {
+        let span = c.span();
+        let c = c.into_inner();
+        c.validate()
+            .map_err(|e| cx.err(&span, &format!("classifier.{}", key_prefix(&e)), e.as_str()))?;
+        recorder.classifier = c;
+    }
+    let Some(r) = raw else {
+        return Ok(recorder);
+    };
+    let span = r.span();
+    let r = r.into_inner();
+    if let Some(cap) = r.capacity {
+        if *cap.get_ref() == 0 {
+            return Err(cx.err(&cap.span(), "recorder.capacity", "must be at least 1"));
+        }
+        recorder.capacity = cap.into_inner();
+    }
+    if let Some(s) = r.sockets {
+        recorder.sockets = s;
+    }
+    if let Some(app) = r.app {
+        app.validate().map_err(|e| {
+            cx.err(
+                &span,
+                &format!("recorder.app.{}", key_prefix(&e)),
+                e.as_str(),
+            )
+        })?;
+        recorder.app = Some(app);
+    }
+    Ok(recorder)
+}
+
+/// `[arms.NAME]`: knobs are checked now, not when the arm runs, so a typo fails before
+/// any browser starts; an external target takes no knobs.
+fn parse_arms(
+    cx: &Ctx,
+    target: &Target,
+    raw: BTreeMap<String, Spanned<Arm>>,
+) -> Result<BTreeMap<String, Arm>> {
+    let mut arms = BTreeMap::new();
+    for (name, arm) in raw {
+        let span = arm.span();
+        let arm = arm.into_inner();
+        if target.url.is_none() {
+            let pairs: Vec<(String, String)> = arm.knobs.clone().into_iter().collect();
+            arena_fixture::Knobs::from_pairs(&pairs)
+                .map_err(|e| cx.err(&span, &format!("arms.{name}.knobs"), e))?;
+        } else if !arm.knobs.is_empty() {
+            return Err(cx.err(
+                &span,
+                &format!("arms.{name}.knobs"),
+                "knobs apply to the built-in fixture only; an external target takes url_params, env or setup_command",
+            ));
+        }
+        arms.insert(name, arm);
+    }
+    Ok(arms)
+}
+
+/// `[answer] oracle`.
+fn parse_oracle(cx: &Ctx, o: &Spanned<String>) -> Result<Requested> {
+    Ok(match o.get_ref().as_str() {
+        "auto" => Requested::Auto,
+        "pixels" => Requested::Pixels,
+        "reply" => Requested::Reply,
+        "js" => Requested::Js,
+        other => {
+            return Err(cx.err(
+                &o.span(),
+                "answer.oracle",
+                format!("expected auto, pixels, reply or js, got `{other}`"),
+            ))
+        }
+    })
+}
+
 /// `[answer]`: one oracle and only the keys that belong to it.
 fn parse_answer(cx: &Ctx, a: Spanned<RawAnswer>, keys: bool) -> Result<AnswerSpec> {
     let span = a.span();
     let a = a.into_inner();
     let mut spec = AnswerSpec::default();
     if let Some(o) = &a.oracle {
-        spec.oracle = match o.get_ref().as_str() {
-            "auto" => Requested::Auto,
-            "pixels" => Requested::Pixels,
-            "reply" => Requested::Reply,
-            "js" => Requested::Js,
-            other => {
-                return Err(cx.err(
-                    &o.span(),
-                    "answer.oracle",
-                    format!("expected auto, pixels, reply or js, got `{other}`"),
-                ))
-            }
-        };
+        spec.oracle = parse_oracle(cx, o)?;
     }
     let pixels = matches!(spec.oracle, Requested::Auto | Requested::Pixels);
     let only = |key: &str, span: &Range<usize>, ok: bool, whose: &str| -> Result<()> {
@@ -655,12 +676,7 @@ fn parse_answer(cx: &Ctx, a: Spanned<RawAnswer>, keys: bool) -> Result<AnswerSpe
     }
     if let Some(r) = a.rect {
         only("rect", &r.span(), pixels, "pixels")?;
-        let v = r.into_inner();
-        let ok = v.iter().all(|x| (0.0..=1.0).contains(x)) && v[0] < v[2] && v[1] < v[3];
-        if !ok {
-            return Err(cx.err(&span, "answer.rect", "expected [x0, y0, x1, y1] canvas fractions with 0 <= x0 < x1 <= 1 and 0 <= y0 < y1 <= 1"));
-        }
-        spec.rect = Some(v);
+        spec.rect = Some(region(cx, &span, "answer.rect", r.into_inner())?);
     }
     if let Some(m) = a.min_bytes {
         only(
@@ -695,6 +711,7 @@ fn parse_answer(cx: &Ctx, a: Spanned<RawAnswer>, keys: bool) -> Result<AnswerSpe
     Ok(spec)
 }
 
+/// `input[0]: ...` -> `input[0]`, so the key path in the message is the full one.
 fn key_prefix(msg: &str) -> &str {
     msg.split(':').next().unwrap_or(msg)
 }
