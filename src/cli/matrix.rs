@@ -9,8 +9,8 @@ use std::sync::atomic::Ordering;
 use anyhow::Result;
 use arena_matrix::spec::Stat;
 use arena_matrix::table::{cpu_table, fmt_figure, matrix_table, phases_table, threads_table};
-use arena_matrix::{run_matrix, MatrixOptions, RunStatus};
-use arena_report::{Exit, ExitKind, Format};
+use arena_matrix::{run_matrix, MatrixOptions, MatrixResult, MatrixSpec, RunResult, RunStatus};
+use arena_report::{Exit, ExitKind, Format, Table};
 use clap::{Args, ValueEnum};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -56,6 +56,33 @@ pub struct MatrixArgs {
 
 pub fn run(a: MatrixArgs) -> Result<ExitCode> {
     let mut spec = arena_matrix::load(&a.file)?;
+    apply_flags(&a, &mut spec)?;
+    let out_dir = a.out.clone().unwrap_or_else(arena_matrix::default_out_dir);
+    let interrupt = arena_matrix::install_ctrlc();
+    let progress = !a.quiet && std::io::stderr().is_terminal();
+    let opts = MatrixOptions {
+        out_dir: out_dir.clone(),
+    };
+    let result = run_matrix(&spec, &opts, &interrupt, |r, i, n| {
+        if progress {
+            eprintln!("[{i}/{n}] {}", run_line(&spec, r));
+        }
+    });
+    let tables = tables(&a, &result);
+    // The Markdown of every table lands next to the runs, whatever is printed.
+    let md: Vec<String> = tables
+        .iter()
+        .map(|(_, t)| t.render(Format::Markdown))
+        .collect();
+    let _ = std::fs::write(out_dir.join("tables.md"), md.join("\n"));
+    let text = render(&tables, a.format)?;
+    // A closed pipe (`| head`) is not an error of the matrix.
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    ending(&result, interrupt.load(Ordering::Relaxed), &out_dir)
+}
+
+/// The command line's overrides of the matrix file.
+fn apply_flags(a: &MatrixArgs, spec: &mut MatrixSpec) -> Result<()> {
     spec.restrict(&a.only)?;
     if let Some(r) = a.repeats {
         if r == 0 {
@@ -78,50 +105,38 @@ pub fn run(a: MatrixArgs) -> Result<ExitCode> {
     if a.seed.is_some() {
         spec.shuffle_seed = a.seed;
     }
-    let out_dir = a.out.unwrap_or_else(arena_matrix::default_out_dir);
-    let interrupt = arena_matrix::install_ctrlc();
-    let progress = !a.quiet && std::io::stderr().is_terminal();
-    let result = run_matrix(
-        &spec,
-        &MatrixOptions {
-            out_dir: out_dir.clone(),
-        },
-        &interrupt,
-        |r, i, n| {
-            if progress {
-                let what = match (&r.status, &r.figure) {
-                    (RunStatus::Ok, Some(f)) => format!("{} {}", fmt_figure(f.value), spec.unit),
-                    (s, _) => s.short(),
-                };
-                eprintln!(
-                    "[{i}/{n}] {} x {} {}{}: {what} ({:.1} s)",
-                    spec.cases[r.case].name,
-                    spec.arms[r.arm].name,
-                    if r.warmup { "warm-up " } else { "r" },
-                    r.repeat + 1,
-                    r.wall_s
-                );
-            }
-        },
-    );
+    Ok(())
+}
 
-    let mut tables = vec![
-        ("matrix", matrix_table(&result)),
-        ("cpu", cpu_table(&result)),
-    ];
-    if let Some(p) = phases_table(&result) {
+/// One finished run, as its progress line says it.
+fn run_line(spec: &MatrixSpec, r: &RunResult) -> String {
+    let what = match (&r.status, &r.figure) {
+        (RunStatus::Ok, Some(f)) => format!("{} {}", fmt_figure(f.value), spec.unit),
+        (s, _) => s.short(),
+    };
+    format!(
+        "{} x {} {}{}: {what} ({:.1} s)",
+        spec.cases[r.case].name,
+        spec.arms[r.arm].name,
+        if r.warmup { "warm-up " } else { "r" },
+        r.repeat + 1,
+        r.wall_s
+    )
+}
+
+fn tables(a: &MatrixArgs, result: &MatrixResult) -> Vec<(&'static str, Table)> {
+    let mut tables = vec![("matrix", matrix_table(result)), ("cpu", cpu_table(result))];
+    if let Some(p) = phases_table(result) {
         tables.push(("phases", p));
     }
     if a.threads {
-        tables.push(("threads", threads_table(&result)));
+        tables.push(("threads", threads_table(result)));
     }
-    // The Markdown of every table lands next to the runs, whatever is printed.
-    let md: Vec<String> = tables
-        .iter()
-        .map(|(_, t)| t.render(Format::Markdown))
-        .collect();
-    let _ = std::fs::write(out_dir.join("tables.md"), md.join("\n"));
-    let text = match a.format {
+    tables
+}
+
+fn render(tables: &[(&str, Table)], format: Format) -> Result<String> {
+    Ok(match format {
         Format::Json => {
             let obj: serde_json::Map<String, serde_json::Value> = tables
                 .iter()
@@ -135,11 +150,12 @@ pub fn run(a: MatrixArgs) -> Result<ExitCode> {
             let parts: Vec<String> = tables.iter().map(|(_, t)| t.render(f)).collect();
             parts.join("\n")
         }
-    };
-    // A closed pipe (`| head`) is not an error of the matrix.
-    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    })
+}
 
-    if result.interrupted || interrupt.load(Ordering::Relaxed) {
+/// Exit 130 when interrupted, 3 when no run gave a figure.
+fn ending(result: &MatrixResult, interrupted: bool, out_dir: &std::path::Path) -> Result<ExitCode> {
+    if result.interrupted || interrupted {
         return Err(Exit::new(
             ExitKind::Interrupted,
             format!(

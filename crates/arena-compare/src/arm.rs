@@ -29,19 +29,6 @@ pub fn arm_table(run: &Run) -> Table {
             .map(AnswerInfo::label)
             .unwrap_or_else(|| "answer: reply".into())
     ));
-    let row = |name: &str, sum: &Option<Summary>| -> Vec<Cell> {
-        match sum {
-            Some(x) => vec![
-                Cell::text(name),
-                Cell::num(fmt_count(x.n as i64), x.n as f64),
-                Cell::num(fmt_ms(x.p50), x.p50),
-                Cell::num(fmt_ms(x.p90), x.p90),
-                Cell::num(fmt_ms(x.p99), x.p99),
-                Cell::num(fmt_ms(x.max), x.max),
-            ],
-            None => vec![Cell::text(name), Cell::num("0", 0.0)],
-        }
-    };
     let headline = if s.input_to_pixels.is_some() {
         ("inputToPixels", Metric::InputToPixels)
     } else {
@@ -50,7 +37,6 @@ pub fn arm_table(run: &Run) -> Table {
     t.push_row(row("inputToSocket", &s.input_to_socket));
     t.push_row(row("sendToRecv", &s.send_to_recv));
     t.push_row(row("recvToDraw", &s.recv_to_draw));
-    let strong = |cells: Vec<Cell>| cells.into_iter().map(Cell::strong).collect();
     for (name, sum) in [
         ("inputToPaint", &s.input_to_paint),
         ("inputToPixels", &s.input_to_pixels),
@@ -58,28 +44,54 @@ pub fn arm_table(run: &Run) -> Table {
         if name == "inputToPaint" || sum.is_some() {
             let cells = row(name, sum);
             t.push_row(if name == headline.0 {
-                strong(cells)
+                cells.into_iter().map(Cell::strong).collect()
             } else {
                 cells
             });
         }
     }
-    // Per input kind beside the headline, when a run has more than one.
-    let events: std::collections::BTreeSet<&str> =
-        run.loops.iter().map(|l| l.event.as_str()).collect();
-    if events.len() > 1 {
-        for ev in events {
-            let v: Vec<f64> = run
-                .loops
-                .iter()
-                .filter(|l| !l.cold && l.event == ev)
-                .filter_map(|l| headline.1.of(l))
-                .collect();
-            t.push_row(row(&format!("  {} {ev}", headline.0), &Summary::of(&v)));
-        }
-    }
+    per_event_rows(&mut t, run, headline);
     t.push_row(row("cold inputToPaint", &s.cold_input_to_paint));
     t.push_row(row("coalesced inputToSocket", &s.coalesced_input_to_socket));
+    notes(&mut t, run);
+    t
+}
+
+fn row(name: &str, sum: &Option<Summary>) -> Vec<Cell> {
+    match sum {
+        Some(x) => vec![
+            Cell::text(name),
+            Cell::num(fmt_count(x.n as i64), x.n as f64),
+            Cell::num(fmt_ms(x.p50), x.p50),
+            Cell::num(fmt_ms(x.p90), x.p90),
+            Cell::num(fmt_ms(x.p99), x.p99),
+            Cell::num(fmt_ms(x.max), x.max),
+        ],
+        None => vec![Cell::text(name), Cell::num("0", 0.0)],
+    }
+}
+
+/// Per input kind beside the headline, when a run has more than one.
+fn per_event_rows(t: &mut Table, run: &Run, (name, metric): (&str, Metric)) {
+    let events: std::collections::BTreeSet<&str> =
+        run.loops.iter().map(|l| l.event.as_str()).collect();
+    if events.len() < 2 {
+        return;
+    }
+    for ev in events {
+        let v: Vec<f64> = run
+            .loops
+            .iter()
+            .filter(|l| !l.cold && l.event == ev)
+            .filter_map(|l| metric.of(l))
+            .collect();
+        t.push_row(row(&format!("  {name} {ev}"), &Summary::of(&v)));
+    }
+}
+
+/// Counts, traffic, wire figures, units and the run's warnings under the table.
+fn notes(t: &mut Table, run: &Run) {
+    let s = &run.meta.summary;
     t.note(format!(
         "loops: {} ({} answered, {} unanswered, {} claimed, {} cold); bytes received {} in {} messages; {} of {} answered replies of {} B or more",
         fmt_count(s.loops as i64),
@@ -110,7 +122,6 @@ pub fn arm_table(run: &Run) -> Table {
     for w in &run.meta.warnings {
         t.note(format!("warning ({}): {}", w.code, w.message));
     }
-    t
 }
 
 /// One line of wire figures under the arm's table; says its source, since interface

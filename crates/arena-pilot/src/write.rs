@@ -10,7 +10,7 @@ use arena_run::{
 };
 use arena_stats::Summary;
 
-use super::pair::Paired;
+use super::pair::{PairStats, Paired};
 
 /// What the driver knows about a run besides its records.
 #[derive(Debug, Clone)]
@@ -71,6 +71,40 @@ pub fn build_run(ctx: &RunContext, paired: Paired, records: &[Record]) -> Run {
         stats,
         mut warnings,
     } = paired;
+    let summary = summarize(ctx, &loops, &stats);
+    warnings.extend(run_warnings(ctx, &summary));
+    let meta = RunMeta {
+        schema_version: SCHEMA_VERSION,
+        arm: ctx.arm.clone(),
+        knobs: ctx.knobs.clone(),
+        pilot_file: ctx.pilot_file.clone(),
+        pilot_hash: ctx.pilot_hash.clone(),
+        url: ctx.url.clone(),
+        chromium_version: ctx.chromium_version.clone(),
+        arena_perf_version: env!("CARGO_PKG_VERSION").to_string(),
+        host: Host::current(),
+        started_at: rfc3339_utc(ctx.started),
+        ended_at: rfc3339_utc(ctx.ended),
+        status: ctx.status,
+        status_message: ctx.status_message.clone(),
+        socket_source: ctx.socket_source,
+        seed: ctx.seed,
+        summary,
+        warnings,
+        wire: None,
+        answer: ctx.answer.clone(),
+    };
+    let mut events: Vec<Event> = records.iter().map(to_event).collect();
+    events.sort_by_key(|e| e.seq);
+    Run {
+        meta,
+        loops,
+        events,
+    }
+}
+
+/// The run's summary: counts by outcome, warm quantiles per metric, traffic.
+fn summarize(ctx: &RunContext, loops: &[Loop], stats: &PairStats) -> RunSummary {
     let count = |o: Outcome| loops.iter().filter(|l| l.outcome == o).count() as u64;
     let answered = count(Outcome::Answered);
     let over = |bytes: u64| {
@@ -79,7 +113,7 @@ pub fn build_run(ctx: &RunContext, paired: Paired, records: &[Record]) -> Run {
             .filter(|l| l.answered && l.reply_bytes >= bytes)
             .count() as u64
     };
-    let summary = RunSummary {
+    RunSummary {
         clicks_planned: ctx.clicks_planned,
         inputs_dispatched: ctx.inputs_dispatched,
         loops: loops.len() as u64,
@@ -87,12 +121,12 @@ pub fn build_run(ctx: &RunContext, paired: Paired, records: &[Record]) -> Run {
         unanswered: count(Outcome::Unanswered),
         claimed: count(Outcome::Claimed),
         cold: loops.iter().filter(|l| l.cold).count() as u64,
-        input_to_socket: summary_of(&loops, Metric::InputToSocket, false),
-        send_to_recv: summary_of(&loops, Metric::SendToRecv, false),
-        recv_to_draw: summary_of(&loops, Metric::RecvToDraw, false),
-        input_to_paint: summary_of(&loops, Metric::InputToPaint, false),
-        input_to_pixels: summary_of(&loops, Metric::InputToPixels, false),
-        cold_input_to_paint: summary_of(&loops, Metric::InputToPaint, true),
+        input_to_socket: summary_of(loops, Metric::InputToSocket, false),
+        send_to_recv: summary_of(loops, Metric::SendToRecv, false),
+        recv_to_draw: summary_of(loops, Metric::RecvToDraw, false),
+        input_to_paint: summary_of(loops, Metric::InputToPaint, false),
+        input_to_pixels: summary_of(loops, Metric::InputToPixels, false),
+        cold_input_to_paint: summary_of(loops, Metric::InputToPaint, true),
         bytes_received: stats.bytes_received,
         frames_received: stats.frames_received,
         bytes_sent: stats.bytes_sent,
@@ -108,7 +142,12 @@ pub fn build_run(ctx: &RunContext, paired: Paired, records: &[Record]) -> Run {
         dropped_records: stats.dropped,
         stale_records: stats.stale,
         invariant_violations: stats.invariant_violations,
-    };
+    }
+}
+
+/// Warnings about the run as a whole: it ended early, or its target looks idle.
+fn run_warnings(ctx: &RunContext, summary: &RunSummary) -> Vec<Warning> {
+    let mut warnings = Vec::new();
     if ctx.status != RunStatus::Complete {
         warnings.push(Warning::new(
             "partial_run",
@@ -141,34 +180,7 @@ pub fn build_run(ctx: &RunContext, paired: Paired, records: &[Record]) -> Run {
             ),
         ));
     }
-    let meta = RunMeta {
-        schema_version: SCHEMA_VERSION,
-        arm: ctx.arm.clone(),
-        knobs: ctx.knobs.clone(),
-        pilot_file: ctx.pilot_file.clone(),
-        pilot_hash: ctx.pilot_hash.clone(),
-        url: ctx.url.clone(),
-        chromium_version: ctx.chromium_version.clone(),
-        arena_perf_version: env!("CARGO_PKG_VERSION").to_string(),
-        host: Host::current(),
-        started_at: rfc3339_utc(ctx.started),
-        ended_at: rfc3339_utc(ctx.ended),
-        status: ctx.status,
-        status_message: ctx.status_message.clone(),
-        socket_source: ctx.socket_source,
-        seed: ctx.seed,
-        summary,
-        warnings,
-        wire: None,
-        answer: ctx.answer.clone(),
-    };
-    let mut events: Vec<Event> = records.iter().map(to_event).collect();
-    events.sort_by_key(|e| e.seq);
-    Run {
-        meta,
-        loops,
-        events,
-    }
+    warnings
 }
 
 #[cfg(test)]
