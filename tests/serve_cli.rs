@@ -90,3 +90,94 @@ fn sigterm_right_after_start_stops_serve() {
     assert!(last.contains("ready_before_signal=0"), "{last}");
     assert!(last.starts_with("rc=0 "), "{last}");
 }
+
+/// Runs `arena-perf ARGS` to its end (killed after 20 s: a serve that accepted its file
+/// would run until Ctrl-C); returns (exit code, stderr).
+fn run_to_end(args: &[&str]) -> (Option<i32>, String) {
+    let mut child = Command::new(bin())
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("arena-perf");
+    let t0 = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t0.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            let _ = child.wait();
+            return (None, format!("still running after 20 s: {args:?}"));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+#[test]
+fn serve_pilot_rejects_what_pilot_rejects_with_the_same_words() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bad = [
+        ("unknown key", "[target]\ncanvass = \"#board\"\n[arms.x]\n"),
+        (
+            "region out of range",
+            "[clicks]\nregion = [0.1, 0.1, 1.5, 0.9]\n[arms.x]\n",
+        ),
+        ("broken TOML", "[arms.x\n"),
+        ("unknown knob", "[arms.x.knobs]\nnope = \"1\"\n"),
+        ("knob out of range", "[arms.x.knobs]\npng_level = \"12\"\n"),
+        ("no such arm", "[arms.y]\n"),
+        (
+            "knobs for an external target",
+            "[target]\nurl = \"http://127.0.0.1:9/\"\n[arms.x.knobs]\ndelay_ms = \"4\"\n",
+        ),
+        ("a table as a knob value", "[arms.x.knobs]\ntick_ms = [8]\n"),
+    ];
+    for (i, (what, text)) in bad.iter().enumerate() {
+        let file = tmp.path().join(format!("bad{i}.toml"));
+        std::fs::write(&file, text).unwrap();
+        let f = file.to_str().unwrap();
+        // A file `pilot` accepted would reach the browser, which does not exist here: exit 3.
+        let (pilot_rc, pilot_err) = run_to_end(&[
+            "pilot",
+            "--pilot",
+            f,
+            "--arm",
+            "x",
+            "--clicks",
+            "1",
+            "--chrome",
+            "/nonexistent/chromium",
+        ]);
+        let (serve_rc, serve_err) = run_to_end(&["serve", "--pilot", f, "--arm", "x"]);
+        assert_eq!(pilot_rc, Some(2), "{what}: pilot: {pilot_err}");
+        assert_eq!(serve_rc, Some(2), "{what}: serve: {serve_err}");
+        assert!(
+            pilot_err.contains(f),
+            "{what}: the error names the file: {pilot_err}"
+        );
+        assert_eq!(pilot_err, serve_err, "{what}: the same words from both");
+    }
+    // And a good file (numbers and booleans as knob values) is served, not refused.
+    let good = tmp.path().join("good.toml");
+    std::fs::write(&good, "[arms.x.knobs]\ntick_ms = 8\nlazy_png = true\n").unwrap();
+    let mut child = Command::new(bin())
+        .args(["serve", "--pilot", good.to_str().unwrap(), "--arm", "x"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    std::io::BufRead::read_line(&mut out, &mut line).unwrap();
+    let mut knobs = String::new();
+    std::io::BufRead::read_line(&mut out, &mut knobs).unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(line.contains("fixture match at"), "{line}");
+    assert!(
+        knobs.contains("\"tick_ms\":8") && knobs.contains("\"lazy_png\":true"),
+        "{knobs}"
+    );
+}
