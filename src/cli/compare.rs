@@ -1,4 +1,4 @@
-//! `arena-perf compare`: the notes' tables over run folders, with deltas, intervals,
+//! `arena-perf compare`: per-arm and per-run tables over run folders, with deltas, intervals,
 //! U-test p-values, `~` for noise, and warnings next to the figures.
 
 use std::path::PathBuf;

@@ -1,5 +1,5 @@
 //! `arena-perf demo`: the main job on the built-in fixture: `stock` against `lazy-png`,
-//! interleaved, two rounds, printed in the notes' layout.
+//! interleaved, two rounds, one column per run (the layout PERFORMANCE.md tables use).
 
 use std::path::PathBuf;
 use std::process::ExitCode;

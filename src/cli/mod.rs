@@ -33,7 +33,7 @@ pub enum Command {
     Pilot(pilot::Args),
     /// Run arms interleaved (A B A B ...), each in a fresh page and target, and compare.
     Ab(ab::Args),
-    /// Stock against lazy-png on the built-in fixture, two rounds, in the notes' layout.
+    /// Stock against lazy-png on the built-in fixture, two rounds, one column per run.
     Demo(demo::Args),
     /// Compare runs or arms: quantiles, deltas with bootstrap intervals, Mann-Whitney p,
     /// `~` for noise, and warnings next to the figures they concern.

@@ -7,7 +7,7 @@
 //! Beside them, the answer oracle's price: its pixel check per painted frame in the page
 //! (under 50 us), and the tool cost per click of one arm closed on pixels against the same
 //! arm closed on replies, in the same browser.
-//! Run with `cargo bench --bench pilot_arm`.
+//! Run with `cargo bench -p arena-pilot --bench pilot_arm`.
 
 use std::time::Instant;
 
