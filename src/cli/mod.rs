@@ -15,6 +15,7 @@ mod pilot;
 mod plot;
 mod run_args;
 mod serve;
+mod shell;
 mod wire;
 
 /// Measure what a click in a browser-streamed app costs, in the median and in the tail,
@@ -53,6 +54,10 @@ pub enum Command {
     /// Run the built-in fixture match (a streamed-canvas board game with tunable costs) on
     /// 127.0.0.1 until Ctrl-C; prints its URL.
     Serve(serve::ServeArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
+    Completions(shell::CompletionsArgs),
+    /// Print the man page of arena-perf and its subcommands (roff) to stdout.
+    Man(shell::ManArgs),
 }
 
 /// Runs the CLI and maps errors to the documented exit codes (0 ok, 1 regression,
@@ -86,5 +91,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Logs(a) => logs::run(a),
         Command::Wire(a) => wire::run(a),
         Command::Serve(a) => serve::run(a),
+        Command::Completions(a) => shell::completions(a),
+        Command::Man(a) => shell::man(a),
     }
 }
