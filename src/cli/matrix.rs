@@ -11,6 +11,8 @@ use arena_matrix::spec::Stat;
 use arena_matrix::table::{cpu_table, fmt_figure, matrix_table, phases_table, threads_table};
 use arena_matrix::{run_matrix, MatrixOptions, MatrixResult, MatrixSpec, RunResult, RunStatus};
 use arena_report::{Exit, ExitKind, Format, Table};
+
+use super::progress::{Mode, Reporter};
 use clap::{Args, ValueEnum};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -59,15 +61,19 @@ pub fn run(a: MatrixArgs) -> Result<ExitCode> {
     apply_flags(&a, &mut spec)?;
     let out_dir = a.out.clone().unwrap_or_else(arena_matrix::default_out_dir);
     let interrupt = arena_matrix::install_ctrlc();
-    let progress = !a.quiet && std::io::stderr().is_terminal();
+    // Off a terminal the matrix stays silent: its table is the record.
+    let reporter = Reporter::new(match std::io::stderr().is_terminal() {
+        true => Mode::detect(a.quiet),
+        false => Mode::Quiet,
+    });
     let opts = MatrixOptions {
         out_dir: out_dir.clone(),
     };
     let result = run_matrix(&spec, &opts, &interrupt, |r, i, n| {
-        if progress {
-            eprintln!("[{i}/{n}] {}", run_line(&spec, r));
-        }
+        reporter.line(&format!("[{i}/{n}] {}", run_line(&spec, r)));
+        reporter.step("matrix run", i as u64, n as u64);
     });
+    reporter.done();
     let tables = tables(&a, &result);
     // The Markdown of every table lands next to the runs, whatever is printed.
     let md: Vec<String> = tables

@@ -13,6 +13,7 @@ mod logs;
 mod matrix;
 mod pilot;
 mod plot;
+mod progress;
 mod run_args;
 mod serve;
 mod shell;

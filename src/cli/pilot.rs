@@ -9,7 +9,8 @@ use arena_pilot::{block_on, run_one, OutDir, Pilot, Plan, RunRequest};
 use arena_report::Format;
 use clap::Args as ClapArgs;
 
-use super::run_args::{printer, RunArgs};
+use super::progress::{Mode, Reporter};
+use super::run_args::RunArgs;
 
 /// Drive the target with trusted clicks and measure each click's loop on the page's clock.
 #[derive(Debug, ClapArgs)]
@@ -40,7 +41,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
         Some(d) => OutDir::Exactly(d.clone()),
         None => OutDir::Under(PathBuf::from("reports")),
     };
-    let show = printer(args.run.quiet);
+    let reporter = Reporter::new(Mode::detect(args.run.quiet));
+    let show = |p: arena_pilot::Progress<'_>| reporter.pilot(p);
     let outcome = block_on(|cancel| async move {
         let req = RunRequest {
             plan: &plan,

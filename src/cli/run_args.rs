@@ -1,13 +1,14 @@
 //! The options `pilot`, `ab` and `demo` share, and what they become: the pilot's
-//! overrides, browser options, the progress printer, and the A/B both `ab` and `demo` run.
+//! overrides, browser options, and the A/B both `ab` and `demo` run.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use anyhow::{anyhow, Result};
 use arena_pilot::{
     block_on, run_ab, AbOutcome, AbRequest, BrowserOptions, Overrides, Pilot, Plan, Progress,
 };
+
+use super::progress::{Mode, Reporter};
 use arena_report::Exit;
 use arena_run::Run;
 use clap::Args as ClapArgs;
@@ -106,7 +107,8 @@ impl RunArgs {
             .iter()
             .map(|a| Plan::for_arm(ab.pilot, Some(a), &overrides))
             .collect::<Result<Vec<_>>>()?;
-        let show = printer(self.quiet);
+        let reporter = Reporter::new(Mode::detect(self.quiet));
+        let show = |p: Progress<'_>| reporter.pilot(p);
         let outcome = block_on(|cancel| async move {
             run_ab(AbRequest {
                 plans,
@@ -128,30 +130,4 @@ impl RunArgs {
 /// The runs an A/B made, in order.
 pub fn runs(outcome: &AbOutcome) -> Vec<Run> {
     outcome.outcomes.iter().map(|o| o.run.clone()).collect()
-}
-
-/// Progress on stderr: one rewritten line on a terminal, a line per 25 clicks elsewhere,
-/// nothing when `quiet`.
-pub fn printer(quiet: bool) -> impl Fn(Progress<'_>) + Send + Sync {
-    let tty = std::io::stderr().is_terminal();
-    move |p| match p {
-        _ if quiet => {}
-        Progress::Browser { version, pid } => eprintln!("browser: {version} (pid {pid})"),
-        Progress::Run {
-            index,
-            runs,
-            arm,
-            round,
-        } => eprintln!("run {index}/{runs}: arm {arm}, round {round}"),
-        Progress::Click { arm, done, of } => {
-            let line = format!("arm {arm}: click {done}/{of}");
-            if tty {
-                eprint!("\r{line}   ");
-            } else if done % 25 == 0 || done == of {
-                eprintln!("{line}");
-            }
-        }
-        Progress::ClicksDone { .. } if tty => eprintln!(),
-        Progress::ClicksDone { .. } => {}
-    }
 }

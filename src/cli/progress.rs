@@ -1,0 +1,111 @@
+//! How progress looks on stderr. On a terminal: an indicatif bar with an ETA, the
+//! occasional line printed above it. Elsewhere (a pipe, a CI log) or under `NO_COLOR`:
+//! plain lines, one per 25 clicks, and never a control character. With `--quiet`: nothing.
+
+use std::io::IsTerminal;
+use std::sync::Mutex;
+
+use arena_pilot::Progress;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+/// How progress is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Quiet,
+    /// One line per step worth telling, no control characters.
+    Lines,
+    /// A live bar on the terminal.
+    Bar,
+}
+
+impl Mode {
+    /// The mode for stderr as it is: a bar only on a terminal without `NO_COLOR`.
+    pub fn detect(quiet: bool) -> Mode {
+        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        match (quiet, std::io::stderr().is_terminal() && !no_color) {
+            (true, _) => Mode::Quiet,
+            (false, true) => Mode::Bar,
+            (false, false) => Mode::Lines,
+        }
+    }
+}
+
+/// Shows a command's progress events; one bar at a time.
+pub struct Reporter {
+    mode: Mode,
+    bar: Mutex<Option<ProgressBar>>,
+}
+
+impl Reporter {
+    pub fn new(mode: Mode) -> Reporter {
+        Reporter {
+            mode,
+            bar: Mutex::new(None),
+        }
+    }
+
+    /// A line that stays: above the bar on a terminal, else on its own.
+    pub fn line(&self, text: &str) {
+        match (self.mode, self.bar.lock().unwrap().as_ref()) {
+            (Mode::Quiet, _) => {}
+            (Mode::Bar, Some(bar)) => bar.println(text),
+            _ => eprintln!("{text}"),
+        }
+    }
+
+    /// Step `done` of `of` of the work called `what`.
+    pub fn step(&self, what: &str, done: u64, of: u64) {
+        match self.mode {
+            Mode::Quiet => {}
+            Mode::Lines if done % 25 == 0 || done == of => eprintln!("{what} {done}/{of}"),
+            Mode::Lines => {}
+            Mode::Bar => {
+                let mut slot = self.bar.lock().unwrap();
+                let bar = slot.get_or_insert_with(|| new_bar(of));
+                bar.set_length(of);
+                bar.set_message(what.to_string());
+                bar.set_position(done);
+            }
+        }
+    }
+
+    /// The work under way is over: its bar goes.
+    pub fn done(&self) {
+        if let Some(bar) = self.bar.lock().unwrap().take() {
+            bar.finish_and_clear();
+        }
+    }
+
+    /// A pilot event, shown.
+    pub fn pilot(&self, p: Progress<'_>) {
+        match p {
+            Progress::Browser { version, pid } => {
+                self.line(&format!("browser: {version} (pid {pid})"))
+            }
+            Progress::Run {
+                index,
+                runs,
+                arm,
+                round,
+            } => self.line(&format!("run {index}/{runs}: arm {arm}, round {round}")),
+            Progress::Click { arm, done, of } => self.step(&format!("arm {arm}: click"), done, of),
+            Progress::ClicksDone { .. } => self.done(),
+        }
+    }
+}
+
+impl Drop for Reporter {
+    fn drop(&mut self) {
+        self.done();
+    }
+}
+
+fn new_bar(len: u64) -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
+    let style =
+        ProgressStyle::with_template("{msg} {pos}/{len} [{bar:30}] {elapsed_precise} ETA {eta}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> ");
+    bar.set_style(style);
+    bar
+}

@@ -1,0 +1,86 @@
+//! Progress on stderr: a bar with an ETA on a terminal (a real pty, from util-linux
+//! `script`), plain text under NO_COLOR, and not one control character in a pipe or a
+//! CI log.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_arena-perf"))
+}
+
+/// Three quick runs of a real program (`sleep`), timed by wall clock.
+fn matrix_file(dir: &Path) -> PathBuf {
+    let f = dir.join("m.toml");
+    std::fs::write(
+        &f,
+        "title = \"sleep\"\nrepeats = 3\n[figure]\nkind = \"wall\"\n[[arm]]\nname = \"a\"\n[[case]]\nname = \"s\"\ncommand = \"sleep 0.05\"\n",
+    )
+    .unwrap();
+    f
+}
+
+/// stderr of `arena-perf ARGS` run inside a pty (`script` gives the child a terminal and
+/// copies what it writes to `log`).
+fn under_a_terminal(dir: &Path, args: &[&str], no_color: bool) -> String {
+    let log = dir.join("tty.log");
+    let cmd = format!("{} {} 2>&1 >/dev/null", bin().display(), args.join(" "));
+    let mut c = Command::new("script");
+    c.args(["-qec", &cmd, log.to_str().unwrap()])
+        .env("COLUMNS", "120");
+    if no_color {
+        c.env("NO_COLOR", "1");
+    } else {
+        c.env_remove("NO_COLOR");
+    }
+    let out = c.output().expect("script (util-linux)");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::read_to_string(&log).unwrap()
+}
+
+fn control_chars(s: &str) -> Vec<char> {
+    s.chars().filter(|c| c.is_control() && *c != '\n').collect()
+}
+
+#[test]
+fn a_bar_on_a_terminal_plain_text_elsewhere() {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = matrix_file(tmp.path());
+    let out = tmp.path().join("out");
+    let args = [
+        "matrix",
+        f.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+
+    let tty = under_a_terminal(tmp.path(), &args, false);
+    assert!(
+        tty.contains("ETA") && tty.contains("matrix run"),
+        "a bar: {tty:?}"
+    );
+    assert!(
+        tty.contains("[3/3] s x a r3"),
+        "the run lines above it: {tty:?}"
+    );
+    assert!(tty.contains('\u{1b}'), "drawn live: {tty:?}");
+
+    let plain = under_a_terminal(tmp.path(), &args, true);
+    assert!(plain.contains("[3/3] s x a r3"), "{plain:?}");
+    assert!(!plain.contains("ETA"), "no bar under NO_COLOR: {plain:?}");
+    let cc: Vec<char> = control_chars(&plain)
+        .into_iter()
+        .filter(|c| *c != '\r')
+        .collect();
+    assert!(cc.is_empty(), "no escapes under NO_COLOR: {cc:?}");
+
+    let piped = Command::new(bin()).args(args).output().unwrap();
+    assert!(piped.status.success());
+    let err = String::from_utf8_lossy(&piped.stderr);
+    assert_eq!(control_chars(&err), Vec::<char>::new(), "{err:?}");
+    assert!(!err.contains("ETA"), "{err:?}");
+}
