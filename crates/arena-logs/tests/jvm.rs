@@ -516,7 +516,7 @@ fn classload_tables_marks_and_plot() {
         ..ClassLoadOptions::default()
     };
     let tables = classload::run(&opts).unwrap();
-    let md = arena_logs::cli::render(&tables, Format::Markdown);
+    let md = arena_logs::render(&tables, Format::Markdown);
     assert!(md.contains("| from the CDS archive |"), "{md}");
     assert!(md.contains("| 0 of "), "{md}");
     assert!(md.contains("first `javax.xml.` class"), "{md}");
