@@ -51,7 +51,7 @@ impl Column {
 pub struct Cell {
     pub text: String,
     pub value: Option<f64>,
-    /// Bold in Markdown (the notes bold the figures a reader should look at).
+    /// Bold in Markdown (for the figures a reader should look at).
     pub strong: bool,
 }
 
