@@ -33,8 +33,9 @@ struct Logs {
 /// quarter of a second each on an idle machine.
 const ALLOC_STEPS: u32 = 12000;
 
+/// The Java programs under the workspace's `fixtures/src` (they also made `fixtures/logs`).
 fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/java")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/src")
 }
 
 fn run_ok(cmd: &mut Command) {
