@@ -1,9 +1,27 @@
 # Sourced by the scripts in this folder: install what a command needs, only if missing.
 # Debian 12, as root (or with sudo). Prints what it installs.
 
+# need_cargo [COMPONENT...]: a Rust toolchain, and the rustup components named (rustfmt,
+# clippy), which are added with rustup when missing and rustup manages the toolchain.
 need_cargo() {
     if ! command -v cargo >/dev/null 2>&1; then
         echo "arena-perf needs a Rust toolchain (cargo, rustc >= 1.85); install it with rustup first." >&2
+        exit 2
+    fi
+    local missing=() comp
+    for comp in "$@"; do
+        case $comp in
+            rustfmt) cargo fmt --version >/dev/null 2>&1 || missing+=(rustfmt) ;;
+            clippy) cargo clippy --version >/dev/null 2>&1 || missing+=(clippy) ;;
+            *) echo "need_cargo: unknown component $comp" >&2; exit 2 ;;
+        esac
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    if command -v rustup >/dev/null 2>&1; then
+        echo "installing ${missing[*]} (rustup component add)" >&2
+        rustup component add "${missing[@]}"
+    else
+        echo "the toolchain lacks ${missing[*]} and has no rustup to add them: install ${missing[*]} for this toolchain" >&2
         exit 2
     fi
 }
