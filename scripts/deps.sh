@@ -26,6 +26,20 @@ need_cargo() {
     fi
 }
 
+# need_just: the just command runner, for the justfile's recipes (no script here needs it).
+# Debian 12 has no package for it, so: Debian's package where the package lists know one,
+# else `cargo install just --locked` (into ~/.cargo/bin, on PATH beside cargo).
+need_just() {
+    command -v just >/dev/null 2>&1 && return 0
+    if apt-cache policy just 2>/dev/null | grep -q 'Candidate: [0-9]'; then
+        apt_install just
+    else
+        need_cargo
+        echo "installing just (cargo install just --locked; Debian 12 has no package)" >&2
+        cargo install just --locked
+    fi
+}
+
 # ensure_apt COMMAND:PACKAGE... installs PACKAGE when COMMAND is not on PATH.
 # apt_install PKG...: installs the packages (none given: nothing to do), as root or via sudo.
 apt_install() {
