@@ -1,10 +1,42 @@
 # Sourced by the scripts in this folder: install what a command needs, only if missing.
 # Debian 12, as root (or with sudo). Prints what it installs.
 
+# need_cargo [COMPONENT...]: a Rust toolchain, and the rustup components named (rustfmt,
+# clippy), which are added with rustup when missing and rustup manages the toolchain.
 need_cargo() {
     if ! command -v cargo >/dev/null 2>&1; then
         echo "arena-perf needs a Rust toolchain (cargo, rustc >= 1.85); install it with rustup first." >&2
         exit 2
+    fi
+    local missing=() comp
+    for comp in "$@"; do
+        case $comp in
+            rustfmt) cargo fmt --version >/dev/null 2>&1 || missing+=(rustfmt) ;;
+            clippy) cargo clippy --version >/dev/null 2>&1 || missing+=(clippy) ;;
+            *) echo "need_cargo: unknown component $comp" >&2; exit 2 ;;
+        esac
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    if command -v rustup >/dev/null 2>&1; then
+        echo "installing ${missing[*]} (rustup component add)" >&2
+        rustup component add "${missing[@]}"
+    else
+        echo "the toolchain lacks ${missing[*]} and has no rustup to add them: install ${missing[*]} for this toolchain" >&2
+        exit 2
+    fi
+}
+
+# need_just: the just command runner, for the justfile's recipes (no script here needs it).
+# Debian 12 has no package for it, so: Debian's package where the package lists know one,
+# else `cargo install just --locked` (into ~/.cargo/bin, on PATH beside cargo).
+need_just() {
+    command -v just >/dev/null 2>&1 && return 0
+    if apt-cache policy just 2>/dev/null | grep -q 'Candidate: [0-9]'; then
+        apt_install just
+    else
+        need_cargo
+        echo "installing just (cargo install just --locked; Debian 12 has no package)" >&2
+        cargo install just --locked
     fi
 }
 

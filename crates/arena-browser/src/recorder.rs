@@ -10,7 +10,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// The recorder JS: a function expression taking the configuration object.
-pub const RECORDER_JS: &str = include_str!("recorder.js");
+pub const RECORDER_JS: &str = include_str!("../assets/recorder.js");
 
 /// Which WebSocket observations a page's drains carry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

@@ -13,7 +13,7 @@ use crate::group::{digest, groups, By};
 /// order within an arm). Warnings about the measurement are marked next to the figure
 /// they concern and listed under the table.
 pub fn by_run_table(runs: &[Run]) -> Table {
-    // The field notes' headline is downpress-to-pixels; runs closed on replies have only
+    // The headline is downpress-to-pixels (`inputToPixels`); runs closed on replies have only
     // inputToPaint, and one table never mixes the two.
     let metric = if runs
         .iter()
@@ -26,7 +26,7 @@ pub fn by_run_table(runs: &[Run]) -> Table {
     let data = digest(runs, false);
     let groups = groups(&data, By::Run);
     let mut columns = vec![Column::left("")];
-    // Left-aligned like the notes' tables, so the Markdown reads as theirs.
+    // Left-aligned, like the README's example table.
     columns.extend(groups.iter().map(|g| Column::left(g.name.clone())));
     let values: Vec<Vec<f64>> = groups.iter().map(|g| g.values(metric)).collect();
     let ns: Vec<String> = values.iter().map(|v| v.len().to_string()).collect();

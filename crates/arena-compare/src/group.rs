@@ -9,7 +9,7 @@ use arena_run::{Metric, Run};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum By {
-    /// One column per run: `<arm>, run N` (the notes' layout).
+    /// One column per run: `<arm>, run N`.
     Run,
     /// One column per arm, its runs pooled.
     #[default]

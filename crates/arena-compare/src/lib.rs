@@ -1,4 +1,4 @@
-//! Comparison of runs: the notes' tables, the noise verdict, the CI gate and plots.
+//! Comparison of runs: the comparison tables, the noise verdict, the CI gate and plots.
 //!
 //! Statistics come from `arena-stats` (type-7 quantiles, Mann-Whitney U, seeded
 //! bootstrap); this crate decides what to compare, builds `arena_report::Table`s and

@@ -32,7 +32,7 @@ fn dir() -> PathBuf {
 fn real_gc_log(d: &Path) -> Vec<String> {
     let log = d.join("seed-g1full.log");
     if !log.exists() {
-        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/java");
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/src");
         let classes = d.join("classes");
         let ok = Command::new("javac")
             .arg("-d")

@@ -4,6 +4,8 @@
 use std::path::PathBuf;
 
 use arena_report::{Exit, Format, Table};
+
+pub use crate::render;
 use clap::{Args, Subcommand};
 
 use crate::input::STDIN;
@@ -172,21 +174,4 @@ pub fn run(args: &LogsArgs) -> anyhow::Result<String> {
         ),
     };
     Ok(render(&tables, format))
-}
-
-/// Renders several tables; JSON becomes one array so the output stays one document.
-pub fn render(tables: &[Table], format: Format) -> String {
-    match format {
-        Format::Json => {
-            let v: Vec<serde_json::Value> = tables.iter().map(Table::to_json).collect();
-            let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
-            s.push('\n');
-            s
-        }
-        _ => tables
-            .iter()
-            .map(|t| t.render(format))
-            .collect::<Vec<_>>()
-            .join("\n"),
-    }
 }

@@ -7,8 +7,11 @@
 //! report (file, count, first few with line numbers). Each module then folds its records
 //! into `arena_report::Table`s; nothing here prints. [`input`] opens what the scanner
 //! reads: files, pipes, stdin (`-`) and gzip, in one pass, refusing binary data.
+//! `cli` (feature `cli`) holds the `logs` command's flags, and is the only part that
+//! needs clap.
 
 pub mod classload;
+#[cfg(feature = "cli")]
 pub mod cli;
 pub mod gc;
 pub mod input;
@@ -17,9 +20,26 @@ pub mod scan;
 pub mod stats;
 pub mod unified;
 
-use arena_report::{fmt_count, Table};
+use arena_report::{fmt_count, Format, Table};
 
 use crate::scan::ScanReport;
+
+/// Renders several tables; JSON becomes one array so the output stays one document.
+pub fn render(tables: &[Table], format: Format) -> String {
+    match format {
+        Format::Json => {
+            let v: Vec<serde_json::Value> = tables.iter().map(Table::to_json).collect();
+            let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
+            s.push('\n');
+            s
+        }
+        _ => tables
+            .iter()
+            .map(|t| t.render(format))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    }
+}
 
 /// Adds the shared notes about what could not be read to a table.
 pub(crate) fn scan_notes(t: &mut Table, scan: &ScanReport, kind: &str) {

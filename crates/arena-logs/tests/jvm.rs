@@ -33,8 +33,9 @@ struct Logs {
 /// quarter of a second each on an idle machine.
 const ALLOC_STEPS: u32 = 12000;
 
+/// The Java programs under the workspace's `fixtures/src` (they also made `fixtures/logs`).
 fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/java")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/src")
 }
 
 fn run_ok(cmd: &mut Command) {
@@ -516,7 +517,7 @@ fn classload_tables_marks_and_plot() {
         ..ClassLoadOptions::default()
     };
     let tables = classload::run(&opts).unwrap();
-    let md = arena_logs::cli::render(&tables, Format::Markdown);
+    let md = arena_logs::render(&tables, Format::Markdown);
     assert!(md.contains("| from the CDS archive |"), "{md}");
     assert!(md.contains("| 0 of "), "{md}");
     assert!(md.contains("first `javax.xml.` class"), "{md}");

@@ -223,8 +223,8 @@ command = "TICKER 50 --stamp --plus {repeat} 100:10 {args}"
 env = { DEV = "250:45 500:87", MONOLITH = "250:45 500:85", INPROC = "250:63 500:110 --die-once {run_dir}/../started" }
 "#;
 
-/// 2 cases x 3 arms x 3 repeats of a real program: the table reads like the notes (best,
-/// start figure in parentheses, % against the baseline, `~` under the bar), and a launch
+/// 2 cases x 3 arms x 3 repeats of a real program: the table has the matrix layout of
+/// `docs/matrix.md` (best, start figure in parentheses, % against the baseline, `~` under the bar), and a launch
 /// that dies at start-up in one repeat shows as such while the others give figures.
 #[test]
 fn matrix_2x3x3_renders_the_notes_layout_and_survives_a_dying_launch() {

@@ -33,7 +33,7 @@ pub fn fmt_bytes(bytes: u64) -> String {
     format!("{}B", fmt_count(bytes as i64))
 }
 
-/// A signed percent change with the true minus sign the notes use: `+6 %`, `−13 %`.
+/// A signed percent change with a true minus sign (U+2212): `+6 %`, `−13 %`.
 pub fn fmt_pct_change(pct: f64) -> String {
     if !pct.is_finite() {
         return "-".into();

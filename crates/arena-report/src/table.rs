@@ -2,7 +2,8 @@ use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, ContentArrangemen
 use serde_json::{Map, Value};
 
 /// Output format every command accepts with `--format`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum Format {
     /// A boxed table for the terminal.
@@ -50,7 +51,7 @@ impl Column {
 pub struct Cell {
     pub text: String,
     pub value: Option<f64>,
-    /// Bold in Markdown (the notes bold the figures a reader should look at).
+    /// Bold in Markdown (for the figures a reader should look at).
     pub strong: bool,
 }
 

@@ -13,8 +13,8 @@ pub const SCHEMA_VERSION: u32 = 1;
 
 /// A run whose share of answered loops with a reply of at least the target's
 /// `idle_reply_bytes` is below this looks idle (an idle board makes CPU look free). One
-/// bar for the pilot's own warning and for compare's: the field notes' firing phase had
-/// 43 of 56 clicks over it, their deployment board 3 of 52.
+/// bar for the pilot's own warning and for compare's: a measured firing phase had 43 of 56
+/// clicks over it, a deployment board 3 of 52.
 pub const IDLE_SHARE: f64 = 0.10;
 
 /// One run: `run.json` (meta), `loops.csv` (loops) and `events.jsonl` (events).

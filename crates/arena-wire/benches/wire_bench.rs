@@ -1,11 +1,14 @@
 //! Speed and memory of the wire summary against tshark, and capture throughput, measured
 //! in one run. Not part of the test run:
 //!
-//!   cargo run --release -p arena-wire --example wire_bench -- [--dir D] [--big-mb 220]
+//!   cargo bench -p arena-wire --bench wire_bench -- [--dir D] [--big-mb 220]
 //!       [--small-mb 50] [--runs 3] [--rate 180000] [--secs 5]
 //!       [--mss 65483|1448]
-//!   cargo run --release -p arena-wire --example wire_bench -- --only-capture [--rate R]
-//!   cargo run --release -p arena-wire --example wire_bench -- seeds DIR   (fuzz seed corpus)
+//!   cargo bench -p arena-wire --bench wire_bench -- --only-capture [--rate R]
+//!   cargo bench -p arena-wire --bench wire_bench -- seeds DIR   (fuzz seed corpus)
+//!
+//! A `harness = false` bench: `cargo bench` appends `--bench` to the arguments, which the
+//! flag lookups below ignore.
 //!
 //! Prints, medians of `--runs` interleaved runs, wall and CPU (user + system) time: the
 //! summary's time on a >= 200 MB generated capture with known totals (checked exactly) vs
