@@ -24,7 +24,7 @@ pub use bootstrap::{
 };
 pub use mwu::{mann_whitney_u, mann_whitney_u_sorted, normal_sf, MannWhitney, MwuMethod};
 pub use streaming::StreamingSummary;
-pub use summary::{quantile_sorted, Summary};
+pub use summary::{quantile, quantile_sorted, Summary};
 pub use verdict::{
     noise_verdict, pct_change, u_test_can_reach, NoiseRule, QuantileChange, SmallSamples, Verdict,
     VerdictOptions,
