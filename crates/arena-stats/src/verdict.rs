@@ -299,25 +299,27 @@ mod tests {
 
     #[test]
     fn several_runs_a_side_resample_runs() {
-        let mk =
-            |shift: f64| -> Vec<f64> { (0..200).map(|i| shift + (i % 50) as f64 * 0.1).collect() };
-        let (a1, odd, b1, b2) = (mk(10.0), mk(15.0), mk(10.5), mk(10.5));
+        // Two baseline sessions 4 ms apart, two candidate sessions between them: the
+        // interval that resamples runs carries that spread, the loop-level one does not.
+        let run = |at: f64| -> Vec<f64> { (0..150).map(|i| at + (i % 30) as f64 * 0.05).collect() };
+        let (slow, fast) = (run(24.0), run(20.0));
+        let (c1, c2) = (run(23.0), run(23.0));
         let rule = NoiseRule::default();
-        let runs = noise_verdict(&[&a1, &odd], &[&b1, &b2], 0.5, &rule).unwrap();
-        let ci = runs.ci.unwrap();
-        assert!(ci.lo < 0.0 && ci.hi > 0.0, "{ci:?}");
-        assert_ne!(runs.verdict, Verdict::Higher);
+        let by_runs = noise_verdict(&[&fast, &slow], &[&c1, &c2], 0.5, &rule).unwrap();
+        let boot = BootstrapOptions {
+            level: 1.0 - rule.alpha,
+            ..rule.bootstrap
+        };
+        let want = bootstrap_quantile_diff_runs(&[&fast, &slow], &[&c1, &c2], 0.5, &boot);
+        assert_eq!(by_runs.ci, want);
+        assert_eq!(by_runs.verdict, Verdict::NotSignificant, "{by_runs:?}");
+        let (pooled_b, pooled_c) = (pooled(&[&fast, &slow]), pooled(&[&c1, &c2]));
+        let by_loops = noise_verdict(&[&pooled_b], &[&pooled_c], 0.5, &rule).unwrap();
+        let width = |c: &QuantileChange| c.ci.map_or(0.0, |ci| ci.hi - ci.lo);
+        assert!(width(&by_runs) > width(&by_loops), "{by_loops:?}");
         assert_eq!(
-            runs.ci,
-            bootstrap_quantile_diff_runs(
-                &[&a1, &odd],
-                &[&b1, &b2],
-                0.5,
-                &BootstrapOptions {
-                    level: 0.95,
-                    ..rule.bootstrap
-                }
-            )
+            (by_loops.delta_pct, by_loops.p),
+            (by_runs.delta_pct, by_runs.p)
         );
     }
 }
