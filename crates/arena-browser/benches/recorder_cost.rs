@@ -14,6 +14,7 @@ mod server;
 
 use anyhow::{Context, Result};
 use arena_browser::{Browser, ClassifierSpec, LaunchOptions, Page, RecorderConfig};
+use arena_stats::quantile;
 use std::time::Instant;
 
 const PAGE: &str = r#"<!doctype html><html><body style="margin:0">
@@ -55,28 +56,6 @@ fn env_usize(name: &str, default: usize) -> usize {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n == 0 {
-        f64::NAN
-    } else if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
-fn quantile(v: &mut [f64], q: f64) -> f64 {
-    v.sort_by(f64::total_cmp);
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    let h = (v.len() - 1) as f64 * q;
-    let (lo, hi) = (h.floor() as usize, h.ceil() as usize);
-    v[lo] + (h - h.floor()) * (v[hi] - v[lo])
 }
 
 async fn page_ms(page: &Page, js: &str) -> Result<f64> {
@@ -168,7 +147,7 @@ async fn main() -> Result<()> {
         probe.push(page_ms(&rec, &format!("probeLoop({sends})")).await?);
         empty.push(page_ms(&rec, &format!("emptyLoop({sends})")).await?);
     }
-    let (mut probe_d, n_probe) = (
+    let (probe_d, n_probe) = (
         probe
             .iter()
             .zip(&empty)
@@ -177,12 +156,12 @@ async fn main() -> Result<()> {
         probe.len(),
     );
     let (per_probe, probe_q1, probe_q3) = (
-        median(&mut probe_d),
-        quantile(&mut probe_d, 0.25),
-        quantile(&mut probe_d, 0.75),
+        quantile(&probe_d, 0.5).unwrap_or(f64::NAN),
+        quantile(&probe_d, 0.25).unwrap_or(f64::NAN),
+        quantile(&probe_d, 0.75).unwrap_or(f64::NAN),
     );
 
-    let (mut c_bare, mut c_rec) = (
+    let (c_bare, c_rec) = (
         click_costs(&bare, clicks).await?,
         click_costs(&rec, clicks).await?,
     );
@@ -192,21 +171,27 @@ async fn main() -> Result<()> {
     // Loops of the two conditions run back to back: the median of their paired differences
     // cancels drift in what else the machine is doing.
     let paired = |with: &[f64], without: &[f64]| {
-        let mut d: Vec<f64> = with
+        let d: Vec<f64> = with
             .iter()
             .zip(without)
             .map(|(w, b)| (w - b) * 1e6 / chunk as f64)
             .collect();
         (
-            median(&mut d),
-            quantile(&mut d, 0.25),
-            quantile(&mut d, 0.75),
+            quantile(&d, 0.5).unwrap_or(f64::NAN),
+            quantile(&d, 0.25).unwrap_or(f64::NAN),
+            quantile(&d, 0.75).unwrap_or(f64::NAN),
         )
     };
     let (per_send, send_q1, send_q3) = paired(&s_rec, &s_bare);
     let (per_draw, draw_q1, draw_q3) = paired(&d_rec, &d_bare);
-    let (msb, msr) = (median(&mut s_bare), median(&mut s_rec));
-    let (mdb, mdr) = (median(&mut d_bare), median(&mut d_rec));
+    let (msb, msr) = (
+        quantile(&s_bare, 0.5).unwrap_or(f64::NAN),
+        quantile(&s_rec, 0.5).unwrap_or(f64::NAN),
+    );
+    let (mdb, mdr) = (
+        quantile(&d_bare, 0.5).unwrap_or(f64::NAN),
+        quantile(&d_rec, 0.5).unwrap_or(f64::NAN),
+    );
     println!("arena-browser recorder_cost ({})", b_rec.version());
     println!(
         "{:<30} {:>4} {:>7} {:>13} {:>11} {:>6} {:>10} {:>14}",
@@ -260,16 +245,13 @@ async fn main() -> Result<()> {
     println!("CDP click round trip (mousePressed + mouseReleased), n = {clicks} per tab, ms");
     println!("{:<34} {:>10} {:>10} {:>10}", "tab", "p50", "p90", "max");
     let mut medians = Vec::new();
-    for (name, v) in [
-        ("without recorder", &mut c_bare),
-        ("with recorder", &mut c_rec),
-    ] {
+    for (name, v) in [("without recorder", &c_bare), ("with recorder", &c_rec)] {
         let max = v.iter().copied().fold(f64::NAN, f64::max);
-        let m = median(v);
+        let m = quantile(v, 0.5).unwrap_or(f64::NAN);
         medians.push(m);
         println!(
             "{name:<34} {m:>10.3} {:>10.3} {max:>10.3}",
-            quantile(v, 0.9)
+            quantile(v, 0.9).unwrap_or(f64::NAN)
         );
     }
     println!(

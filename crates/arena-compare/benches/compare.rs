@@ -11,11 +11,12 @@ use std::time::{Duration, Instant};
 
 use arena_compare::{compare, synthetic, CompareOptions};
 use arena_run::Run;
-use arena_stats::{bootstrap_quantile_diff, quantile_sorted, BootstrapOptions, Rng};
+use arena_stats::{bootstrap_quantile_diff, quantile, quantile_sorted, BootstrapOptions, Rng};
 
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
+/// Type-7 median of repeat times (arena-stats' quantile, in seconds).
+fn median(v: Vec<Duration>) -> Duration {
+    let secs: Vec<f64> = v.iter().map(Duration::as_secs_f64).collect();
+    Duration::from_secs_f64(quantile(&secs, 0.5).unwrap_or(0.0))
 }
 
 fn main() {

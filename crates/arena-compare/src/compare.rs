@@ -5,7 +5,8 @@ use anyhow::Result;
 use arena_report::{fmt_count, fmt_ms, fmt_pct_change, Cell, Column, Exit, Table};
 use arena_run::{Metric, Run};
 use arena_stats::{
-    mann_whitney_u_sorted, quantile_change, MannWhitney, QuantileChange, Verdict, VerdictOptions,
+    mann_whitney_u_sorted, noise_verdict, pct_change, MannWhitney, NoiseRule, QuantileChange,
+    VerdictOptions,
 };
 use serde::Serialize;
 
@@ -81,21 +82,22 @@ pub fn fmt_p(p: f64) -> String {
     }
 }
 
-/// The change of one quantile as a cell: `−21 % (−12.0ms)`, with ` ~` when noise.
+/// The change of one quantile as a cell: `−21 % (−12.0ms)`, with ` ~` unless the
+/// verdict calls it real.
 pub fn delta_cell(c: &QuantileChange) -> Cell {
     let mut text = format!(
         "{} ({})",
         fmt_pct_change(c.delta_pct),
         fmt_ms_signed(c.delta)
     );
-    if c.verdict == Verdict::Noise {
+    if !c.verdict.is_real() {
         text.push_str(" ~");
     }
     let cell = Cell::num(text, c.delta_pct);
-    if c.verdict == Verdict::Noise {
-        cell
-    } else {
+    if c.verdict.is_real() {
         cell.strong()
+    } else {
+        cell
     }
 }
 
@@ -151,6 +153,7 @@ pub fn compare(runs: &[Run], opts: &CompareOptions) -> Result<Comparison> {
         .collect();
 
     let others: Vec<usize> = (0..gs.len()).filter(|&i| i != base).collect();
+    let rule = NoiseRule::from(opts.verdict);
     let mut changes = Vec::new();
     for &i in &others {
         for (k, &m) in metrics.iter().enumerate() {
@@ -158,7 +161,7 @@ pub fn compare(runs: &[Run], opts: &CompareOptions) -> Result<Comparison> {
             let mwu = mann_whitney_u_sorted(b, c);
             let quantiles = QUANTILES
                 .iter()
-                .filter_map(|&(q, _)| quantile_change(b, c, q, mwu.as_ref(), &opts.verdict))
+                .filter_map(|&(q, _)| noise_verdict(&[b], &[c], q, &rule))
                 .collect();
             changes.push(MetricChange {
                 column: gs[i].name.clone(),
@@ -344,11 +347,7 @@ fn count_cell_f(x: f64) -> Cell {
 }
 
 fn plain_delta(b: f64, c: f64, ms: bool) -> Cell {
-    let pct = if b != 0.0 {
-        (c - b) / b.abs() * 100.0
-    } else {
-        f64::NAN
-    };
+    let pct = pct_change(b, c);
     let text = if ms {
         format!("{} ({})", fmt_pct_change(pct), fmt_ms_signed(c - b))
     } else {

@@ -9,10 +9,7 @@
 use anyhow::Result;
 use arena_report::{fmt_ms, fmt_pct_change, Cell, Column, Exit, Table};
 use arena_run::{Metric, Run};
-use arena_stats::{
-    bootstrap_quantile_diff_runs, mann_whitney_u_sorted, quantile_change, verdict_of,
-    BootstrapOptions, QuantileChange, Verdict, VerdictOptions,
-};
+use arena_stats::{noise_verdict, pct_change, NoiseRule, QuantileChange, Verdict, VerdictOptions};
 use serde::Serialize;
 
 use crate::compare::change_cells;
@@ -251,39 +248,21 @@ fn side_values(side: &str, g: &Group, m: Metric) -> Result<Vec<f64>> {
     Ok(v)
 }
 
-/// One limit: the change of its quantile, the run-level interval when a side has several
-/// runs, and the verdict against the limit.
+/// One limit: the noise verdict on its quantile (the interval resamples runs when a side
+/// has several), and the verdict against the limit.
 fn evaluate(limit: &Limit, gb: &Group, gc: &Group, opts: &VerdictOptions) -> Result<GateCheck> {
     let m = limit.metric_enum;
     let b = side_values("baseline", gb, m)?;
     let c = side_values("candidate", gc, m)?;
-    let mwu = mann_whitney_u_sorted(&b, &c);
-    let Some(mut change) = quantile_change(&b, &c, limit.q, mwu.as_ref(), opts) else {
+    // Runs repeat, loops within a run do not independently: with several runs a side
+    // the interval resamples runs first, so two sessions that disagree widen it.
+    let rb: Vec<&[f64]> = gb.runs.iter().map(|r| r.values(m)).collect();
+    let rc: Vec<&[f64]> = gc.runs.iter().map(|r| r.values(m)).collect();
+    let Some(change) = noise_verdict(&rb, &rc, limit.q, &NoiseRule::from(*opts)) else {
         return Err(
             Exit::bad_input(format!("gate: {} {}: no value", limit.metric, limit.stat)).into(),
         );
     };
-    // Runs repeat, loops within a run do not independently: with several runs a side
-    // the interval resamples runs first, so two sessions that disagree widen it.
-    let per_run =
-        |g: &Group| -> Vec<Vec<f64>> { g.runs.iter().map(|r| r.values(m).to_vec()).collect() };
-    let (rb, rc) = (per_run(gb), per_run(gc));
-    if rb.len() > 1 || rc.len() > 1 {
-        let rb: Vec<&[f64]> = rb.iter().map(Vec::as_slice).collect();
-        let rc: Vec<&[f64]> = rc.iter().map(Vec::as_slice).collect();
-        let boot = BootstrapOptions {
-            level: 1.0 - opts.alpha,
-            ..opts.bootstrap
-        };
-        change.ci = bootstrap_quantile_diff_runs(&rb, &rc, limit.q, &boot);
-        change.verdict = verdict_of(
-            change.delta,
-            change.delta_pct,
-            change.p,
-            change.ci.as_ref(),
-            opts,
-        );
-    }
     let (status, reason) = judge(&change, limit.max_pct);
     Ok(GateCheck {
         limit: limit.clone(),
@@ -300,17 +279,10 @@ fn evaluate(limit: &Limit, gb: &Group, gc: &Group, opts: &VerdictOptions) -> Res
 /// Runs of one arm differ by a few percent from session to session (a loaded
 /// machine, a cache), which a loop-level test reads as real; the limit absorbs it.
 fn judge(change: &QuantileChange, max_pct: f64) -> (CheckStatus, &'static str) {
-    let pct = |ms: f64| {
-        if change.baseline != 0.0 {
-            ms / change.baseline.abs() * 100.0
-        } else if ms > 0.0 {
-            f64::INFINITY
-        } else {
-            0.0
-        }
-    };
-    let estimate_past = pct(change.delta) > max_pct;
-    let interval_past = change.ci.is_some_and(|ci| pct(ci.lo) > max_pct);
+    let estimate_past = change.delta_pct > max_pct;
+    let interval_past = change
+        .ci
+        .is_some_and(|ci| pct_change(change.baseline, change.baseline + ci.lo) > max_pct);
     match (change.verdict, estimate_past, interval_past) {
         (Verdict::Higher, _, true) => (CheckStatus::Fail, "significant regression past the limit"),
         (Verdict::Higher, true, false) => (
@@ -321,8 +293,12 @@ fn judge(change: &QuantileChange, max_pct: f64) -> (CheckStatus, &'static str) {
             (CheckStatus::Pass, "significant increase, within the limit")
         }
         (Verdict::Lower, _, _) => (CheckStatus::Pass, "significantly lower"),
-        (Verdict::Noise, true, _) => (CheckStatus::Pass, "past the limit but not significant (~)"),
-        (Verdict::Noise, false, _) => (CheckStatus::Pass, "not significant (~)"),
+        (Verdict::Noise | Verdict::NotSignificant, true, _) => {
+            (CheckStatus::Pass, "past the limit but not significant (~)")
+        }
+        (Verdict::Noise | Verdict::NotSignificant, false, _) => {
+            (CheckStatus::Pass, "not significant (~)")
+        }
     }
 }
 

@@ -13,18 +13,12 @@ use arena_fixture::proto::{decode_frame, encode_ack, encode_input, Input, InputK
 use arena_fixture::session::{FrameKind, Session};
 use arena_fixture::stats::thread_cpu;
 use arena_fixture::{los, FrameStat, Knobs, Server, ServerHandle};
-use arena_stats::quantile_sorted;
+use arena_stats::{pct_change, quantile};
 use futures_util::{SinkExt, StreamExt};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::{connect_async, MaybeTlsStream, WebSocketStream};
 
 type Ws = WebSocketStream<MaybeTlsStream<tokio::net::TcpStream>>;
-
-fn median(v: &[f64]) -> f64 {
-    let mut s: Vec<f64> = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    quantile_sorted(&s, 0.5).unwrap_or(f64::NAN)
-}
 
 async fn next_frame(ws: &mut Ws) -> u32 {
     loop {
@@ -134,7 +128,7 @@ fn main() {
             let bytes: Vec<f64> = firing.iter().map(|f| f.bytes as f64).collect();
             let all_bytes: u64 = frames.iter().map(|f| f.bytes).sum();
             let all_cpu: f64 = frames.iter().filter(|f| f.kind == FrameKind::Reply).map(|f| f.cpu_ms).sum();
-            rows.push((a.name, firing.len(), median(&cpu), median(&enc), median(&encodes), median(&bytes), all_bytes, all_cpu));
+            rows.push((a.name, firing.len(), quantile(&cpu, 0.5).unwrap_or(f64::NAN), quantile(&enc, 0.5).unwrap_or(f64::NAN), quantile(&encodes, 0.5).unwrap_or(f64::NAN), quantile(&bytes, 0.5).unwrap_or(f64::NAN), all_bytes, all_cpu));
         }
         println!("fixture lazy_png benchmark: {clicks} firing clicks per arm (mousedown + mouseup), arms interleaved, knobs otherwise default (los_work={DEFAULT_LOS_WORK}, png_level=2, tick_ms=16)");
         println!("server CPU = session-thread CPU (CLOCK_THREAD_CPUTIME_ID) for the input's line-of-sight sweep and the frame build");
@@ -154,12 +148,12 @@ fn main() {
             "bytes, all frames incl. board",
             rows[0].6,
             rows[1].6,
-            (bb - ba) / ba * 100.0
+            pct_change(ba, bb)
         );
         println!();
         println!(
             "los_work calibration: los_work={DEFAULT_LOS_WORK} costs {:.2} ms CPU per firing click, p50 of n={} (min {:.2}, max {:.2})",
-            median(&los_ms),
+            quantile(&los_ms, 0.5).unwrap_or(f64::NAN),
             los_ms.len(),
             los_ms.iter().cloned().fold(f64::INFINITY, f64::min),
             los_ms.iter().cloned().fold(0.0, f64::max)
@@ -168,7 +162,7 @@ fn main() {
             "first board paint: {} B (shadows=false), {} B (shadows=true), {:+.1}%",
             first_paint[0],
             first_paint[1],
-            (first_paint[1] as f64 - first_paint[0] as f64) / first_paint[0] as f64 * 100.0
+            pct_change(first_paint[0] as f64, first_paint[1] as f64)
         );
         for a in arms {
             a.server.shutdown().await;

@@ -17,6 +17,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use arena_logs::{gc, profile};
+use arena_stats::quantile;
 
 const SIZE: u64 = 1 << 30;
 const RUNS: usize = 5;
@@ -221,11 +222,6 @@ fn collapsed_input(d: &Path) -> PathBuf {
     out
 }
 
-fn median(mut xs: Vec<f64>) -> f64 {
-    xs.sort_by(f64::total_cmp);
-    xs[xs.len() / 2]
-}
-
 /// (own user+system CPU, waited-for children's user+system CPU) in seconds, from
 /// /proc/self/stat (clock ticks of 1/100 s, Linux's USER_HZ).
 fn cpu() -> (f64, f64) {
@@ -275,7 +271,16 @@ fn interleaved<A: FnMut(), B: FnMut()>(
         wb.push(w);
         cb.push(c);
     }
-    ((median(wa), median(ca)), (median(wb), median(cb)))
+    (
+        (
+            quantile(&wa, 0.5).unwrap_or(f64::NAN),
+            quantile(&ca, 0.5).unwrap_or(f64::NAN),
+        ),
+        (
+            quantile(&wb, 0.5).unwrap_or(f64::NAN),
+            quantile(&cb, 0.5).unwrap_or(f64::NAN),
+        ),
+    )
 }
 
 fn main() {

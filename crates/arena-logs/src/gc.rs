@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 
 use arena_report::{fmt_count, fmt_ms, fmt_pct_change, Cell, Column, Table};
-use arena_stats::StreamingSummary;
+use arena_stats::{noise_verdict, pct_change, NoiseRule, StreamingSummary};
 
 use crate::scan::{scan_path_parallel, threads_for, Fold, LineParser, Parsed, ScanReport};
 use crate::unified::{decorations, parse_f64, tags_and_message};
@@ -710,6 +710,33 @@ struct Metric {
     values: Vec<(String, Option<f64>)>,
     /// Whether a % change against the first file means something for this row.
     delta: bool,
+    /// The pause quantile this row is, when its change gets the noise verdict.
+    pause_q: Option<f64>,
+}
+
+/// The change of a file against the first one as a cell: the percent when it is a
+/// number, `-` when not.
+fn change_cell(pct: f64) -> Cell {
+    if pct.is_finite() {
+        Cell::num(fmt_pct_change(pct), pct)
+    } else {
+        Cell::text("-")
+    }
+}
+
+/// The noise verdict on a pause quantile of `x` against `base` (the pauses at the
+/// summary's resolution), as a cell: `+12 %`, or `+1.2 % ~` when it is not real.
+pub fn pause_change_cell(base: &[f64], x: &[f64], q: f64, rule: &NoiseRule) -> Cell {
+    match noise_verdict(&[base], &[x], q, rule) {
+        Some(ch) if ch.delta_pct.is_finite() => {
+            let mut text = fmt_pct_change(ch.delta_pct);
+            if !ch.verdict.is_real() {
+                text.push_str(" ~");
+            }
+            Cell::num(text, ch.delta_pct)
+        }
+        _ => Cell::text("-"),
+    }
 }
 
 fn overview_table(sums: &[GcSummary]) -> Table {
@@ -742,6 +769,7 @@ fn overview_table(sums: &[GcSummary]) -> Table {
             label: "collector",
             values: per(&|s| (s.collector.clone().unwrap_or_else(|| "-".into()), None)),
             delta: false,
+            pause_q: None,
         },
         Metric {
             label: "log span",
@@ -750,16 +778,19 @@ fn overview_table(sums: &[GcSummary]) -> Table {
                 None => ("-".into(), None),
             }),
             delta: false,
+            pause_q: None,
         },
         Metric {
             label: "pauses (n)",
             values: per(&|s| count(s.all.ms.count())),
             delta: true,
+            pause_q: None,
         },
         Metric {
             label: "total pause",
             values: per(&|s| (fmt_ms(s.all.ms.sum()), Some(s.all.ms.sum()))),
             delta: true,
+            pause_q: None,
         },
         Metric {
             label: "pause share of span",
@@ -771,71 +802,85 @@ fn overview_table(sums: &[GcSummary]) -> Table {
                 _ => ("-".into(), None),
             }),
             delta: true,
+            pause_q: None,
         },
         Metric {
             label: "median pause",
             values: per(&|s| opt_ms(s.all.ms.quantile(0.5))),
             delta: true,
+            pause_q: Some(0.5),
         },
         Metric {
             label: "p90 pause",
             values: per(&|s| opt_ms(s.all.ms.quantile(0.9))),
             delta: true,
+            pause_q: Some(0.9),
         },
         Metric {
             label: "p99 pause",
             values: per(&|s| opt_ms(s.all.ms.quantile(0.99))),
             delta: true,
+            pause_q: Some(0.99),
         },
         Metric {
             label: "max pause",
             values: per(&|s| opt_ms(s.all.ms.summary().map(|x| x.max))),
             delta: true,
+            pause_q: None,
         },
         Metric {
             label: "of which humongous (n)",
             values: per(&|s| count(s.all.humongous)),
             delta: true,
+            pause_q: None,
         },
         Metric {
             label: "humongous pause total",
             values: per(&|s| (fmt_ms(s.all.humongous_ms), Some(s.all.humongous_ms))),
             delta: true,
+            pause_q: None,
         },
         Metric {
             label: "concurrent cycles (n)",
             values: per(&|s| count(s.cycles.iter().map(|c| c.1).sum())),
             delta: true,
+            pause_q: None,
         },
         Metric {
             label: "allocation/relocation stalls (n)",
             values: per(&|s| count(s.stalls.count())),
             delta: true,
+            pause_q: None,
         },
         Metric {
             label: "stall total",
             values: per(&|s| (fmt_ms(s.stalls.sum()), Some(s.stalls.sum()))),
             delta: true,
+            pause_q: None,
         },
         Metric {
             label: "stall max",
             values: per(&|s| opt_ms(s.stalls.summary().map(|x| x.max))),
             delta: true,
+            pause_q: None,
         },
         Metric {
             label: "heap before GC, p50",
             values: per(&|s| mb_opt(s.heap_before_mb.quantile(0.5))),
             delta: true,
+            pause_q: None,
         },
         Metric {
             label: "heap after GC, p50",
             values: per(&|s| mb_opt(s.heap_after_mb.quantile(0.5))),
             delta: true,
+            pause_q: None,
         },
         Metric {
             label: "heap after GC, max",
             values: per(&|s| mb_opt(s.heap_after_mb.summary().map(|x| x.max))),
             delta: true,
+            pause_q: None,
         },
         Metric {
             label: "peak committed",
@@ -847,8 +892,17 @@ fn overview_table(sums: &[GcSummary]) -> Table {
                 None => ("-".into(), None),
             }),
             delta: true,
+            pause_q: None,
         },
     ];
+    // Every pause of each file, for the noise verdict on the pause quantiles; only when
+    // there is a file to compare.
+    let pauses: Vec<Vec<f64>> = if sums.len() > 1 {
+        sums.iter().map(|s| s.all.ms.samples()).collect()
+    } else {
+        Vec::new()
+    };
+    let rule = NoiseRule::default();
     for m in rows {
         let mut row = vec![Cell::text(m.label)];
         for (text, v) in &m.values {
@@ -858,12 +912,12 @@ fn overview_table(sums: &[GcSummary]) -> Table {
             });
         }
         let base = m.values.first().and_then(|v| v.1);
-        for (_, v) in m.values.iter().skip(1) {
-            row.push(match (m.delta, base, v) {
-                (true, Some(b), Some(x)) if b != 0.0 => {
-                    let pct = (x - b) / b * 100.0;
-                    Cell::num(fmt_pct_change(pct), pct)
+        for (k, (_, v)) in m.values.iter().enumerate().skip(1) {
+            row.push(match (m.delta, m.pause_q, base, v) {
+                (true, Some(q), Some(_), Some(_)) => {
+                    pause_change_cell(&pauses[0], &pauses[k], q, &rule)
                 }
+                (true, None, Some(b), Some(x)) => change_cell(pct_change(b, *x)),
                 _ => Cell::text("-"),
             });
         }
@@ -888,6 +942,14 @@ fn overview_table(sums: &[GcSummary]) -> Table {
     t.note(
         "pause times in ms as logged; heap in MB (2^20 bytes); quantiles to 3 significant digits",
     );
+    if sums.len() > 1 {
+        t.note(format!(
+            "\u{394} of pause quantiles: type-7 quantiles of the pauses at that resolution; ~: not a real change (real needs Mann-Whitney U p < {}, a {:.0}% bootstrap interval excluding 0 and at least {} % change, the rule of compare)",
+            rule.alpha,
+            100.0 * (1.0 - rule.alpha),
+            rule.noise_bar_pct
+        ));
+    }
     t
 }
 

@@ -522,8 +522,8 @@ fn shares_table(sums: &[ProfileSummary], c: &Classifier) -> Table {
     );
     let base = sums.first().map_or(0, |s| s.samples) as f64;
     row.extend(sums.iter().skip(1).map(|s| {
-        if base > 0.0 {
-            let p = (s.samples as f64 - base) / base * 100.0;
+        let p = arena_stats::pct_change(base, s.samples as f64);
+        if p.is_finite() {
             Cell::num(arena_report::fmt_pct_change(p), p)
         } else {
             Cell::text("-")

@@ -17,16 +17,7 @@ use std::time::{Duration, Instant};
 
 use arena_matrix::procfs::thread_cpu_seconds;
 use arena_matrix::sampler::{TreeSampler, TreeSamplerConfig, TreeWalker};
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    arena_stats::quantile_sorted(v, 0.5).unwrap_or(f64::NAN)
-}
-
-fn quantile(v: &mut [f64], q: f64) -> f64 {
-    v.sort_by(f64::total_cmp);
-    arena_stats::quantile_sorted(v, q).unwrap_or(f64::NAN)
-}
+use arena_stats::quantile;
 
 fn sampler_overhead() {
     let burn = common::burn().display().to_string();
@@ -66,13 +57,13 @@ fn sampler_overhead() {
     unsafe { libc::kill(-root, libc::SIGKILL) };
     let _ = child.wait();
 
-    let med_us = median(&mut per_sample_us);
+    let med_us = quantile(&per_sample_us, 0.5).unwrap_or(f64::NAN);
     let at_10hz = med_us * 10.0 / 1e6 * 100.0;
-    let med_pct = median(&mut pct);
+    let med_pct = quantile(&pct, 0.5).unwrap_or(f64::NAN);
     println!("tree sampler over {threads} threads in 6 processes:");
     println!(
         "  one sample: median {med_us:.0} us CPU (n={n}), p90 {:.0} us -> {at_10hz:.3} % of one core at 10 Hz",
-        quantile(&mut per_sample_us, 0.9)
+        quantile(&per_sample_us, 0.9).unwrap_or(f64::NAN)
     );
     println!(
         "  sampler thread at 10 Hz: median {med_pct:.3} % of one core (n=3 trials of 6 s; {:?})",
@@ -94,7 +85,7 @@ fn bookkeeping() {
     let m = common::run_text(&dir, &text);
     let total = t.elapsed().as_secs_f64();
     let wall: f64 = m.runs.iter().map(|r| r.wall_s).sum();
-    let mut book: Vec<f64> = m.runs.iter().map(|r| r.bookkeeping_ms).collect();
+    let book: Vec<f64> = m.runs.iter().map(|r| r.bookkeeping_ms).collect();
     assert!(m.runs.iter().all(|r| r.figure.is_some()));
 
     // The same command spawned bare, for scale.
@@ -109,16 +100,16 @@ fn bookkeeping() {
 
     let per_run_ms = total / n as f64 * 1000.0;
     let bare_ms = bare_total / n as f64 * 1000.0;
-    let med_book = median(&mut book);
+    let med_book = quantile(&book, 0.5).unwrap_or(f64::NAN);
     println!("matrix bookkeeping, {n} runs of `echo x=1` with the 10 Hz sampler on:");
     println!(
         "  matrix: {per_run_ms:.2} ms per run, of which the command {:.2} ms; bare spawn+wait {bare_ms:.2} ms per run (median {:.2} ms)",
         wall / n as f64 * 1000.0,
-        median(&mut bare)
+        quantile(&bare, 0.5).unwrap_or(f64::NAN)
     );
     println!(
         "  bookkeeping per run: median {med_book:.2} ms, p90 {:.2} ms, mean {:.2} ms (n={n})",
-        quantile(&mut book, 0.9),
+        quantile(&book, 0.9).unwrap_or(f64::NAN),
         (total - wall) / n as f64 * 1000.0
     );
     println!(

@@ -4,13 +4,15 @@
 //! how a run's figure is read (a metric line, steady windows of a periodic log, wall time,
 //! or a nested pilot run). [`run_matrix`] runs every case x arm x repeat interleaved, each
 //! run in its own process group and folder with per-thread CPU sampled beside it;
-//! failures are data. [`table`] turns the result into the tables the field notes print.
+//! failures are data. [`reduce`] decides each cell (figure and noise verdict, by
+//! `arena-stats`); [`table`] renders the result as the tables the field notes print.
 
 pub mod exec;
 pub mod figure;
 pub mod machine;
 pub mod matrix;
 pub mod procfs;
+pub mod reduce;
 pub mod sampler;
 pub mod schedule;
 pub mod spec;

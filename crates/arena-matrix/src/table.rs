@@ -1,143 +1,13 @@
-//! The tables the field notes print, built from a finished (or interrupted) matrix. The
-//! noise-bar rule lives here: a change under `noise_pct` reads `~`.
+//! The tables the field notes print, built from a finished (or interrupted) matrix. They
+//! render what [`crate::reduce`] decided (figures and noise verdicts) and compute none.
 
 use std::collections::BTreeMap;
 
 use arena_report::{fmt_count, fmt_pct_change, Cell, Column, Table};
-use arena_stats::quantile_sorted;
-use serde::Serialize;
 
-use crate::matrix::{MatrixResult, RunStatus};
+use crate::matrix::MatrixResult;
+use crate::reduce::{reduce, CellSummary, CellVerdict, Reduced};
 use crate::spec::{Better, Stat};
-
-/// One cell's reading of its repeats.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CellSummary {
-    /// (figure, start figure) of every run that gave one.
-    pub ok: Vec<(f64, Option<f64>)>,
-    /// What each failed run shows (`died: exit 134`, `timeout`, `no figure`).
-    pub failures: Vec<String>,
-    /// Best or median of `ok`.
-    pub value: Option<f64>,
-    /// Start figure of the best run, or the median of start figures.
-    pub start: Option<f64>,
-    pub runs: usize,
-}
-
-/// The verdict of a cell against its row's baseline cell.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub enum Verdict {
-    /// This cell is the baseline.
-    Baseline,
-    /// A change at or above the noise bar, percent (positive = figure went up).
-    Change(f64),
-    /// Under the noise bar, percent.
-    Noise(f64),
-    /// Over the bar, but the runs of the two cells do not differ by a Mann-Whitney U test
-    /// (percent, p).
-    NotSignificant(f64, f64),
-    /// No figure here or in the baseline.
-    None,
-}
-
-pub fn summarize(m: &MatrixResult, case: usize, arm: usize, stat: Stat) -> CellSummary {
-    let mut ok = Vec::new();
-    let mut failures = Vec::new();
-    let mut runs = 0;
-    for r in m.runs_of(case, arm) {
-        runs += 1;
-        match (&r.status, &r.figure) {
-            (RunStatus::Ok, Some(f)) => ok.push((f.value, f.start)),
-            (s, _) => failures.push(s.short()),
-        }
-    }
-    let (value, start) = pick(&ok, stat, m.better);
-    CellSummary {
-        ok,
-        failures,
-        value,
-        start,
-        runs,
-    }
-}
-
-fn pick(ok: &[(f64, Option<f64>)], stat: Stat, better: Better) -> (Option<f64>, Option<f64>) {
-    if ok.is_empty() {
-        return (None, None);
-    }
-    match stat {
-        Stat::Best => {
-            let best = ok.iter().copied().reduce(|a, b| {
-                let b_better = match better {
-                    Better::Higher => b.0 > a.0,
-                    Better::Lower => b.0 < a.0,
-                };
-                if b_better {
-                    b
-                } else {
-                    a
-                }
-            });
-            (best.map(|b| b.0), best.and_then(|b| b.1))
-        }
-        Stat::Median => {
-            let mut v: Vec<f64> = ok.iter().map(|o| o.0).collect();
-            v.sort_by(f64::total_cmp);
-            let mut s: Vec<f64> = ok.iter().filter_map(|o| o.1).collect();
-            s.sort_by(f64::total_cmp);
-            (quantile_sorted(&v, 0.5), quantile_sorted(&s, 0.5))
-        }
-    }
-}
-
-/// The noise-bar rule: the change of `value` against `base` in percent, and whether it
-/// clears `noise_pct` (strictly under the bar is noise).
-pub fn verdict(value: Option<f64>, base: Option<f64>, noise_pct: f64) -> Verdict {
-    match (value, base) {
-        (Some(v), Some(b)) if b != 0.0 && b.is_finite() && v.is_finite() => {
-            let pct = (v - b) / b.abs() * 100.0;
-            if pct.abs() < noise_pct {
-                Verdict::Noise(pct)
-            } else {
-                Verdict::Change(pct)
-            }
-        }
-        _ => Verdict::None,
-    }
-}
-
-/// Significance level of the per-cell U test.
-pub const ALPHA: f64 = 0.05;
-
-/// Whether an exact U test of samples this small can reach `alpha` at all: its smallest
-/// two-sided p is 2 / C(n1 + n2, n1) (3 runs against 3 can never go under 0.1).
-pub fn u_test_can_decide(n1: usize, n2: usize, alpha: f64) -> bool {
-    if n1 == 0 || n2 == 0 {
-        return false;
-    }
-    let (k, n) = (n1.min(n2), n1 + n2);
-    let mut c = 1.0f64;
-    for i in 0..k {
-        c = c * (n - i) as f64 / (i + 1) as f64;
-    }
-    2.0 / c < alpha
-}
-
-/// The noise-bar verdict, then the U test over the cells' runs when it can decide: a change
-/// over the bar that the runs do not support reads `~` too.
-pub fn cell_verdict(cell: &CellSummary, base: &CellSummary, noise_pct: f64) -> Verdict {
-    let v = verdict(cell.value, base.value, noise_pct);
-    let Verdict::Change(pct) = v else { return v };
-    if !u_test_can_decide(cell.ok.len(), base.ok.len(), ALPHA) {
-        return v;
-    }
-    let a: Vec<f64> = base.ok.iter().map(|o| o.0).collect();
-    let b: Vec<f64> = cell.ok.iter().map(|o| o.0).collect();
-    match arena_stats::mann_whitney_u(&a, &b) {
-        Some(m) if m.p >= ALPHA => Verdict::NotSignificant(pct, m.p),
-        _ => v,
-    }
-}
 
 /// A figure as the notes write it: 115.2, 1,052, 0.734.
 pub fn fmt_figure(v: f64) -> String {
@@ -165,7 +35,7 @@ fn group_failures(failures: &[String]) -> Vec<(String, usize)> {
 
 /// The text of one cell: `91.1 (69.8) −21 %`, `111.9 (71.1) ~`, failures after a comma
 /// (`, 1 of 3 died: exit 134`), or only the failure when no run gave a figure.
-pub fn cell_text(s: &CellSummary, v: Verdict) -> String {
+pub fn cell_text(s: &CellSummary, v: CellVerdict) -> String {
     let failures = group_failures(&s.failures);
     let Some(value) = s.value else {
         if s.runs == 0 {
@@ -188,9 +58,11 @@ pub fn cell_text(s: &CellSummary, v: Verdict) -> String {
         t.push_str(&format!(" ({})", fmt_figure(st)));
     }
     match v {
-        Verdict::Change(p) => t.push_str(&format!(" {}", fmt_pct_change(p))),
-        Verdict::Noise(_) | Verdict::NotSignificant(..) => t.push_str(" ~"),
-        Verdict::Baseline | Verdict::None => {}
+        CellVerdict::Compared(c) if c.verdict.is_real() => {
+            t.push_str(&format!(" {}", fmt_pct_change(c.delta_pct)))
+        }
+        CellVerdict::Compared(_) => t.push_str(" ~"),
+        CellVerdict::Baseline | CellVerdict::None => {}
     }
     for (f, n) in failures {
         t.push_str(&format!(", {n} of {} {f}", s.runs));
@@ -198,8 +70,13 @@ pub fn cell_text(s: &CellSummary, v: Verdict) -> String {
     t
 }
 
-/// A row per case, a column per arm.
+/// A row per case, a column per arm: [`matrix_table_of`] the matrix's [`reduce`].
 pub fn matrix_table(m: &MatrixResult) -> Table {
+    matrix_table_of(m, &reduce(m))
+}
+
+/// A row per case, a column per arm, rendering the cells and verdicts of `r`.
+pub fn matrix_table_of(m: &MatrixResult, r: &Reduced) -> Table {
     let arms: Vec<usize> = {
         let mut a: Vec<usize> = m.cells.iter().map(|c| c.1).collect();
         a.sort_unstable();
@@ -252,21 +129,15 @@ pub fn matrix_table(m: &MatrixResult) -> Table {
     let mut fewer_windows = 0;
     let mut failed = 0;
     for &c in &cases {
-        let base = summarize(m, c, m.baseline, m.stat);
         let mut row = vec![Cell::text(m.case_labels[c].clone())];
         for &a in &arms {
-            if !m.cells.contains(&(c, a)) {
+            let Some(cell) = r.cell(c, a) else {
                 row.push(Cell::text("-"));
                 continue;
-            }
-            let s = summarize(m, c, a, m.stat);
-            failed += s.failures.len();
-            let v = if a == m.baseline {
-                Verdict::Baseline
-            } else {
-                cell_verdict(&s, &base, m.noise_pct)
             };
-            let text = cell_text(&s, v);
+            let s = &cell.summary;
+            failed += s.failures.len();
+            let text = cell_text(s, cell.verdict);
             row.push(match s.value {
                 Some(x) => Cell::num(text, x),
                 None => Cell::text(text),
@@ -291,15 +162,17 @@ pub fn matrix_table(m: &MatrixResult) -> Table {
         } else {
             format!("unit {}; ", m.unit)
         },
-        m.noise_pct
+        r.rule.noise_bar_pct
     ));
-    if u_test_can_decide(n_min, n_min, ALPHA) {
+    if r.u_test_applies {
         t.note(format!(
-            "`~` also when a Mann-Whitney U test of the two cells' runs gives p >= {ALPHA}"
+            "`~` also when a Mann-Whitney U test of the two cells' runs gives p >= {}",
+            r.rule.alpha
         ));
     } else {
         t.note(format!(
-            "{n_text} runs per cell are too few for a Mann-Whitney U test at {ALPHA} (4 or more can decide); only the bar applies"
+            "{n_text} runs per cell are too few for a Mann-Whitney U test at {} (4 or more can decide); only the bar applies",
+            r.rule.alpha
         ));
     }
     if m.figure_kind == "steady" {
@@ -514,50 +387,7 @@ pub fn phases_table(m: &MatrixResult) -> Option<Table> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn noise_bar_is_strict() {
-        assert!(
-            matches!(verdict(Some(101.9), Some(100.0), 2.0), Verdict::Noise(p) if (p - 1.9).abs() < 1e-9)
-        );
-        assert!(matches!(
-            verdict(Some(102.0), Some(100.0), 2.0),
-            Verdict::Change(_)
-        ));
-        assert!(
-            matches!(verdict(Some(98.0), Some(100.0), 2.0), Verdict::Change(p) if (p + 2.0).abs() < 1e-9)
-        );
-        assert_eq!(verdict(None, Some(1.0), 2.0), Verdict::None);
-        assert_eq!(verdict(Some(1.0), Some(0.0), 2.0), Verdict::None);
-    }
-
-    #[test]
-    fn u_test_decides_only_when_it_can() {
-        assert!(!u_test_can_decide(3, 3, 0.05));
-        assert!(u_test_can_decide(4, 4, 0.05));
-        assert!(!u_test_can_decide(1, 20, 0.05));
-        let cell = |v: &[f64]| CellSummary {
-            ok: v.iter().map(|x| (*x, None)).collect(),
-            failures: vec![],
-            value: v.iter().copied().reduce(f64::max),
-            start: None,
-            runs: v.len(),
-        };
-        // Overlapping runs: the best differs by 5 % but the runs do not.
-        let base = cell(&[100.0, 90.0, 80.0, 95.0, 85.0]);
-        let over = cell(&[105.0, 80.0, 91.0, 84.0, 96.0]);
-        assert!(matches!(
-            cell_verdict(&over, &base, 2.0),
-            Verdict::NotSignificant(..)
-        ));
-        // Separated runs: a real change.
-        let far = cell(&[120.0, 121.0, 122.0, 123.0, 124.0]);
-        assert!(matches!(cell_verdict(&far, &base, 2.0), Verdict::Change(_)));
-        // Three against three: the bar alone.
-        let b3 = cell(&[100.0, 90.0, 80.0]);
-        let c3 = cell(&[105.0, 80.0, 91.0]);
-        assert!(matches!(cell_verdict(&c3, &b3, 2.0), Verdict::Change(_)));
-    }
+    use crate::reduce::tests::best;
 
     #[test]
     fn cells_read_like_the_notes() {
@@ -569,11 +399,14 @@ mod tests {
             runs: 1,
         };
         assert_eq!(
-            cell_text(&s, verdict(Some(91.1), Some(115.2), 2.0)),
+            cell_text(&s, best(&[91.1], &[115.2], 2.0)),
             "91.1 (69.8) \u{2212}21 %"
         );
-        assert_eq!(cell_text(&s, Verdict::Baseline), "91.1 (69.8)");
-        assert_eq!(cell_text(&s, Verdict::Noise(1.0)), "91.1 (69.8) ~");
+        assert_eq!(cell_text(&s, CellVerdict::Baseline), "91.1 (69.8)");
+        assert_eq!(
+            cell_text(&s, best(&[101.0], &[100.0], 2.0)),
+            "91.1 (69.8) ~"
+        );
         let died = CellSummary {
             ok: vec![(10.0, None), (12.0, None)],
             failures: vec!["died: exit 134".into()],
@@ -582,7 +415,7 @@ mod tests {
             runs: 3,
         };
         assert_eq!(
-            cell_text(&died, Verdict::Baseline),
+            cell_text(&died, CellVerdict::Baseline),
             "12.0, 1 of 3 died: exit 134"
         );
         let all = CellSummary {
@@ -592,23 +425,6 @@ mod tests {
             start: None,
             runs: 2,
         };
-        assert_eq!(cell_text(&all, Verdict::None), "timeout");
-    }
-
-    #[test]
-    fn best_follows_direction_and_keeps_its_start() {
-        let ok = [(10.0, Some(1.0)), (12.0, Some(2.0)), (11.0, Some(3.0))];
-        assert_eq!(
-            pick(&ok, Stat::Best, Better::Higher),
-            (Some(12.0), Some(2.0))
-        );
-        assert_eq!(
-            pick(&ok, Stat::Best, Better::Lower),
-            (Some(10.0), Some(1.0))
-        );
-        assert_eq!(
-            pick(&ok, Stat::Median, Better::Higher),
-            (Some(11.0), Some(2.0))
-        );
+        assert_eq!(cell_text(&all, CellVerdict::None), "timeout");
     }
 }

@@ -9,7 +9,8 @@
 //!
 //! Comparisons: [`mann_whitney_u`] (SciPy's method choices, see [`mwu`]),
 //! [`bootstrap_quantile_diff`] (seeded percentile bootstrap of a quantile difference) and
-//! [`quantile_change`], the noise verdict that combines them.
+//! [`noise_verdict`], the noise verdict that combines them under a [`NoiseRule`]. Every
+//! percent change is [`pct_change`]. Reducers decide with these; tables only render.
 
 mod bootstrap;
 pub mod mwu;
@@ -23,5 +24,8 @@ pub use bootstrap::{
 };
 pub use mwu::{mann_whitney_u, mann_whitney_u_sorted, normal_sf, MannWhitney, MwuMethod};
 pub use streaming::StreamingSummary;
-pub use summary::{quantile_sorted, Summary};
-pub use verdict::{quantile_change, verdict_of, QuantileChange, Verdict, VerdictOptions};
+pub use summary::{quantile, quantile_sorted, Summary};
+pub use verdict::{
+    noise_verdict, pct_change, u_test_can_reach, NoiseRule, QuantileChange, SmallSamples, Verdict,
+    VerdictOptions,
+};

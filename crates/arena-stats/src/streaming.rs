@@ -80,6 +80,19 @@ impl StreamingSummary {
         Some(v.clamp(self.min, self.max))
     }
 
+    /// Every recorded value, ascending, at the histogram's resolution (each bucket's
+    /// highest equivalent value, clamped to the exact extremes): the sample a comparison
+    /// such as [`crate::noise_verdict`] needs. It holds `count()` values, so it costs
+    /// the memory the summary saves; build it only to compare, and drop it after.
+    pub fn samples(&self) -> Vec<f64> {
+        let mut out = Vec::with_capacity(self.n as usize);
+        for v in self.hist.iter_recorded() {
+            let x = (v.value_iterated_to() as f64 / self.scale).clamp(self.min, self.max);
+            out.extend(std::iter::repeat_n(x, v.count_at_value() as usize));
+        }
+        out
+    }
+
     pub fn summary(&self) -> Option<Summary> {
         if self.n == 0 {
             return None;
@@ -121,6 +134,16 @@ mod tests {
         ] {
             assert!((a - b).abs() / b < 0.002, "{a} vs {b}");
         }
+    }
+
+    #[test]
+    fn samples_are_the_recorded_values_at_resolution() {
+        let mut s = StreamingSummary::new(1000.0);
+        for v in [1.5, 0.25, 1.5, 2.0, 0.001] {
+            s.record(v);
+        }
+        assert_eq!(s.samples(), vec![0.001, 0.25, 1.5, 1.5, 2.0]);
+        assert!(StreamingSummary::new(1.0).samples().is_empty());
     }
 
     #[test]

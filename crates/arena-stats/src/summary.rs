@@ -11,6 +11,15 @@ pub fn quantile_sorted(sorted: &[f64], q: f64) -> Option<f64> {
     Some(sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo]))
 }
 
+/// Type-7 quantile of `values` in any order, ignoring NaNs; `q` in [0, 1]. `None` when
+/// nothing is left. Copies and sorts: for one figure of a small set (a benchmark's
+/// repeats); sort once and use [`quantile_sorted`] for several.
+pub fn quantile(values: &[f64], q: f64) -> Option<f64> {
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| !x.is_nan()).collect();
+    v.sort_unstable_by(f64::total_cmp);
+    quantile_sorted(&v, q)
+}
+
 /// n, mean, min, p50, p90, p99, max of an exact set of samples.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
@@ -71,5 +80,11 @@ mod tests {
         assert!(Summary::of(&[f64::NAN]).is_none());
         assert_eq!(Summary::of(&[f64::NAN, 5.0]).unwrap().p99, 5.0);
         assert_eq!(quantile_sorted(&[1.0], 1.5), None);
+        assert_eq!(
+            quantile(&[10.0, f64::NAN, 1.0, 4.0, 3.0, 2.0], 0.5),
+            Some(3.0)
+        );
+        assert_eq!(quantile(&[4.0, 1.0, 2.0, 3.0], 0.5), Some(2.5));
+        assert_eq!(quantile(&[f64::NAN], 0.5), None);
     }
 }

@@ -1,48 +1,136 @@
-//! The noise verdict: is a change of one quantile real?
+//! The noise verdict: is a change of one quantile real? Every table that compares a
+//! baseline with a candidate (compare, gate, matrix, the log tables) asks
+//! [`noise_verdict`], and every percent change is [`pct_change`]; tables only render.
 //!
 //! A difference counts as real only when three things agree:
-//! 1. the Mann-Whitney U test rejects "same distribution" at `alpha`;
-//! 2. the bootstrap interval of the quantile difference, at level `1 - alpha`, excludes 0
-//!    (the U test alone says *something* moved, not that *this quantile* did);
-//! 3. the change is at least the noise bar (default 2 %: steps below it were not
-//!    reproducible in the project's own history, whatever a p-value said).
+//! 1. the change is at least the noise bar (default 2 %: steps below it were not
+//!    reproducible in the project's own history, whatever a p-value said); strictly under
+//!    the bar is [`Verdict::Noise`];
+//! 2. the Mann-Whitney U test rejects "same distribution" at `alpha`;
+//! 3. the bootstrap interval of the quantile difference, at level `1 - alpha`, excludes 0
+//!    (the U test alone says *something* moved, not that *this quantile* did).
 //!
-//! Anything else is noise, shown as `~` (benchstat's convention).
+//! Over the bar without 2 and 3 is [`Verdict::NotSignificant`]. Both read `~` in tables
+//! (benchstat's convention).
+//!
+//! Samples too small for the U test to reach `alpha` at all (3 runs against 3: its
+//! smallest two-sided p is 0.1) follow [`SmallSamples`]: by default the test still
+//! decides (so they are never real); a matrix of a few repeats asks for the bar alone.
 
 use serde::{Deserialize, Serialize};
 
-use crate::{bootstrap_quantile_diff, quantile_sorted, BootstrapOptions, DiffCi, MannWhitney};
+use crate::{
+    bootstrap_quantile_diff, bootstrap_quantile_diff_runs, mann_whitney_u_sorted, quantile_sorted,
+    BootstrapOptions, DiffCi,
+};
+
+/// The change of `candidate` against `baseline`, in percent of the baseline: the one rule
+/// every table uses.
+///
+/// `(candidate - baseline) / |baseline| * 100`, so the sign is always the sign of
+/// `candidate - baseline` (a negative baseline does not flip it). A zero baseline gives
+/// 0 when the candidate is 0 too, and +inf or -inf (the direction of the change)
+/// otherwise: a rise from 0 is past every limit. NaN in, NaN out. Renderers print a
+/// non-finite percent as `-` (`arena_report::fmt_pct_change`).
+pub fn pct_change(baseline: f64, candidate: f64) -> f64 {
+    let delta = candidate - baseline;
+    if baseline != 0.0 || delta.is_nan() {
+        delta / baseline.abs() * 100.0
+    } else if delta == 0.0 {
+        0.0
+    } else {
+        delta.signum() * f64::INFINITY
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum Verdict {
-    /// Not significant, or below the noise bar.
+    /// Under the noise bar.
     Noise,
     /// Significantly lower than the baseline.
     Lower,
     /// Significantly higher than the baseline.
     Higher,
+    /// At or over the noise bar, but the test or the interval does not support it.
+    NotSignificant,
 }
 
+impl Verdict {
+    /// Higher or Lower: a change the rule calls real.
+    pub fn is_real(self) -> bool {
+        matches!(self, Verdict::Higher | Verdict::Lower)
+    }
+}
+
+/// What samples too small for the U test to reach `alpha` (see [`u_test_can_reach`]) mean.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SmallSamples {
+    /// The test decides as always, so such a change is not significant.
+    #[default]
+    Test,
+    /// The test and the interval are not consulted: the noise bar alone decides. For a
+    /// handful of repeats (a matrix's runs), where no test could ever say yes.
+    BarAlone,
+}
+
+/// The noise rule: the bar, the significance level and the interval's settings.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct NoiseRule {
+    /// Smallest change, in percent of the baseline, that can be called real.
+    pub noise_bar_pct: f64,
+    /// Significance level of the U test; the interval is drawn at `1 - alpha`.
+    pub alpha: f64,
+    /// Resamples and seed of the interval (its `level` is replaced by `1 - alpha`).
+    pub bootstrap: BootstrapOptions,
+    #[serde(default)]
+    pub small_samples: SmallSamples,
+}
+
+impl Default for NoiseRule {
+    fn default() -> Self {
+        NoiseRule {
+            noise_bar_pct: 2.0,
+            alpha: 0.05,
+            bootstrap: BootstrapOptions::default(),
+            small_samples: SmallSamples::Test,
+        }
+    }
+}
+
+/// The rule's settings as `compare` and `gate` took them before [`NoiseRule`]; kept so
+/// callers that build it keep compiling. Converts to the default small-sample policy.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct VerdictOptions {
     pub alpha: f64,
-    /// Smallest change, in percent of the baseline, that can be called real.
     pub noise_bar_pct: f64,
     pub bootstrap: BootstrapOptions,
 }
 
 impl Default for VerdictOptions {
     fn default() -> Self {
+        let r = NoiseRule::default();
         VerdictOptions {
-            alpha: 0.05,
-            noise_bar_pct: 2.0,
-            bootstrap: BootstrapOptions::default(),
+            alpha: r.alpha,
+            noise_bar_pct: r.noise_bar_pct,
+            bootstrap: r.bootstrap,
         }
     }
 }
 
-/// One quantile of a candidate against the baseline.
+impl From<VerdictOptions> for NoiseRule {
+    fn from(o: VerdictOptions) -> Self {
+        NoiseRule {
+            noise_bar_pct: o.noise_bar_pct,
+            alpha: o.alpha,
+            bootstrap: o.bootstrap,
+            small_samples: SmallSamples::Test,
+        }
+    }
+}
+
+/// One quantile of a candidate against the baseline, decided by [`noise_verdict`].
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct QuantileChange {
     pub q: f64,
@@ -50,57 +138,83 @@ pub struct QuantileChange {
     pub candidate: f64,
     /// candidate - baseline, in the samples' unit.
     pub delta: f64,
-    /// delta in percent of the baseline (NaN when the baseline is 0).
+    /// [`pct_change`] of baseline and candidate.
     pub delta_pct: f64,
     pub ci: Option<DiffCi>,
-    /// The U test of the two whole samples (shared by every quantile of a metric).
+    /// The U test of the two whole (pooled) samples.
     pub p: Option<f64>,
     pub verdict: Verdict,
 }
 
-/// The verdict on a difference from its p-value and interval (see the module docs).
-pub fn verdict_of(
-    delta: f64,
-    delta_pct: f64,
-    p: Option<f64>,
-    ci: Option<&DiffCi>,
-    opts: &VerdictOptions,
-) -> Verdict {
-    let significant = p.is_some_and(|p| p < opts.alpha)
-        && ci.is_some_and(|ci| ci.excludes_zero())
-        && (delta_pct.is_nan() || delta_pct.abs() >= opts.noise_bar_pct);
-    match (significant, delta > 0.0) {
-        (false, _) => Verdict::Noise,
-        (true, true) => Verdict::Higher,
-        (true, false) => Verdict::Lower,
+/// Whether a two-sided U test of samples this small can reach `alpha` at all: its
+/// smallest p is 2 / C(n1 + n2, n1) (3 against 3 can never go under 0.1).
+pub fn u_test_can_reach(n1: usize, n2: usize, alpha: f64) -> bool {
+    if n1 == 0 || n2 == 0 {
+        return false;
+    }
+    let (k, n) = (n1.min(n2), n1 + n2);
+    let mut c = 1.0f64;
+    for i in 0..k {
+        c = c * (n - i) as f64 / (i + 1) as f64;
+    }
+    2.0 / c < alpha
+}
+
+/// One side's runs as one ascending sample: borrowed when there is one run.
+fn pooled<'a>(runs: &[&'a [f64]]) -> std::borrow::Cow<'a, [f64]> {
+    match runs {
+        [one] => std::borrow::Cow::Borrowed(*one),
+        _ => {
+            let mut v: Vec<f64> = runs.iter().flat_map(|r| r.iter().copied()).collect();
+            v.sort_unstable_by(f64::total_cmp);
+            std::borrow::Cow::Owned(v)
+        }
     }
 }
 
-/// Compares quantile `q` of two ascending, NaN-free samples. `mwu` is the U test of the
-/// same two samples (computed once per metric by the caller). `None` when a sample is
-/// empty.
-pub fn quantile_change(
-    baseline: &[f64],
-    candidate: &[f64],
+/// The noise verdict on quantile `q` of a candidate sample against a baseline sample.
+///
+/// Each side is one or more runs, each ascending and NaN-free (one slice when the sample
+/// is not split in runs). Quantiles and the U test are of the pooled sides; the interval
+/// is of the loops when each side is one run, and resamples runs first when a side has
+/// several (runs, not loops, are the unit that repeats). `None` when a side is empty.
+pub fn noise_verdict(
+    baseline: &[&[f64]],
+    candidate: &[&[f64]],
     q: f64,
-    mwu: Option<&MannWhitney>,
-    opts: &VerdictOptions,
+    rule: &NoiseRule,
 ) -> Option<QuantileChange> {
-    let b = quantile_sorted(baseline, q)?;
-    let c = quantile_sorted(candidate, q)?;
+    let (pb, pc) = (pooled(baseline), pooled(candidate));
+    debug_assert!(pb.is_sorted_by(|a, b| a <= b) && pc.is_sorted_by(|a, b| a <= b));
+    let b = quantile_sorted(&pb, q)?;
+    let c = quantile_sorted(&pc, q)?;
     let delta = c - b;
-    let delta_pct = if b != 0.0 {
-        delta / b.abs() * 100.0
-    } else {
-        f64::NAN
-    };
+    let delta_pct = pct_change(b, c);
     let boot = BootstrapOptions {
-        level: 1.0 - opts.alpha,
-        ..opts.bootstrap
+        level: 1.0 - rule.alpha,
+        ..rule.bootstrap
     };
-    let ci = bootstrap_quantile_diff(baseline, candidate, q, &boot);
-    let p = mwu.map(|m| m.p);
-    let verdict = verdict_of(delta, delta_pct, p, ci.as_ref(), opts);
+    let ci = if baseline.len() > 1 || candidate.len() > 1 {
+        bootstrap_quantile_diff_runs(baseline, candidate, q, &boot)
+    } else {
+        bootstrap_quantile_diff(&pb, &pc, q, &boot)
+    };
+    let p = mann_whitney_u_sorted(&pb, &pc).map(|m| m.p);
+    let by_bar_alone = rule.small_samples == SmallSamples::BarAlone
+        && !u_test_can_reach(pb.len(), pc.len(), rule.alpha);
+    let verdict = if delta_pct.abs() < rule.noise_bar_pct {
+        Verdict::Noise
+    } else if by_bar_alone
+        || (p.is_some_and(|p| p < rule.alpha) && ci.is_some_and(|ci| ci.excludes_zero()))
+    {
+        if delta > 0.0 {
+            Verdict::Higher
+        } else {
+            Verdict::Lower
+        }
+    } else {
+        Verdict::NotSignificant
+    };
     Some(QuantileChange {
         q,
         baseline: b,
@@ -116,7 +230,6 @@ pub fn quantile_change(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mann_whitney_u_sorted;
 
     fn sorted(mut v: Vec<f64>) -> Vec<f64> {
         v.sort_by(f64::total_cmp);
@@ -131,13 +244,11 @@ mod tests {
                 .collect(),
         );
         let b = sorted(a.iter().map(|v| v + 10.0).collect());
-        let o = VerdictOptions::default();
-        let m = mann_whitney_u_sorted(&a, &b);
-        let ch = quantile_change(&a, &b, 0.5, m.as_ref(), &o).unwrap();
+        let o = NoiseRule::default();
+        let ch = noise_verdict(&[&a], &[&b], 0.5, &o).unwrap();
         assert_eq!(ch.verdict, Verdict::Higher);
         assert!((ch.delta - 10.0).abs() < 1e-9);
-        let m = mann_whitney_u_sorted(&a, &a);
-        let same = quantile_change(&a, &a, 0.5, m.as_ref(), &o).unwrap();
+        let same = noise_verdict(&[&a], &[&a], 0.5, &o).unwrap();
         assert_eq!(same.verdict, Verdict::Noise);
     }
 
@@ -147,13 +258,68 @@ mod tests {
         let b = sorted(a.iter().map(|v| v + 1.0).collect());
         let m = mann_whitney_u_sorted(&a, &b);
         assert!(m.unwrap().p < 1e-6);
-        let ch = quantile_change(&a, &b, 0.5, m.as_ref(), &VerdictOptions::default()).unwrap();
+        let ch = noise_verdict(&[&a], &[&b], 0.5, &NoiseRule::default()).unwrap();
         assert_eq!(ch.verdict, Verdict::Noise, "{ch:?}");
-        let strict = VerdictOptions {
+        let strict = NoiseRule {
             noise_bar_pct: 0.0,
-            ..VerdictOptions::default()
+            ..NoiseRule::default()
         };
-        let ch = quantile_change(&a, &b, 0.5, m.as_ref(), &strict).unwrap();
+        let ch = noise_verdict(&[&a], &[&b], 0.5, &strict).unwrap();
         assert_eq!(ch.verdict, Verdict::Higher);
+    }
+
+    #[test]
+    fn one_rule_for_sign_and_zero_baseline() {
+        assert_eq!(pct_change(100.0, 110.0), 10.0);
+        assert_eq!(pct_change(-100.0, -90.0), 10.0);
+        assert_eq!(pct_change(-100.0, -110.0), -10.0);
+        assert_eq!(pct_change(0.0, 0.0), 0.0);
+        assert_eq!(pct_change(0.0, 3.0), f64::INFINITY);
+        assert_eq!(pct_change(0.0, -3.0), f64::NEG_INFINITY);
+        assert!(pct_change(f64::NAN, 1.0).is_nan());
+        assert!(pct_change(0.0, f64::NAN).is_nan());
+    }
+
+    #[test]
+    fn over_the_bar_but_untestable_follows_the_small_sample_policy() {
+        let (b, c) = ([80.0, 90.0, 100.0], [80.0, 91.0, 105.0]);
+        let rule = NoiseRule::default();
+        let ch = noise_verdict(&[&b], &[&c], 1.0, &rule).unwrap();
+        assert_eq!(ch.verdict, Verdict::NotSignificant);
+        assert_eq!(ch.delta_pct, 5.0);
+        let bar = NoiseRule {
+            small_samples: SmallSamples::BarAlone,
+            ..rule
+        };
+        let ch = noise_verdict(&[&b], &[&c], 1.0, &bar).unwrap();
+        assert_eq!(ch.verdict, Verdict::Higher);
+        assert!(!u_test_can_reach(3, 3, 0.05) && u_test_can_reach(4, 4, 0.05));
+        assert!(!u_test_can_reach(1, 20, 0.05) && !u_test_can_reach(0, 9, 0.05));
+    }
+
+    #[test]
+    fn several_runs_a_side_resample_runs() {
+        // Two baseline sessions 4 ms apart, two candidate sessions between them: the
+        // interval that resamples runs carries that spread, the loop-level one does not.
+        let run = |at: f64| -> Vec<f64> { (0..150).map(|i| at + (i % 30) as f64 * 0.05).collect() };
+        let (slow, fast) = (run(24.0), run(20.0));
+        let (c1, c2) = (run(23.0), run(23.0));
+        let rule = NoiseRule::default();
+        let by_runs = noise_verdict(&[&fast, &slow], &[&c1, &c2], 0.5, &rule).unwrap();
+        let boot = BootstrapOptions {
+            level: 1.0 - rule.alpha,
+            ..rule.bootstrap
+        };
+        let want = bootstrap_quantile_diff_runs(&[&fast, &slow], &[&c1, &c2], 0.5, &boot);
+        assert_eq!(by_runs.ci, want);
+        assert_eq!(by_runs.verdict, Verdict::NotSignificant, "{by_runs:?}");
+        let (pooled_b, pooled_c) = (pooled(&[&fast, &slow]), pooled(&[&c1, &c2]));
+        let by_loops = noise_verdict(&[&pooled_b], &[&pooled_c], 0.5, &rule).unwrap();
+        let width = |c: &QuantileChange| c.ci.map_or(0.0, |ci| ci.hi - ci.lo);
+        assert!(width(&by_runs) > width(&by_loops), "{by_loops:?}");
+        assert_eq!(
+            (by_loops.delta_pct, by_loops.p),
+            (by_runs.delta_pct, by_runs.p)
+        );
     }
 }
