@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use arena_compare::{compare, load_runs, By, CheckOptions, CompareOptions, Metric};
 use arena_report::{Exit, Format};
-use arena_stats::{BootstrapOptions, VerdictOptions};
+use arena_stats::{BootstrapOptions, NoiseRule, SmallSamples};
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub enum ByArg {
@@ -42,7 +42,7 @@ pub struct StatsArgs {
 }
 
 impl StatsArgs {
-    pub fn options(&self) -> anyhow::Result<(VerdictOptions, CheckOptions)> {
+    pub fn options(&self) -> anyhow::Result<(NoiseRule, CheckOptions)> {
         if !(self.alpha > 0.0 && self.alpha < 1.0) {
             return Err(
                 Exit::bad_input(format!("--alpha {}: must be in (0, 1)", self.alpha)).into(),
@@ -58,10 +58,11 @@ impl StatsArgs {
             seed: self.seed,
             level: 1.0 - self.alpha,
         };
-        let verdict = VerdictOptions {
+        let verdict = NoiseRule {
             alpha: self.alpha,
             noise_bar_pct: self.noise_bar,
             bootstrap,
+            small_samples: SmallSamples::Test,
         };
         let checks = CheckOptions {
             include_cold: self.include_cold,

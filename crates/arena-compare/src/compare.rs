@@ -6,7 +6,6 @@ use arena_report::{fmt_count, fmt_ms, fmt_pct_change, Cell, Column, Exit, Table}
 use arena_run::{Metric, Run};
 use arena_stats::{
     mann_whitney_u_sorted, noise_verdict, pct_change, MannWhitney, NoiseRule, QuantileChange,
-    VerdictOptions,
 };
 use serde::Serialize;
 
@@ -20,7 +19,7 @@ pub struct CompareOptions {
     pub baseline: Option<String>,
     /// Loop metrics to show; all four when empty.
     pub metrics: Vec<Metric>,
-    pub verdict: VerdictOptions,
+    pub verdict: NoiseRule,
     pub checks: CheckOptions,
 }
 
@@ -30,7 +29,7 @@ impl Default for CompareOptions {
             by: By::Arm,
             baseline: None,
             metrics: Vec::new(),
-            verdict: VerdictOptions::default(),
+            verdict: NoiseRule::default(),
             checks: CheckOptions::default(),
         }
     }
@@ -153,7 +152,7 @@ pub fn compare(runs: &[Run], opts: &CompareOptions) -> Result<Comparison> {
         .collect();
 
     let others: Vec<usize> = (0..gs.len()).filter(|&i| i != base).collect();
-    let rule = NoiseRule::from(opts.verdict);
+    let rule = opts.verdict;
     let mut changes = Vec::new();
     for &i in &others {
         for (k, &m) in metrics.iter().enumerate() {

@@ -9,7 +9,7 @@
 use anyhow::Result;
 use arena_report::{fmt_ms, fmt_pct_change, Cell, Column, Exit, Table};
 use arena_run::{Metric, Run};
-use arena_stats::{noise_verdict, pct_change, NoiseRule, QuantileChange, Verdict, VerdictOptions};
+use arena_stats::{noise_verdict, pct_change, NoiseRule, QuantileChange, Verdict};
 use serde::Serialize;
 
 use crate::compare::change_cells;
@@ -188,7 +188,7 @@ pub fn gate(
     baseline: &[Run],
     candidate: &[Run],
     limits: &[Limit],
-    opts: &VerdictOptions,
+    opts: &NoiseRule,
     checks: &CheckOptions,
 ) -> Result<GateResult> {
     check_sides(baseline, candidate, limits)?;
@@ -250,7 +250,7 @@ fn side_values(side: &str, g: &Group, m: Metric) -> Result<Vec<f64>> {
 
 /// One limit: the noise verdict on its quantile (the interval resamples runs when a side
 /// has several), and the verdict against the limit.
-fn evaluate(limit: &Limit, gb: &Group, gc: &Group, opts: &VerdictOptions) -> Result<GateCheck> {
+fn evaluate(limit: &Limit, gb: &Group, gc: &Group, opts: &NoiseRule) -> Result<GateCheck> {
     let m = limit.metric_enum;
     let b = side_values("baseline", gb, m)?;
     let c = side_values("candidate", gc, m)?;
@@ -258,7 +258,7 @@ fn evaluate(limit: &Limit, gb: &Group, gc: &Group, opts: &VerdictOptions) -> Res
     // the interval resamples runs first, so two sessions that disagree widen it.
     let rb: Vec<&[f64]> = gb.runs.iter().map(|r| r.values(m)).collect();
     let rc: Vec<&[f64]> = gc.runs.iter().map(|r| r.values(m)).collect();
-    let Some(change) = noise_verdict(&rb, &rc, limit.q, &NoiseRule::from(*opts)) else {
+    let Some(change) = noise_verdict(&rb, &rc, limit.q, opts) else {
         return Err(
             Exit::bad_input(format!("gate: {} {}: no value", limit.metric, limit.stat)).into(),
         );
@@ -303,7 +303,7 @@ fn judge(change: &QuantileChange, max_pct: f64) -> (CheckStatus, &'static str) {
 }
 
 /// The checks as a table, with the notes that say how to read it.
-fn gate_table(out: &[GateCheck], n_base: usize, n_cand: usize, opts: &VerdictOptions) -> Table {
+fn gate_table(out: &[GateCheck], n_base: usize, n_cand: usize, opts: &NoiseRule) -> Table {
     let level = 100.0 * (1.0 - opts.alpha);
     let mut table = Table::new(vec![
         Column::left("check"),

@@ -4,7 +4,7 @@
 use arena_compare::{gate, synthetic, CheckOptions, Limit};
 use arena_report::{Exit, ExitKind};
 use arena_run::Run;
-use arena_stats::VerdictOptions;
+use arena_stats::NoiseRule;
 
 fn bad_input(err: &anyhow::Error) -> String {
     let kind = err
@@ -29,7 +29,7 @@ fn run_gate(b: &[Run], c: &[Run], limit: &str) -> anyhow::Result<arena_compare::
         b,
         c,
         &limits,
-        &VerdictOptions::default(),
+        &NoiseRule::default(),
         &CheckOptions::default(),
     )
 }

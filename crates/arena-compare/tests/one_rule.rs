@@ -9,7 +9,7 @@ use arena_compare::{compare, gate, synthetic, CheckOptions, CompareOptions, Limi
 use arena_logs::gc::{self, GcOptions};
 use arena_matrix::reduce::{self, CellSummary, CellVerdict};
 use arena_matrix::spec::{Better, Stat};
-use arena_stats::{noise_verdict, NoiseRule, QuantileChange, Verdict, VerdictOptions};
+use arena_stats::{noise_verdict, NoiseRule, QuantileChange, Verdict};
 
 /// 1,505 pauses (ms): every whole µs from 1.000 to 1.300 five times, in a scrambled
 /// order. Under 2.048 ms at the GC summary's µs resolution the histogram holds them
@@ -60,7 +60,7 @@ fn by_gate(b: &[f64], c: &[f64]) -> QuantileChange {
         &[synthetic::run("base", b, 6000)],
         &[synthetic::run("cand", c, 6000)],
         &[limit],
-        &VerdictOptions::default(),
+        &NoiseRule::default(),
         &CheckOptions::default(),
     )
     .unwrap();

@@ -13,10 +13,8 @@ use std::time::Instant;
 
 use arena_pilot::scenario::Pilot;
 use arena_pilot::{run_arm, silent, BrowserOptions, Cancel, OutDir, Overrides, Plan, RunRequest};
-use arena_stats::Summary;
-
 fn median(v: &[f64]) -> f64 {
-    Summary::of(v).map(|s| s.p50).unwrap_or(f64::NAN)
+    arena_stats::quantile(v, 0.5).unwrap_or(f64::NAN)
 }
 
 const PROBE_CALLS: u32 = 100_000;

@@ -27,5 +27,4 @@ pub use streaming::StreamingSummary;
 pub use summary::{quantile, quantile_sorted, Summary};
 pub use verdict::{
     noise_verdict, pct_change, u_test_can_reach, NoiseRule, QuantileChange, SmallSamples, Verdict,
-    VerdictOptions,
 };

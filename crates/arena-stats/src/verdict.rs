@@ -99,37 +99,6 @@ impl Default for NoiseRule {
     }
 }
 
-/// The rule's settings as `compare` and `gate` took them before [`NoiseRule`]; kept so
-/// callers that build it keep compiling. Converts to the default small-sample policy.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct VerdictOptions {
-    pub alpha: f64,
-    pub noise_bar_pct: f64,
-    pub bootstrap: BootstrapOptions,
-}
-
-impl Default for VerdictOptions {
-    fn default() -> Self {
-        let r = NoiseRule::default();
-        VerdictOptions {
-            alpha: r.alpha,
-            noise_bar_pct: r.noise_bar_pct,
-            bootstrap: r.bootstrap,
-        }
-    }
-}
-
-impl From<VerdictOptions> for NoiseRule {
-    fn from(o: VerdictOptions) -> Self {
-        NoiseRule {
-            noise_bar_pct: o.noise_bar_pct,
-            alpha: o.alpha,
-            bootstrap: o.bootstrap,
-            small_samples: SmallSamples::Test,
-        }
-    }
-}
-
 /// One quantile of a candidate against the baseline, decided by [`noise_verdict`].
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct QuantileChange {
