@@ -12,11 +12,13 @@
 
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Arc, LazyLock, OnceLock};
 
 use signal_hook::consts::{SIGINT, SIGTERM};
 
-static FLAG: AtomicBool = AtomicBool::new(false);
+/// In an `Arc` so that callers holding their flag by `Arc` (a per-run cancel token) can
+/// share this one.
+static FLAG: LazyLock<Arc<AtomicBool>> = LazyLock::new(|| Arc::new(AtomicBool::new(false)));
 
 #[cfg(feature = "tokio")]
 static NOTIFY: tokio::sync::Notify = tokio::sync::Notify::const_new();
@@ -30,14 +32,14 @@ pub fn install() -> io::Result<&'static AtomicBool> {
     INSTALLED
         .get_or_init(|| register().map_err(|e| e.to_string()))
         .clone()
-        .map(|()| &FLAG)
+        .map(|()| &**FLAG)
         .map_err(io::Error::other)
 }
 
 fn register() -> io::Result<()> {
     // Set in the handler itself, so a poller sees it without waiting for any thread.
-    signal_hook::flag::register(SIGINT, &FLAG)?;
-    signal_hook::flag::register(SIGTERM, &FLAG)?;
+    signal_hook::flag::register(SIGINT, Arc::clone(&FLAG))?;
+    signal_hook::flag::register(SIGTERM, Arc::clone(&FLAG))?;
     #[cfg(feature = "tokio")]
     {
         // Waking tasks takes a lock, which a signal handler must not: a thread does it.
@@ -59,6 +61,13 @@ fn register() -> io::Result<()> {
 pub fn flag() -> &'static AtomicBool {
     let _ = install();
     &FLAG
+}
+
+/// The shared flag as an `Arc`, for code that keeps its stop flag by `Arc` (and may set
+/// it itself, which then stops every user in the process). Installs as [`flag`] does.
+pub fn shared() -> Arc<AtomicBool> {
+    let _ = install();
+    Arc::clone(&FLAG)
 }
 
 /// True once SIGINT or SIGTERM has arrived (after [`install`]).
@@ -93,6 +102,7 @@ mod tests {
         let a = install().unwrap();
         let b = flag();
         assert!(std::ptr::eq(a, b), "every user shares one flag");
+        assert!(std::ptr::eq(a, &*shared()), "by reference or by Arc");
         assert!(!interrupted());
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
