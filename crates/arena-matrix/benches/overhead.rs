@@ -15,8 +15,8 @@ use std::os::unix::process::CommandExt;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use arena_matrix::procfs::thread_cpu_seconds;
 use arena_matrix::sampler::{TreeSampler, TreeSamplerConfig, TreeWalker};
+use arena_sys::procfs::thread_cpu_seconds;
 
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
