@@ -5,15 +5,17 @@
 //! process with it. The death signal fires when the *thread* that forked exits, so all
 //! spawns go through one thread that lives as long as the process.
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{bail, Context, Result};
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
-use std::sync::{mpsc, Arc, Mutex, OnceLock};
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use arena_sys::procfs::{self, Proc};
+use arena_sys::{kill, spawn};
 
 /// Finds the Chromium binary: `explicit` (`--chrome`), `$CHROME`, Debian's real binary
 /// `/usr/lib/chromium/chromium` (the `/usr/bin/chromium` wrapper script adds flags of its
@@ -119,13 +121,7 @@ pub(crate) fn unregister(slot: Option<usize>) {
 /// Async-signal-safe: call it from a Ctrl-C handler before exiting.
 pub fn kill_all() {
     for slot in &LIVE {
-        let pgid = slot.swap(0, Ordering::SeqCst);
-        if pgid > 0 {
-            // SAFETY: kill(2) has no memory-safety preconditions.
-            unsafe {
-                libc::kill(-pgid, libc::SIGKILL);
-            }
-        }
+        kill::signal_group(slot.swap(0, Ordering::SeqCst), libc::SIGKILL);
     }
 }
 
@@ -137,37 +133,8 @@ pub fn live_groups() -> Vec<i32> {
         .collect()
 }
 
-type SpawnReply = mpsc::Sender<std::io::Result<Child>>;
-
-fn spawner() -> &'static Mutex<mpsc::Sender<(Command, SpawnReply)>> {
-    static SPAWNER: OnceLock<Mutex<mpsc::Sender<(Command, SpawnReply)>>> = OnceLock::new();
-    SPAWNER.get_or_init(|| {
-        // Chromium's helpers (zygote, renderers) are its children, not ours: killed with
-        // the main process they would be handed to init and stay zombies until it reaps
-        // them (about 2 s here), after the tool has exited. As a subreaper this process
-        // inherits them instead, and `kill_tree` reaps them itself.
-        // SAFETY: prctl with PR_SET_CHILD_SUBREAPER takes no pointers.
-        unsafe {
-            libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong);
-        }
-        let (tx, rx) = mpsc::channel::<(Command, SpawnReply)>();
-        // Never joined: its exit would deliver the death signal to every Chromium.
-        let spawned = std::thread::Builder::new()
-            .name("arena-browser-spawner".into())
-            .spawn(move || {
-                for (mut cmd, reply) in rx {
-                    let _ = reply.send(cmd.spawn());
-                }
-            });
-        if let Err(e) = spawned {
-            // Without the thread every spawn below reports this error.
-            eprintln!("arena-browser: cannot start the spawner thread: {e}");
-        }
-        Mutex::new(tx)
-    })
-}
-
-/// Spawns `chrome` in its own process group with SIGKILL as its parent-death signal.
+/// Spawns `chrome` in its own process group with SIGKILL as its parent-death signal, from
+/// a thread that lives as long as the process (the death signal follows the thread).
 pub(crate) fn spawn_chromium(chrome: &Path, flags: &[String]) -> Result<Child> {
     let mut cmd = Command::new(chrome);
     cmd.args(flags)
@@ -175,33 +142,12 @@ pub(crate) fn spawn_chromium(chrome: &Path, flags: &[String]) -> Result<Child> {
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
-    // SAFETY: only async-signal-safe calls (setpgid, prctl, getppid) between fork and exec.
-    unsafe {
-        cmd.pre_exec(|| {
-            if libc::setpgid(0, 0) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            // The parent may have died between fork and prctl: the signal would never come.
-            if libc::getppid() == 1 {
-                return Err(std::io::Error::other("parent exited during launch"));
-            }
-            Ok(())
-        });
-    }
-    let (reply_tx, reply_rx) = mpsc::channel();
-    spawner()
-        .lock()
-        .map_err(|_| anyhow!("spawner lock poisoned"))?
-        .send((cmd, reply_tx))
-        .map_err(|_| anyhow!("the spawner thread is gone"))?;
-    let child = reply_rx
-        .recv_timeout(Duration::from_secs(10))
-        .map_err(|_| anyhow!("the spawner thread did not answer"))?
-        .with_context(|| format!("cannot start {}", chrome.display()))?;
-    Ok(child)
+    spawn::own_group_with_death_signal(&mut cmd);
+    // Chromium's helpers (zygote, renderers) are its children, not ours: adopted by this
+    // process when their parent dies, `kill_tree` reaps them before the tool exits.
+    spawn::become_subreaper();
+    spawn::spawn_from_lasting_thread(cmd)
+        .with_context(|| format!("cannot start {}", chrome.display()))
 }
 
 /// Reads Chromium's stderr to its end (so the pipe never fills and blocks it), hands the
@@ -273,7 +219,7 @@ pub fn sweep_stale_profiles() -> usize {
             continue;
         };
         if owner != std::process::id()
-            && !Path::new(&format!("/proc/{owner}")).exists()
+            && !procfs::exists(owner as i32)
             && std::fs::remove_dir_all(e.path()).is_ok()
         {
             removed += 1;
@@ -282,69 +228,22 @@ pub fn sweep_stale_profiles() -> usize {
     removed
 }
 
-/// True while `pid` runs. A zombie counts as gone: it was killed, only its parent's wait
-/// is missing. Tests use this to prove no browser process outlived them.
-pub fn process_alive(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
-        s.rfind(')')
-            .and_then(|i| s[i + 1..].split_whitespace().next())
-            .is_some_and(|state| state != "Z")
-    })
-}
-
-/// `(pid, ppid, pgid)` of every process, from /proc.
-pub(crate) fn process_table() -> Vec<(i32, i32, i32)> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for e in entries.flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
-            continue;
-        };
-        if let Some((state, ppid, pgid)) = proc_stat(pid) {
-            if state != 'Z' {
-                out.push((pid, ppid, pgid));
-            }
-        }
-    }
-    out
-}
-
-/// `(state, ppid, pgid)` of one process from `/proc/<pid>/stat`.
-fn proc_stat(pid: i32) -> Option<(char, i32, i32)> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name may hold spaces and parentheses: fields start after the last ')'.
-    let after = &stat[stat.rfind(')')? + 1..];
-    let mut f = after.split_whitespace();
-    // After ')': state, ppid, pgrp.
-    let state = f.next()?.chars().next()?;
-    Some((state, f.next()?.parse().ok()?, f.next()?.parse().ok()?))
-}
-
 /// Every live process of the browser: its process group plus any descendant of its main
 /// process that moved to another group.
 pub(crate) fn browser_pids(main: i32) -> Vec<i32> {
-    let table = process_table();
+    let table: Vec<Proc> = procfs::processes()
+        .into_iter()
+        .filter(|p| p.state != b'Z')
+        .collect();
     let mut set: Vec<i32> = table
         .iter()
-        .filter(|(_, _, g)| *g == main)
-        .map(|(p, _, _)| *p)
+        .filter(|p| p.pgrp == main)
+        .map(|p| p.pid)
         .collect();
-    if !set.contains(&main) && table.iter().any(|(p, _, _)| *p == main) {
+    if !set.contains(&main) && table.iter().any(|p| p.pid == main) {
         set.push(main);
     }
-    loop {
-        let before = set.len();
-        for (p, pp, _) in &table {
-            if set.contains(pp) && !set.contains(p) {
-                set.push(*p);
-            }
-        }
-        if set.len() == before {
-            break;
-        }
-    }
+    procfs::add_descendants(&mut set, &table);
     set.sort_unstable();
     set
 }
@@ -354,57 +253,18 @@ pub(crate) fn browser_pids(main: i32) -> Vec<i32> {
 /// zombie, when this returns.
 pub(crate) fn kill_tree(main: i32, child: &mut Child) {
     let strays = browser_pids(main);
-    // SAFETY: kill(2) has no memory-safety preconditions.
-    unsafe {
-        libc::kill(-main, libc::SIGKILL);
-        for &p in &strays {
-            libc::kill(p, libc::SIGKILL);
-        }
+    kill::signal_group(main, libc::SIGKILL);
+    for &p in &strays {
+        kill::signal_pid(p, libc::SIGKILL);
     }
     let _ = child.kill();
     // SIGKILL cannot be caught: the waits are short. Bounded anyway so a stuck kernel
     // state cannot hang an exit path.
-    for _ in 0..200 {
-        match child.try_wait() {
-            Ok(Some(_)) | Err(_) => break,
-            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
-        }
-    }
-    // Helpers that had already exited when the group was killed are zombies the process
-    // table above skips; they are in the group all the same.
-    let mut left: Vec<i32> = strays.into_iter().filter(|&p| p != main).collect();
-    for _ in 0..200 {
-        for p in group_any_state(main) {
-            if !left.contains(&p) {
-                left.push(p);
-            }
-        }
-        left.retain(|&p| !reaped_or_gone(p));
-        if left.is_empty() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
-/// Reaps `pid` if it is a dead child of this process; true once it no longer exists.
-fn reaped_or_gone(pid: i32) -> bool {
-    let mut status = 0;
-    // SAFETY: waitpid writes only to `status`, a valid c_int.
-    let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
-    r == pid || !std::path::Path::new(&format!("/proc/{pid}")).exists()
-}
-
-/// Every process of group `pgid`, zombies included.
-fn group_any_state(pgid: i32) -> Vec<i32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter_map(|e| e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()))
-        .filter(|&pid| proc_stat(pid).is_some_and(|(_, _, g)| g == pgid))
-        .collect()
+    kill::wait_child_until(child, Instant::now() + Duration::from_secs(2));
+    // Helpers that had already exited when the group was killed are zombies the scan
+    // above skips; the group reap finds them.
+    let left: Vec<i32> = strays.into_iter().filter(|&p| p != main).collect();
+    kill::reap_group_until(main, left, Instant::now() + Duration::from_secs(2));
 }
 
 #[cfg(test)]

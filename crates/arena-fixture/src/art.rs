@@ -1,6 +1,8 @@
 //! Deterministic board art: terrain tiles generated from a seed, and the composites the
 //! session paints over them (arc overlay, fire marker, cursor chat box).
 
+use arena_sys::rng::{mix, SplitMix64, GOLDEN};
+
 /// Board width in tiles.
 pub const BOARD_W: u16 = 24;
 /// Board height in tiles.
@@ -13,32 +15,6 @@ const TP: usize = TILE_PX as usize;
 const MID: f32 = (TP as f32 - 1.0) / 2.0;
 /// Share of pixels, percent, that carry a speckle.
 const SPECKLE_PCT: u64 = 18;
-
-/// Small, fast, deterministic generator (SplitMix64): the art must be identical on every
-/// machine for a seed, so no platform RNG.
-#[derive(Debug, Clone)]
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed ^ 0x9E37_79B9_7F4A_7C15)
-    }
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        mix(self.0)
-    }
-    /// Uniform in [0, 1).
-    pub fn unit(&mut self) -> f32 {
-        (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32
-    }
-}
-
-/// SplitMix64 finaliser: a good 64-bit mix for hashing coordinates.
-pub fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
 
 /// Content hash of an RGBA buffer: the constant cache keys images by what they look like,
 /// as the streamed toolkit does, so the same pixels are one constant wherever they are drawn.
@@ -212,7 +188,9 @@ impl Board {
         let t = self.terrain_at(tx, ty);
         let elev = self.elevation[Board::index(tx, ty)];
         let tile_seed = mix(self.seed ^ ((tx as u64) << 16) ^ ty as u64);
-        let mut rng = Rng::new(tile_seed);
+        // SplitMix64, not a platform RNG: the art must be identical on every machine for
+        // a seed.
+        let mut rng = SplitMix64::new(tile_seed ^ GOLDEN);
         let base = t.base_rgb();
         let shade = 0.85 + 0.08 * elev;
         // Features are drawn as discs: trees, boulders, ripples' crests.
@@ -224,9 +202,9 @@ impl Board {
         })
             .map(|_| {
                 (
-                    rng.unit() * TP as f32,
-                    rng.unit() * TP as f32,
-                    4.0 + rng.unit() * 7.0,
+                    rng.unit_f32() * TP as f32,
+                    rng.unit_f32() * TP as f32,
+                    4.0 + rng.unit_f32() * 7.0,
                 )
             })
             .collect();

@@ -1,7 +1,9 @@
 //! The firing phase's line-of-sight computation: real CPU over the board's heightmap, the
 //! cost a firing click puts in front of its repaint (set by the `los_work` knob).
 
-use crate::art::{mix, Board, BOARD_H, BOARD_W};
+use arena_sys::rng::mix;
+
+use crate::art::{Board, BOARD_H, BOARD_W};
 
 /// The shooting unit's tile.
 pub const SHOOTER: (u16, u16) = (2, BOARD_H / 2);

@@ -9,13 +9,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
+use arena_sys::interrupt;
 use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::State;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
-use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::{watch, Semaphore};
 
 use crate::art::Board;
@@ -365,6 +365,12 @@ pub fn serve_until_interrupt(
     opts: ServerOptions,
     on_ready: impl FnOnce(&ServerHandle),
 ) -> anyhow::Result<()> {
+    // The handlers go in before any startup work: a script that starts `serve &` and
+    // signals it at once must not lose the signal. A non-interactive shell starts a
+    // background job with SIGINT ignored, so until the handler is installed a SIGINT is
+    // discarded by the kernel, not deferred; installing it replaces the inherited SIG_IGN.
+    // SIGTERM too: a service manager or a script stops it that way.
+    interrupt::install().context("installing the SIGINT/SIGTERM handlers")?;
     // This process is the server: large frames go back to the kernel when freed.
     crate::alloc::tune_for_serving();
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -373,24 +379,12 @@ pub fn serve_until_interrupt(
         .build()
         .context("starting the async runtime")?;
     let result = rt.block_on(async move {
-        // The handlers go in before any startup work: a script that starts `serve &` and
-        // signals it at once must not lose the signal. A non-interactive shell starts a
-        // background job with SIGINT ignored, so until the handler is installed a SIGINT
-        // is discarded by the kernel, not deferred; installing it replaces the inherited
-        // SIG_IGN. `ctrl_c()` would register only when first polled, hence `signal`.
-        let mut int = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
-        // SIGTERM too: a service manager or a script stops it that way.
-        let mut term = signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
         let handle = tokio::select! {
             h = Server::start_with(knobs, opts) => h?,
-            _ = int.recv() => return Ok(()),
-            _ = term.recv() => return Ok(()),
+            _ = interrupt::wait() => return Ok(()),
         };
         on_ready(&handle);
-        tokio::select! {
-            _ = int.recv() => {}
-            _ = term.recv() => {}
-        }
+        interrupt::wait().await;
         handle.shutdown().await;
         Ok(())
     });

@@ -15,9 +15,9 @@ use std::os::unix::process::CommandExt;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use arena_matrix::procfs::thread_cpu_seconds;
 use arena_matrix::sampler::{TreeSampler, TreeSamplerConfig, TreeWalker};
 use arena_stats::quantile;
+use arena_sys::procfs::thread_cpu_seconds;
 
 fn sampler_overhead() {
     let burn = common::burn().display().to_string();

@@ -7,7 +7,6 @@ use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::MetadataExt;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -15,6 +14,8 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use arena_sys::kill::{self, Ended};
+use arena_sys::spawn;
 use regex::Regex;
 use serde::Serialize;
 
@@ -267,71 +268,12 @@ fn tail_file(path: PathBuf, t0: Instant, taps: Arc<Vec<Tap>>, hits: Hits, stop: 
     }
 }
 
-fn kill_group(pgid: i32, sig: i32) {
-    if pgid > 1 {
-        // SAFETY: kill has no memory preconditions; a negative pid names our own group.
-        unsafe {
-            libc::kill(-pgid, sig);
-        }
-    }
-}
-
-fn kill_pid(pid: i32, sig: i32) {
-    if pid > 1 {
-        // SAFETY: as above, for one pid checked against its start time by the sampler.
-        unsafe {
-            libc::kill(pid, sig);
-        }
-    }
-}
-
-/// Blocks until `pid` has exited without reaping it, so `/proc/<pid>` stays readable for a
-/// last sample.
-fn wait_exit_nowait(pid: i32) {
-    loop {
-        // SAFETY: siginfo_t is plain data; waitid writes into it.
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        let rc = unsafe {
-            libc::waitid(
-                libc::P_PID,
-                pid as libc::id_t,
-                &mut info,
-                libc::WEXITED | libc::WNOWAIT,
-            )
-        };
-        if rc == 0 {
-            return;
-        }
-        if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-            return;
-        }
-    }
-}
-
+/// How the reaped command ended, as an outcome.
 fn reap(pid: i32) -> Option<Outcome> {
-    let mut status: libc::c_int = 0;
-    loop {
-        // SAFETY: status is a valid out-pointer.
-        let rc = unsafe { libc::waitpid(pid, &mut status, 0) };
-        if rc == pid {
-            break;
-        }
-        if rc < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
-            continue;
-        }
-        return None;
-    }
-    if libc::WIFEXITED(status) {
-        Some(Outcome::Exited {
-            code: libc::WEXITSTATUS(status),
-        })
-    } else if libc::WIFSIGNALED(status) {
-        Some(Outcome::Signaled {
-            signal: libc::WTERMSIG(status),
-        })
-    } else {
-        None
-    }
+    Some(match kill::reap(pid)? {
+        Ended::Exited(code) => Outcome::Exited { code },
+        Ended::Signaled(signal) => Outcome::Signaled { signal },
+    })
 }
 
 /// Runs `launch` to the end, its timeout, or `interrupt`. Never panics on the command's
@@ -355,38 +297,10 @@ pub fn execute(launch: &Launch, interrupt: &AtomicBool) -> Finished {
     if let Some(d) = &launch.workdir {
         cmd.current_dir(d);
     }
-    // Built before fork: the child may only make async-signal-safe calls.
-    let cpuset = launch.pin.as_ref().map(|cores| {
-        // SAFETY: cpu_set_t is plain data; CPU_SET writes inside it.
-        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-        for &c in cores {
-            if c < libc::CPU_SETSIZE as usize {
-                unsafe { libc::CPU_SET(c, &mut set) };
-            }
-        }
-        set
-    });
-    // SAFETY: only raw syscalls run between fork and exec.
-    unsafe {
-        cmd.pre_exec(move || {
-            if libc::setpgid(0, 0) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            // If this process dies without cleaning up, the command dies with it.
-            libc::prctl(
-                libc::PR_SET_PDEATHSIG,
-                libc::SIGKILL as libc::c_ulong,
-                0,
-                0,
-                0,
-            );
-            if let Some(set) = &cpuset {
-                if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-            }
-            Ok(())
-        });
+    // If this process dies without cleaning up, the command dies with it.
+    spawn::own_group_with_death_signal(&mut cmd);
+    if let Some(cores) = &launch.pin {
+        spawn::pin_to_cores(&mut cmd, cores);
     }
     let t0 = Instant::now();
     let mut child = match cmd.spawn() {
@@ -469,7 +383,7 @@ pub fn execute(launch: &Launch, interrupt: &AtomicBool) -> Finished {
     let waiter = std::thread::Builder::new()
         .name("run-wait".into())
         .spawn(move || {
-            wait_exit_nowait(pid);
+            kill::wait_exited(pid);
             let _ = tx.send(Instant::now());
         });
     // Drop the std handle without waiting: the pid is reaped below, after the last sample.
@@ -485,11 +399,11 @@ pub fn execute(launch: &Launch, interrupt: &AtomicBool) -> Finished {
             forced = Some(Outcome::Timeout);
         }
         if forced.is_some() {
-            kill_group(pid, libc::SIGTERM);
+            kill::signal_group(pid, libc::SIGTERM);
             let at = match rx.recv_timeout(Duration::from_millis(300)) {
                 Ok(at) => at,
                 Err(_) => {
-                    kill_group(pid, libc::SIGKILL);
+                    kill::signal_group(pid, libc::SIGKILL);
                     rx.recv_timeout(Duration::from_secs(5))
                         .unwrap_or_else(|_| Instant::now())
                 }
@@ -516,9 +430,9 @@ pub fn execute(launch: &Launch, interrupt: &AtomicBool) -> Finished {
     // straggler that would skew the next run.
     let stragglers: Vec<i32> = live.into_iter().filter(|&p| p != pid).collect();
     fin.stragglers_killed = stragglers.len();
-    kill_group(pid, libc::SIGKILL);
+    kill::signal_group(pid, libc::SIGKILL);
     for p in &stragglers {
-        kill_pid(*p, libc::SIGKILL);
+        kill::signal_pid(*p, libc::SIGKILL);
     }
     let reaped = reap(pid);
     if let Ok(w) = waiter {

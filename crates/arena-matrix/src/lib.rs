@@ -11,7 +11,6 @@ pub mod exec;
 pub mod figure;
 pub mod machine;
 pub mod matrix;
-pub mod procfs;
 pub mod reduce;
 pub mod sampler;
 pub mod schedule;
@@ -21,22 +20,10 @@ pub mod table;
 pub use matrix::{run_matrix, MatrixOptions, MatrixResult, RunResult, RunStatus};
 pub use spec::{load, parse, MatrixSpec};
 
-use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, OnceLock};
-
-/// A process-wide Ctrl-C flag: the first call installs the handler; later calls return the
-/// same flag. The measured command runs in its own process group, so Ctrl-C reaches only
-/// this process, which kills the group and writes what finished.
-pub fn install_ctrlc() -> Arc<AtomicBool> {
-    static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
-    FLAG.get_or_init(|| {
-        let flag = Arc::new(AtomicBool::new(false));
-        let f = flag.clone();
-        let _ = ctrlc::set_handler(move || f.store(true, std::sync::atomic::Ordering::SeqCst));
-        flag
-    })
-    .clone()
-}
+/// The process-wide SIGINT/SIGTERM flag (installed on first use). The measured command
+/// runs in its own process group, so Ctrl-C reaches only this process, which kills the
+/// group and writes what finished.
+pub use arena_sys::interrupt::shared as install_ctrlc;
 
 /// `reports/matrix-<UTC time>`, e.g. `reports/matrix-20261129-191500`.
 pub fn default_out_dir() -> std::path::PathBuf {

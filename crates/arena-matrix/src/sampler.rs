@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use regex::Regex;
 use serde::Serialize;
 
-use crate::procfs::{self, is_zombie, parse_stat, read_into};
+use arena_sys::procfs::{self, parse_stat, read_into, TaskDir};
 
 /// Names a process by a regex over its command line (`/proc/<pid>/cmdline`), so two JVMs
 /// both called `java` read as "match host" and "client".
@@ -118,7 +118,7 @@ struct ProcState {
     series: Vec<(f64, f64)>,
     alive: bool,
     stat_fd: Option<File>,
-    task_dir: Option<ProcDir>,
+    task_dir: Option<TaskDir>,
     /// Children of the main thread, read every sample; other threads' children are read
     /// every [`ALL_CHILDREN_EVERY`] samples.
     children_fd: Option<File>,
@@ -129,52 +129,6 @@ const MAX_CACHED_FDS: usize = 768;
 /// Every this many samples, every thread's `children` file is read (not only the main
 /// thread's), to find processes forked by other threads.
 const ALL_CHILDREN_EVERY: u64 = 4;
-
-/// An open `/proc/<pid>/task` directory, listed again with `rewinddir`.
-struct ProcDir(*mut libc::DIR);
-
-// SAFETY: the DIR stream is only used by the thread that owns the walker.
-unsafe impl Send for ProcDir {}
-
-impl ProcDir {
-    fn open(path: &str) -> Option<ProcDir> {
-        let c = std::ffi::CString::new(path).ok()?;
-        // SAFETY: c is a valid NUL-terminated path.
-        let d = unsafe { libc::opendir(c.as_ptr()) };
-        (!d.is_null()).then_some(ProcDir(d))
-    }
-
-    /// Numeric entries (thread ids); false when the directory is gone.
-    fn list(&mut self, out: &mut Vec<i32>) -> bool {
-        out.clear();
-        // SAFETY: self.0 is an open DIR stream owned by self.
-        unsafe { libc::rewinddir(self.0) };
-        let mut any = false;
-        loop {
-            // SAFETY: as above; the entry is valid until the next readdir on this stream.
-            let ent = unsafe { libc::readdir(self.0) };
-            if ent.is_null() {
-                break;
-            }
-            any = true;
-            let name = unsafe { std::ffi::CStr::from_ptr((*ent).d_name.as_ptr()) };
-            if let Some(tid) = std::str::from_utf8(name.to_bytes())
-                .ok()
-                .and_then(|s| s.parse().ok())
-            {
-                out.push(tid);
-            }
-        }
-        any
-    }
-}
-
-impl Drop for ProcDir {
-    fn drop(&mut self) {
-        // SAFETY: self.0 was returned by opendir and is closed once.
-        unsafe { libc::closedir(self.0) };
-    }
-}
 
 /// Reads a procfs file through a kept descriptor when there is one, else opens it (and
 /// keeps it while `keep` allows). False when the task is gone.
@@ -280,14 +234,9 @@ impl TreeWalker {
             .map(|(p, s)| (*p, s.start_ticks))
             .collect();
         for (pid, start) in pids {
-            if read_into(
-                std::path::Path::new(&format!("/proc/{pid}/stat")),
-                &mut self.buf,
-            ) {
-                if let Some(st) = parse_stat(&self.buf) {
-                    if st.start_ticks == start && !is_zombie(&self.buf) {
-                        out.push(pid);
-                    }
+            if let Some(st) = procfs::stat(pid, &mut self.buf) {
+                if st.start_ticks == start && st.state != b'Z' {
+                    out.push(pid);
                 }
             }
         }
@@ -401,7 +350,7 @@ impl TreeWalker {
 
         // Threads, and the children each thread forked.
         if entry.task_dir.is_none() {
-            entry.task_dir = ProcDir::open(&format!("/proc/{pid}/task"));
+            entry.task_dir = TaskDir::open(pid);
         }
         let listed = match entry.task_dir.as_mut() {
             Some(d) => d.list(&mut self.tids),
@@ -474,34 +423,8 @@ impl TreeWalker {
     /// Without `/proc/<pid>/task/<tid>/children` (kernels built without
     /// CONFIG_PROC_CHILDREN), descendants are found by scanning every process's parent.
     fn scan_children_by_ppid(&mut self) {
-        let Ok(dir) = std::fs::read_dir("/proc") else {
-            return;
-        };
-        let mut parent: Vec<(i32, i32)> = Vec::new();
-        for ent in dir.flatten() {
-            let Some(pid) = ent.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
-                continue;
-            };
-            if read_into(
-                std::path::Path::new(&format!("/proc/{pid}/stat")),
-                &mut self.buf,
-            ) {
-                if let Some(st) = parse_stat(&self.buf) {
-                    parent.push((pid, st.ppid));
-                }
-            }
-        }
         let mut tree = vec![self.root];
-        let mut grew = true;
-        while grew {
-            grew = false;
-            for (pid, ppid) in &parent {
-                if tree.contains(ppid) && !tree.contains(pid) {
-                    tree.push(*pid);
-                    grew = true;
-                }
-            }
-        }
+        procfs::add_descendants(&mut tree, &procfs::processes());
         self.stack.extend(tree);
     }
 

@@ -1,6 +1,7 @@
 //! Run order: rounds of every case x arm, so drift (thermal, a background job) hits every
 //! arm alike; optionally shuffled within each round from a seed.
 
+use arena_sys::rng::SplitMix64;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -13,27 +14,12 @@ pub struct Slot {
     pub warmup: bool,
 }
 
-/// SplitMix64: a tiny, well-mixed generator; the same seed gives the same order on every
-/// machine, which a crate-provided RNG would not promise across versions.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
 /// The order of every run. `pairs` are the (case, arm) cells; each round runs each pair once:
 /// first `warmups` rounds, then `repeats` measured rounds.
 pub fn plan(pairs: &[(usize, usize)], warmups: u32, repeats: u32, seed: Option<u64>) -> Vec<Slot> {
-    let mut rng = seed.map(SplitMix64);
+    // SplitMix64, not a library RNG: the same seed gives the same order on every machine
+    // and in every version.
+    let mut rng = seed.map(SplitMix64::new);
     let mut out = Vec::with_capacity(pairs.len() * (warmups + repeats) as usize);
     for (warmup, rounds) in [(true, warmups), (false, repeats)] {
         for r in 0..rounds {
@@ -47,10 +33,7 @@ pub fn plan(pairs: &[(usize, usize)], warmups: u32, repeats: u32, seed: Option<u
                 })
                 .collect();
             if let Some(rng) = rng.as_mut() {
-                for i in (1..round.len()).rev() {
-                    let j = rng.below(i + 1);
-                    round.swap(i, j);
-                }
+                rng.shuffle(&mut round);
             }
             out.extend(round);
         }

@@ -14,6 +14,14 @@ pub enum ExitKind {
 }
 
 impl ExitKind {
+    /// The kind of the first [`Exit`] in `err`'s chain: an exit-coded error keeps its code
+    /// however much context is wrapped around it.
+    pub fn of(err: &anyhow::Error) -> Option<ExitKind> {
+        err.chain()
+            .find_map(|c| c.downcast_ref::<Exit>())
+            .map(|e| e.kind)
+    }
+
     pub fn code(self) -> u8 {
         match self {
             ExitKind::Regression => 1,
@@ -22,6 +30,13 @@ impl ExitKind {
             ExitKind::Interrupted => 130,
         }
     }
+}
+
+/// The process exit code a command that failed with `err` ends with: its [`Exit`]'s code,
+/// else 2, since an error no one classified is taken for bad input. One mapping for every
+/// binary, so the documented codes cannot drift apart.
+pub fn exit_code(err: &anyhow::Error) -> std::process::ExitCode {
+    std::process::ExitCode::from(ExitKind::of(err).unwrap_or(ExitKind::BadInput).code())
 }
 
 /// An error that carries its exit code. Wrap it in `anyhow::Error`; the CLI looks for it
@@ -51,3 +66,18 @@ impl fmt::Display for Exit {
 }
 
 impl std::error::Error for Exit {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_code_survives_context_and_defaults_to_bad_input() {
+        let e = anyhow::Error::new(Exit::new(ExitKind::Interrupted, "stopped")).context("run");
+        assert_eq!(ExitKind::of(&e), Some(ExitKind::Interrupted));
+        assert_eq!(exit_code(&e), std::process::ExitCode::from(130));
+        let plain = anyhow::anyhow!("no kind");
+        assert_eq!(ExitKind::of(&plain), None);
+        assert_eq!(exit_code(&plain), std::process::ExitCode::from(2));
+    }
+}

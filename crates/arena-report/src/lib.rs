@@ -10,6 +10,6 @@ mod fmt;
 mod table;
 pub mod toml_input;
 
-pub use exit::{Exit, ExitKind};
+pub use exit::{exit_code, Exit, ExitKind};
 pub use fmt::{fmt_bytes, fmt_count, fmt_ms, fmt_pct_change};
 pub use table::{Align, Cell, Column, Format, Table};

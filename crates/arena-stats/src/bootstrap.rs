@@ -17,60 +17,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::quantile_sorted;
 
-/// SplitMix64: tiny, fast, and reproducible from one u64 seed.
-#[derive(Debug, Clone)]
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Self {
-        Rng(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in the open interval (0, 1).
-    pub fn uniform(&mut self) -> f64 {
-        ((self.next_u64() >> 11) as f64 + 0.5) * (1.0 / (1u64 << 53) as f64)
-    }
-
-    /// Standard normal (Box-Muller).
-    pub fn normal(&mut self) -> f64 {
-        let u1 = self.uniform();
-        let u2 = self.uniform();
-        (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
-    }
-
-    /// Gamma(shape, 1) for shape >= 1 (Marsaglia & Tsang 2000).
-    pub fn gamma(&mut self, shape: f64) -> f64 {
-        let d = shape - 1.0 / 3.0;
-        let c = 1.0 / (9.0 * d).sqrt();
-        loop {
-            let x = self.normal();
-            let v = 1.0 + c * x;
-            if v <= 0.0 {
-                continue;
-            }
-            let v = v * v * v;
-            let u = self.uniform();
-            if u < 1.0 - 0.0331 * x * x * x * x || u.ln() < 0.5 * x * x + d * (1.0 - v + v.ln()) {
-                return d * v;
-            }
-        }
-    }
-
-    /// Beta(a, b) for a, b >= 1.
-    pub fn beta(&mut self, a: f64, b: f64) -> f64 {
-        let x = self.gamma(a);
-        let y = self.gamma(b);
-        x / (x + y)
-    }
-}
+/// The replicates' generator: SplitMix64, reproducible from one u64 seed on every machine
+/// (with `uniform`, `normal`, `gamma` and `beta` for the order statistics below).
+pub use arena_sys::rng::SplitMix64 as Rng;
 
 /// How many replicates, which seed, which confidence level.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

@@ -161,23 +161,9 @@ pub struct CaptureStats {
 
 pub struct Capture;
 
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_signal(_: libc::c_int) {
-    INTERRUPTED.store(true, Ordering::SeqCst);
-}
-
-/// Installs SIGINT/SIGTERM handlers (once) and returns the flag they set, so a capture
-/// loop can stop, kill its child by PID and flush the pcap instead of dying mid-write.
-pub fn interrupt_flag() -> &'static AtomicBool {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| unsafe {
-        let h = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
-        libc::signal(libc::SIGINT, h);
-        libc::signal(libc::SIGTERM, h);
-    });
-    &INTERRUPTED
-}
+/// The process-wide SIGINT/SIGTERM flag (installed on first use), so a capture loop can
+/// stop, kill its child by PID and flush the pcap instead of dying mid-write.
+pub use arena_sys::interrupt::flag as interrupt_flag;
 
 /// A running capture; [`CaptureHandle::stop`] ends it. Dropping it stops it too.
 pub struct CaptureHandle {

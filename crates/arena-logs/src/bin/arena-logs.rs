@@ -4,7 +4,6 @@
 use std::process::ExitCode;
 
 use arena_logs::cli::{run, LogsArgs};
-use arena_report::{Exit, ExitKind};
 use clap::Parser;
 
 #[derive(Debug, Parser)]
@@ -26,13 +25,8 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(err) => {
-            let code = err
-                .chain()
-                .find_map(|e| e.downcast_ref::<Exit>())
-                .map_or(ExitKind::BadInput, |e| e.kind)
-                .code();
             eprintln!("arena-logs: {err:#}");
-            ExitCode::from(code)
+            arena_report::exit_code(&err)
         }
     }
 }

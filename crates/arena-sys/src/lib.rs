@@ -1,0 +1,14 @@
+//! Process and platform plumbing shared by the workspace's crates, Linux only.
+//!
+//! - [`rng`]: one seeded SplitMix64, so a seed names the same clicks, art and run orders
+//!   on every machine and in every version.
+//! - [`procfs`]: `/proc` stat and task readers for samplers and clean-up paths.
+//! - [`spawn`]: children in their own process group with a parent-death signal.
+//! - [`kill`]: signal a group or a pid, reap by pid, with deadlines, leaving no zombie.
+//! - [`interrupt`]: one SIGINT/SIGTERM flag per process, for sync and async code alike.
+
+pub mod interrupt;
+pub mod kill;
+pub mod procfs;
+pub mod rng;
+pub mod spawn;
