@@ -43,7 +43,7 @@ fn knobs(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
 fn alive(pids: &[i32]) -> Vec<i32> {
     pids.iter()
         .copied()
-        .filter(|&p| arena_browser::process_alive(p))
+        .filter(|&p| arena_sys::procfs::alive(p))
         .collect()
 }
 

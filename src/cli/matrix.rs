@@ -60,7 +60,7 @@ pub fn run(a: MatrixArgs) -> Result<ExitCode> {
     let mut spec = arena_matrix::load(&a.file)?;
     apply_flags(&a, &mut spec)?;
     let out_dir = a.out.clone().unwrap_or_else(arena_matrix::default_out_dir);
-    let interrupt = arena_matrix::install_ctrlc();
+    let interrupt = arena_sys::interrupt::shared();
     // Off a terminal the matrix stays silent: its table is the record.
     let reporter = Reporter::new(match std::io::stderr().is_terminal() {
         true => Mode::detect(a.quiet),

@@ -2,7 +2,6 @@
 
 use std::process::ExitCode;
 
-use arena_report::{Exit, ExitKind};
 use clap::{Parser, Subcommand};
 
 mod ab;
@@ -68,14 +67,8 @@ pub fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => code,
         Err(err) => {
-            let code = err
-                .chain()
-                .find_map(|e| e.downcast_ref::<Exit>())
-                .map(|e| e.kind)
-                .unwrap_or(ExitKind::BadInput)
-                .code();
             eprintln!("arena-perf: {err:#}");
-            ExitCode::from(code)
+            arena_report::exit_code(&err)
         }
     }
 }

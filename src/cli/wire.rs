@@ -98,7 +98,7 @@ fn capture(a: CaptureArgs) -> Result<ExitCode> {
     if a.duration.is_some_and(|d| !(d > 0.0 && d.is_finite())) {
         return Err(Exit::bad_input("--duration must be a positive number of seconds").into());
     }
-    let stop = arena_wire::interrupt_flag();
+    let stop = arena_sys::interrupt::flag();
     let mut opts = CaptureOptions::new(&a.iface, Some(a.port), &a.out);
     opts.force_fallback = a.counters_only;
     let cap = Capture::start_with(opts)?;

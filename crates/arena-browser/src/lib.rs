@@ -14,7 +14,6 @@ pub mod recorder;
 
 /// True while a pid runs; a zombie counts as gone (killed, only its parent's wait is
 /// missing). Tests use it to prove no browser process outlived them.
-pub use arena_sys::procfs::alive as process_alive;
 pub use browser::{Browser, LaunchOptions};
 pub use launch::{find_chromium, kill_all, live_groups, sweep_stale_profiles};
 pub use page::{monotonic_ms, CanvasRect, ClockMap, Page, Quiet, SeveralCanvases};

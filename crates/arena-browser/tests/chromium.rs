@@ -14,7 +14,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use arena_browser::process_alive as alive;
+use arena_sys::procfs::alive;
 
 /// Waits (bounded) for every pid to be gone; returns the survivors.
 fn survivors(pids: &[i32], within: Duration) -> Vec<i32> {

@@ -53,7 +53,7 @@ async fn open_board(browser: &Browser, url: &str, inject: RecorderConfig) -> Res
     Ok(page)
 }
 
-use arena_browser::process_alive as alive;
+use arena_sys::procfs::alive;
 
 fn app_recorder() -> RecorderConfig {
     let kinds: BTreeMap<String, RecordKind> = [

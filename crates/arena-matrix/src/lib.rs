@@ -20,11 +20,6 @@ pub mod table;
 pub use matrix::{run_matrix, MatrixOptions, MatrixResult, RunResult, RunStatus};
 pub use spec::{load, parse, MatrixSpec};
 
-/// The process-wide SIGINT/SIGTERM flag (installed on first use). The measured command
-/// runs in its own process group, so Ctrl-C reaches only this process, which kills the
-/// group and writes what finished.
-pub use arena_sys::interrupt::shared as install_ctrlc;
-
 /// `reports/matrix-<UTC time>`, e.g. `reports/matrix-20261129-191500`.
 pub fn default_out_dir() -> std::path::PathBuf {
     let t = arena_run::rfc3339_utc(std::time::SystemTime::now());

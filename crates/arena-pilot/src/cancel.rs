@@ -20,17 +20,14 @@ impl Cancel {
     pub fn is_cancelled(&self) -> bool {
         self.0.load(Ordering::SeqCst)
     }
-    /// Sets the flag on SIGINT or SIGTERM (from a task on the current runtime).
+    /// Sets this run's flag on SIGINT or SIGTERM: the process-wide handler is
+    /// `arena_sys::interrupt`, and a task wakes on it (the shared flag itself is not
+    /// this `Cancel`, so cancelling one run does not read as a signal to the others).
     pub fn on_signals(&self) -> Result<()> {
-        use tokio::signal::unix::{signal, SignalKind};
-        let mut int = signal(SignalKind::interrupt()).context("installing SIGINT handler")?;
-        let mut term = signal(SignalKind::terminate()).context("installing SIGTERM handler")?;
+        arena_sys::interrupt::install().context("installing the SIGINT/SIGTERM handler")?;
         let me = self.clone();
         tokio::spawn(async move {
-            tokio::select! {
-                _ = int.recv() => {},
-                _ = term.recv() => {},
-            }
+            arena_sys::interrupt::wait().await;
             me.cancel();
         });
         Ok(())

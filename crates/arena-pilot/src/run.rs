@@ -267,11 +267,7 @@ fn ending(body: Result<()>, cancel: &Cancel) -> Result<Ending> {
             message: None,
         });
     };
-    let kind = e
-        .chain()
-        .find_map(|c| c.downcast_ref::<Exit>())
-        .map(|x| x.kind)
-        .unwrap_or(ExitKind::TargetFailed);
+    let kind = ExitKind::of(&e).unwrap_or(ExitKind::TargetFailed);
     if kind == ExitKind::BadInput {
         return Err(e);
     }

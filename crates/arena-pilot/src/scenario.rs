@@ -720,23 +720,6 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// splitmix64: tiny, seedable and stable across versions, so a seed names the same clicks
-/// forever (a library RNG may change its stream between releases).
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
 impl Clicks {
     /// The click positions, as canvas fractions.
     pub fn positions(&self) -> Vec<(f64, f64)> {
@@ -744,7 +727,9 @@ impl Clicks {
         let (w, h) = (x1 - x0, y1 - y0);
         match self.pattern {
             Pattern::Random => {
-                let mut rng = SplitMix(self.seed);
+                // SplitMix64, seeded by the seed itself and stable across versions, so a seed
+                // names the same clicks forever (a library RNG may change its stream).
+                let mut rng = arena_sys::rng::SplitMix64::new(self.seed);
                 (0..self.count)
                     .map(|_| (x0 + rng.unit() * w, y0 + rng.unit() * h))
                     .collect()

@@ -137,13 +137,14 @@ async fn run_setup_command(
     env: &BTreeMap<String, String>,
     cancel: &Cancel,
 ) -> Result<()> {
-    let mut child = tokio::process::Command::new("sh")
-        .arg("-c")
-        .arg(cmd)
-        .envs(env)
-        .kill_on_drop(true)
+    let mut command = tokio::process::Command::new("sh");
+    command.arg("-c").arg(cmd).envs(env).kill_on_drop(true);
+    // Its own group, so a setup that starts a server and hangs is ended whole.
+    arena_sys::spawn::own_group_with_death_signal(command.as_std_mut());
+    let mut child = command
         .spawn()
         .with_context(|| format!("starting setup command `{cmd}`"))?;
+    let pgid = child.id().map(|p| p as i32);
     let deadline = Instant::now() + Duration::from_secs(300);
     loop {
         if let Some(status) = child.try_wait()? {
@@ -156,6 +157,9 @@ async fn run_setup_command(
             return Ok(());
         }
         if cancel.is_cancelled() || Instant::now() > deadline {
+            if let Some(g) = pgid {
+                arena_sys::kill::kill_group(g);
+            }
             let _ = child.kill().await;
             return Err(anyhow!(Exit::new(
                 if cancel.is_cancelled() {

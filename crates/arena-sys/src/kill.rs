@@ -21,6 +21,11 @@ pub fn signal_group(pgid: i32, sig: i32) {
     }
 }
 
+/// SIGKILLs every process of group `pgid` (see [`signal_group`]).
+pub fn kill_group(pgid: i32) {
+    signal_group(pgid, libc::SIGKILL);
+}
+
 /// Sends `sig` to one process. Pids 0 and 1 are refused, as in [`signal_group`].
 pub fn signal_pid(pid: i32, sig: i32) {
     if pid > 1 {

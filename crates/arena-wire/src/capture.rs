@@ -161,10 +161,6 @@ pub struct CaptureStats {
 
 pub struct Capture;
 
-/// The process-wide SIGINT/SIGTERM flag (installed on first use), so a capture loop can
-/// stop, kill its child by PID and flush the pcap instead of dying mid-write.
-pub use arena_sys::interrupt::flag as interrupt_flag;
-
 /// A running capture; [`CaptureHandle::stop`] ends it. Dropping it stops it too.
 pub struct CaptureHandle {
     opts: CaptureOptions,

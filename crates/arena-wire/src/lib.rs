@@ -19,8 +19,7 @@ pub mod tshark;
 pub mod ws;
 
 pub use capture::{
-    interrupt_flag, Capture, CaptureHandle, CaptureOptions, CaptureSource, CaptureStats,
-    DevCounters,
+    Capture, CaptureHandle, CaptureOptions, CaptureSource, CaptureStats, DevCounters,
 };
 pub use run_capture::RunCapture;
 pub use summary::{

@@ -10,10 +10,11 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use arena_browser::{process_alive, Quiet, RecorderConfig};
 use arena_browser::{Browser, ClassifierSpec, Drain, LaunchOptions, RecordKind};
+use arena_browser::{Quiet, RecorderConfig};
 use arena_fixture::session::FrameKind;
 use arena_fixture::{Knobs, Server, ServerHandle};
+use arena_sys::procfs::alive as process_alive;
 use arena_wire::{Capture, CaptureSource};
 
 mod common;
