@@ -184,9 +184,14 @@ fn compare_marks_noise_and_real_changes() {
     ]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["baseline"], "stock");
-    let q = &v["changes"][0]["quantiles"][0];
+    let cand = v["columns"][1].as_str().unwrap();
+    let m = &v["metrics"]["sendToRecv"];
+    // `.metrics.sendToRecv.p50[...]` is a number, `.n[...]` an integer.
+    assert!(m["p50"][cand].as_f64().unwrap() > m["p50"]["stock"].as_f64().unwrap());
+    assert!(m["n"]["stock"].is_u64(), "{m}");
+    let q = &m["changes"][cand]["p50"];
     assert_eq!(q["verdict"], "higher");
-    assert!(q["ci"]["lo"].as_f64().unwrap() > 0.0);
+    assert!(q["ci_low"].as_f64().unwrap() > 0.0);
 
     // Same seed, same intervals: the output is reproducible.
     let again = arena(&[

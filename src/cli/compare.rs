@@ -129,12 +129,7 @@ pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
     };
     let cmp = compare(&runs, &opts)?;
     if a.format == Format::Json {
-        let v = serde_json::json!({
-            "baseline": cmp.baseline,
-            "table": cmp.table.to_json(),
-            "changes": cmp.changes,
-            "findings": cmp.findings,
-        });
+        let v = arena_compare::comparison_json(&cmp);
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         print!("{}", cmp.table.render(a.format));

@@ -51,7 +51,10 @@ pub struct MetricChange {
 #[derive(Debug, Clone)]
 pub struct Comparison {
     pub table: Table,
+    pub by: By,
     pub baseline: String,
+    /// Every column's name, the baseline's included, in table order.
+    pub columns: Vec<String>,
     pub changes: Vec<MetricChange>,
     pub findings: Vec<Finding>,
 }
@@ -324,7 +327,9 @@ pub fn compare(runs: &[Run], opts: &CompareOptions) -> Result<Comparison> {
     });
     Ok(Comparison {
         table,
+        by: opts.by,
         baseline: gs[base].name.clone(),
+        columns: gs.iter().map(|g| g.name.clone()).collect(),
         changes,
         findings,
     })

@@ -12,6 +12,7 @@ mod findings;
 mod gate;
 mod group;
 mod input;
+mod json;
 pub mod plot;
 pub mod synthetic;
 
@@ -25,3 +26,4 @@ pub use findings::{annotate, check, CheckOptions, Finding};
 pub use gate::{gate, CheckStatus, GateCheck, GateResult, Limit};
 pub use group::{digest, groups, By, Group, RunData};
 pub use input::load_runs;
+pub use json::{comparison_json, num, JSON_SCHEMA_VERSION};
