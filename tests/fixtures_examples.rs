@@ -122,6 +122,8 @@ fn expected(e: &Example) -> &'static [&'static str] {
         ("matrix", 0) => &["gzip, wall time", "gzip -1", "gzip -9", "class-load log"],
         ("pilot", 2) => &["typo-key.toml:9:", "cuont"],
         ("serve", 2) => &["knob `png_level`", "out of range"],
+        ("completions", 0) => &["_arena__perf()", "complete -F", "--capture"],
+        ("man", 0) => &[".TH arena-perf 1", ".TH arena-perf-pilot 1"],
         (c, n) => panic!("no expectation for `{c}` exiting {n}: add one here"),
     }
 }

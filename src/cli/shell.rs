@@ -49,7 +49,12 @@ pub fn man(_: ManArgs) -> Result<ExitCode> {
     clap_mangen::Man::new(cmd.clone()).render(&mut out)?;
     for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
         let name = format!("arena-perf-{}", sub.get_name());
-        let sub = sub.clone().name(name.clone()).bin_name(name);
+        let version = cmd.get_version().unwrap_or_default().to_string();
+        let sub = sub
+            .clone()
+            .name(name.clone())
+            .bin_name(name)
+            .version(version);
         clap_mangen::Man::new(sub).render(&mut out)?;
     }
     write_out(&out)
