@@ -269,7 +269,7 @@ async fn write_frames(
             },
         };
         if f.kind == FrameKind::Reply && !delay.is_zero() {
-            sleep_exactly(delay).await;
+            arena_sys::timer::sleep_exactly(delay).await;
         }
         let bytes = std::mem::take(&mut f.bytes);
         let len = bytes.len() as u64;
@@ -286,20 +286,6 @@ async fn write_frames(
         let _ = sink.send(close_message(code, &reason)).await;
     }
     let _ = sink.close().await;
-}
-
-/// Sleeps `d`, to a fraction of a millisecond. Tokio's timer fires on the next whole
-/// millisecond after the deadline and then waits for the driver to wake, which added
-/// 1 to 2 ms to a `delay_ms` of 40: the knob is a calibration truth, so the last
-/// millisecond is spent yielding instead.
-async fn sleep_exactly(d: Duration) {
-    let deadline = Instant::now() + d;
-    if let Some(coarse) = d.checked_sub(Duration::from_millis(2)) {
-        tokio::time::sleep(coarse).await;
-    }
-    while Instant::now() < deadline {
-        tokio::task::yield_now().await;
-    }
 }
 
 /// The record of frame `f`, `len` payload bytes, sent at `done`.

@@ -6,9 +6,12 @@
 //! - [`spawn`]: children in their own process group with a parent-death signal.
 //! - [`kill`]: signal a group or a pid, reap by pid, with deadlines, leaving no zombie.
 //! - [`interrupt`]: one SIGINT/SIGTERM flag per process, for sync and async code alike.
+//! - `timer` (feature `tokio`): async sleeps to a fraction of a millisecond.
 
 pub mod interrupt;
 pub mod kill;
 pub mod procfs;
 pub mod rng;
 pub mod spawn;
+#[cfg(feature = "tokio")]
+pub mod timer;
