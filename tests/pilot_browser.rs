@@ -102,6 +102,17 @@ fn run_arms(pilot: &Pilot, runs: Vec<(&str, Overrides)>, out: &Path) -> Vec<Outc
     })
 }
 
+/// sendToRecv p50 of the warm loops of input kind `ev`, ms.
+fn by_event(r: &Run, ev: &str) -> f64 {
+    let v: Vec<f64> = r
+        .loops
+        .iter()
+        .filter(|l| !l.cold && l.event == ev)
+        .filter_map(|l| l.send_to_recv)
+        .collect();
+    Summary::of(&v).map(|s| s.p50).unwrap_or(f64::NAN)
+}
+
 fn base_overrides(clicks: u64) -> Overrides {
     Overrides {
         clicks: Some(clicks),
@@ -230,15 +241,6 @@ fn calibration_delay_40_is_recovered_and_no_loop_pairs_with_an_ack() {
             );
         }
     }
-    let by_event = |r: &Run, ev: &str| -> f64 {
-        let v: Vec<f64> = r
-            .loops
-            .iter()
-            .filter(|l| !l.cold && l.event == ev)
-            .filter_map(|l| l.send_to_recv)
-            .collect();
-        Summary::of(&v).map(|s| s.p50).unwrap_or(f64::NAN)
-    };
     for ev in ["mousedown", "mouseup"] {
         eprintln!(
             "calibration: {ev} sendToRecv p50 {:.2} ms (delay 0) vs {:.2} ms (delay 40)",
@@ -261,6 +263,57 @@ fn calibration_delay_40_is_recovered_and_no_loop_pairs_with_an_ack() {
     assert!(
         (d - 40.0).abs() <= 3.0,
         "mousedown sendToRecv p50 difference {d:.2} ms, want 40 +- 3"
+    );
+}
+
+#[test]
+fn a_link_of_rtt_20ms_adds_20ms_to_send_to_recv_and_the_run_says_so() {
+    let _g = lock();
+    let tmp = tempfile::tempdir().unwrap();
+    let pilot = Pilot::builtin().unwrap();
+    // The calibration's quiet fixture: the link is the only difference between the runs.
+    let quiet = [("los_work", "0"), ("lazy_png", "true"), ("tick_ms", "1")];
+    let mk = |link: Option<&str>| Overrides {
+        knobs: knobs(&quiet),
+        link: link.map(|l| arena_link::LinkSpec::parse(l).unwrap()),
+        ..base_overrides(40)
+    };
+    let outs = run_arms(
+        &pilot,
+        vec![("direct", mk(None)), ("rtt20", mk(Some("rtt=20ms")))],
+        tmp.path(),
+    );
+    let (a, b) = (&outs[0].run, &outs[1].run);
+    assert_eq!(a.meta.link, None);
+    assert_eq!(
+        b.meta.link.as_deref(),
+        Some("rtt=20ms,jitter=0ms,down=unlimited,up=unlimited")
+    );
+    // The run names the target, not the relay in front of it.
+    assert!(
+        b.meta.url.starts_with("http://127.0.0.1:"),
+        "{}",
+        b.meta.url
+    );
+    for r in [a, b] {
+        assert_eq!(r.meta.status, RunStatus::Complete);
+        assert!(r.meta.summary.unanswered <= 2, "{:?}", r.meta.warnings);
+    }
+    let d = by_event(b, "mousedown") - by_event(a, "mousedown");
+    eprintln!(
+        "link: mousedown sendToRecv p50 {:.2} ms direct, {:.2} ms through rtt=20ms (n=39 each)",
+        by_event(a, "mousedown"),
+        by_event(b, "mousedown")
+    );
+    assert!(
+        (d - 20.0).abs() <= 1.5,
+        "rtt=20ms added {d:.2} ms to sendToRecv p50"
+    );
+    let table =
+        arena_compare::by_run_table(&[a.clone(), b.clone()]).render(arena_report::Format::Markdown);
+    assert!(
+        table.contains("| link") && table.contains("rtt=20ms"),
+        "{table}"
     );
 }
 

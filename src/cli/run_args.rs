@@ -56,6 +56,12 @@ pub struct RunArgs {
     /// root or CAP_NET_RAW; without it the run records interface byte counters and says so.
     #[arg(long)]
     pub capture: bool,
+    /// Put a shaped link between the browser and the target, e.g.
+    /// `rtt=20ms,rate=25mbit[,jitter=2ms][,down=25mbit,up=5mbit]`: a loopback relay adds
+    /// half the RTT each way, serialises at the rate behind a bounded queue, and jitters
+    /// without reordering (no root, no netem). Overrides the arms' own `link`.
+    #[arg(long, value_name = "SPEC", value_parser = arena_link::LinkSpec::parse)]
+    pub link: Option<arena_link::LinkSpec>,
 }
 
 impl RunArgs {
@@ -78,6 +84,7 @@ impl RunArgs {
             knobs,
             capacity: self.capacity,
             capture: self.capture,
+            link: self.link,
         })
     }
 

@@ -19,7 +19,7 @@ pub fn arm_table(run: &Run) -> Table {
         Column::right("max"),
     ])
     .with_title(format!(
-        "arm {}: {} loops of discrete input ({}); {}",
+        "arm {}: {} loops of discrete input ({}); {}{}",
         run.meta.arm,
         fmt_count(s.loops as i64),
         run.meta.url,
@@ -27,7 +27,12 @@ pub fn arm_table(run: &Run) -> Table {
             .answer
             .as_ref()
             .map(AnswerInfo::label)
-            .unwrap_or_else(|| "answer: reply".into())
+            .unwrap_or_else(|| "answer: reply".into()),
+        run.meta
+            .link
+            .as_deref()
+            .map(|l| format!("; link {l}"))
+            .unwrap_or_default()
     ));
     let headline = if s.input_to_pixels.is_some() {
         ("inputToPixels", Metric::InputToPixels)

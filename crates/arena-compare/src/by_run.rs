@@ -67,6 +67,15 @@ pub fn by_run_table(runs: &[Run]) -> Table {
         }
         table.push_row(row);
     }
+    // A run behind a shaped link says so: its figures include the link's time.
+    if runs.iter().any(|r| r.meta.link.is_some()) {
+        let mut row = vec![Cell::text("link")];
+        for g in &groups {
+            let link = g.runs.first().and_then(|r| r.run.meta.link.as_deref());
+            row.push(Cell::text(link.unwrap_or("direct")));
+        }
+        table.push_row(row);
+    }
 
     let findings = check(&groups, &[metric], &CheckOptions::default());
     annotate(&mut table, &findings, |f| match (&f.metric, &f.stat) {

@@ -28,6 +28,8 @@ pub struct Overrides {
     pub capacity: Option<u32>,
     /// Capture the target's loopback port into the run folder's `wire.pcap`.
     pub capture: bool,
+    /// A shaped link for every arm, over the arms' own `link`.
+    pub link: Option<arena_link::LinkSpec>,
 }
 
 /// Browser options shared by every run of a command.
@@ -85,6 +87,8 @@ pub struct Plan<'a> {
     /// The label of loops no classifier names.
     pub label: String,
     pub capture: bool,
+    /// The shaped link between the browser and the target, if any.
+    pub link: Option<arena_link::LinkSpec>,
 }
 
 impl<'a> Plan<'a> {
@@ -111,6 +115,14 @@ impl<'a> Plan<'a> {
         }
         recorder.answer = page_oracle(pilot, timeout_ms);
         let target = target_plan(pilot, &arm_name, &arm, ov)?;
+        let link =
+            match (ov.link, &arm.link) {
+                (Some(l), _) => Some(l),
+                (None, Some(text)) => Some(arena_link::LinkSpec::parse(text).map_err(|e| {
+                    anyhow!(Exit::bad_input(format!("arm `{arm_name}`: `link`: {e}")))
+                })?),
+                (None, None) => None,
+            };
         let label = pilot
             .target
             .label
@@ -136,6 +148,7 @@ impl<'a> Plan<'a> {
             recorder,
             label,
             capture: ov.capture,
+            link,
         })
     }
 

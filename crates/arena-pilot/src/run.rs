@@ -128,7 +128,7 @@ pub async fn run_arm(browser: &Browser, req: RunRequest<'_>) -> Result<Outcome> 
     };
     // Everything from here on ends in a written run folder.
     let page = browser
-        .new_page(&target.url, Some(plan.recorder.clone()))
+        .new_page(&target.page_url, Some(plan.recorder.clone()))
         .await;
     let mut g = Gathered {
         col: Collected::default(),
@@ -181,7 +181,7 @@ fn start_capture(
     if !plan.capture {
         return Ok(None);
     }
-    RunCapture::start(target.addr()?, dir).map(Some)
+    RunCapture::start(target.addr("--capture")?, dir).map(Some)
 }
 
 /// Prepares the page, then makes every click of the plan.
@@ -333,6 +333,7 @@ fn assemble(
         inputs_dispatched: g.inputs_dispatched,
         answer: g.answer.take(),
         idle_reply_bytes: plan.pilot.target.idle_reply_bytes,
+        link: target.link.clone(),
     };
     build_run(&ctx, paired, &col.records)
 }

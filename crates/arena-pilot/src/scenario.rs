@@ -217,6 +217,10 @@ pub struct Arm {
     /// external target with a flag; a non-zero exit stops the run.
     #[serde(default)]
     pub setup_command: Option<String>,
+    /// The link between the browser and the target for this arm, as `--link` takes it
+    /// (`rtt=20ms,rate=25mbit`), so links can be arms ("lan" against "residential").
+    #[serde(default)]
+    pub link: Option<String>,
 }
 
 /// A table of names to values written as TOML strings, numbers or booleans (`tick_ms = 8`
@@ -606,6 +610,10 @@ fn parse_arms(
     for (name, arm) in raw {
         let span = arm.span();
         let arm = arm.into_inner();
+        if let Some(l) = &arm.link {
+            arena_link::LinkSpec::parse(l)
+                .map_err(|e| cx.err(&span, &format!("arms.{name}.link"), e))?;
+        }
         if target.url.is_none() {
             let pairs: Vec<(String, String)> = arm.knobs.clone().into_iter().collect();
             arena_fixture::Knobs::from_pairs(&pairs)

@@ -16,15 +16,46 @@ use crate::plan::{Plan, TargetPlan};
 pub struct Target {
     /// The in-process fixture (shut down by [`Target::stop`]); `None` for a URL.
     fixture: Option<arena_fixture::ServerHandle>,
+    /// The shaped link's relay, when the plan has a link.
+    relay: Option<arena_link::Relay>,
+    /// The target's own URL: what the run records, what is captured and probed.
     pub url: String,
+    /// What the page opens: `url`, or the same path through the relay.
+    pub page_url: String,
+    /// The shaped link the page goes through, as the run records it.
+    pub link: Option<String>,
     /// What the run records as its knobs: the fixture's effective set, defaults included
     /// (what `GET /knobs` answers), or an external arm's URL parameters and environment.
     pub knobs: BTreeMap<String, String>,
 }
 
 impl Target {
-    /// Starts what `plan` names: the fixture, or the arm's setup command for a URL.
+    /// Starts what `plan` names, and the relay in front of it when the plan has a link.
     pub async fn start(plan: &Plan<'_>, cancel: &Cancel) -> Result<Target> {
+        let mut t = Target::start_direct(plan, cancel).await?;
+        let Some(spec) = plan.link else {
+            return Ok(t);
+        };
+        let relay = match t.addr("--link") {
+            Ok(addr) => arena_link::Relay::start(addr, spec).await,
+            Err(e) => Err(e),
+        };
+        match relay {
+            Ok(r) => {
+                t.page_url = with_authority(&t.url, r.addr());
+                t.link = Some(spec.to_string());
+                t.relay = Some(r);
+                Ok(t)
+            }
+            Err(e) => {
+                t.stop().await;
+                Err(e)
+            }
+        }
+    }
+
+    /// The fixture, or the arm's setup command for a URL.
+    async fn start_direct(plan: &Plan<'_>, cancel: &Cancel) -> Result<Target> {
         let arm = &plan.arm;
         match &plan.target {
             TargetPlan::External { url } => {
@@ -39,9 +70,13 @@ impl Target {
                 for (k, v) in &arm.env {
                     knobs.insert(format!("env.{k}"), v.clone());
                 }
+                let url = with_params(url, &arm.url_params);
                 Ok(Target {
                     fixture: None,
-                    url: with_params(url, &arm.url_params),
+                    relay: None,
+                    link: None,
+                    page_url: url.clone(),
+                    url,
                     knobs,
                 })
             }
@@ -49,10 +84,14 @@ impl Target {
                 let handle = arena_fixture::Server::start(knobs.clone())
                     .await
                     .context("starting the fixture")?;
+                let url = with_params(&handle.url(), &arm.url_params);
                 Ok(Target {
-                    url: with_params(&handle.url(), &arm.url_params),
+                    page_url: url.clone(),
+                    url,
                     knobs: knob_text(knobs),
                     fixture: Some(handle),
+                    relay: None,
+                    link: None,
                 })
             }
         }
@@ -66,17 +105,20 @@ impl Target {
         }
     }
 
-    /// Where a capture listens: the URL's host:port.
-    pub fn addr(&self) -> Result<SocketAddr> {
+    /// The target's host:port, for `what` (a capture, a relay).
+    pub fn addr(&self, what: &str) -> Result<SocketAddr> {
         target_addr(&self.url).ok_or_else(|| {
             anyhow!(Exit::bad_input(format!(
-                "--capture: no host:port in {}",
+                "{what}: no host:port in {}",
                 self.url
             )))
         })
     }
 
     pub async fn stop(&mut self) {
+        if let Some(r) = self.relay.take() {
+            r.stop().await;
+        }
         if let Some(h) = self.fixture.take() {
             h.shutdown().await;
         }
@@ -104,6 +146,14 @@ fn enc(s: &str) -> String {
             _ => format!("%{b:02X}"),
         })
         .collect()
+}
+
+/// `url` with its host:port replaced by `addr` (the page goes through the relay; an app
+/// that builds its WebSocket URL from `location.host` follows it there).
+fn with_authority(url: &str, addr: SocketAddr) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("http", url));
+    let path = rest.find(['/', '?', '#']).map_or("", |i| &rest[i..]);
+    format!("{scheme}://{addr}{path}")
 }
 
 /// host:port of an http(s) URL, for the liveness probe.
@@ -216,6 +266,12 @@ mod tests {
             target_addr("http://127.0.0.1/"),
             Some("127.0.0.1:80".parse().unwrap())
         );
+        let relay: SocketAddr = "127.0.0.1:9".parse().unwrap();
+        assert_eq!(
+            with_authority("http://127.0.0.1:8080/a?b=1", relay),
+            "http://127.0.0.1:9/a?b=1"
+        );
+        assert_eq!(with_authority("http://h:1", relay), "http://127.0.0.1:9");
     }
 
     #[test]

@@ -34,6 +34,8 @@ pub struct RunContext {
     pub answer: Option<AnswerInfo>,
     /// Reply bytes that mark an input that made the target work (`target.idle_reply_bytes`).
     pub idle_reply_bytes: u64,
+    /// The shaped link the run went through, as text.
+    pub link: Option<String>,
 }
 
 fn to_event(r: &Record) -> Event {
@@ -93,6 +95,7 @@ pub fn build_run(ctx: &RunContext, paired: Paired, records: &[Record]) -> Run {
         warnings,
         wire: None,
         answer: ctx.answer.clone(),
+        link: ctx.link.clone(),
     };
     let mut events: Vec<Event> = records.iter().map(to_event).collect();
     events.sort_by_key(|e| e.seq);
@@ -225,6 +228,7 @@ mod tests {
             inputs_dispatched: 4,
             answer: None,
             idle_reply_bytes: 4096,
+            link: None,
         };
         let run = build_run(&ctx, paired, &recs);
         let s = &run.meta.summary;

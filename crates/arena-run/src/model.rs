@@ -124,6 +124,10 @@ pub struct RunMeta {
     /// How a loop's end was decided (absent in runs from before oracles: `reply`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer: Option<AnswerInfo>,
+    /// The shaped link between the browser and the target (`--link`, or the arm's `link`),
+    /// as `rtt=20ms,jitter=0ms,down=25mbit,up=25mbit`; absent for a direct connection.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<String>,
 }
 
 /// The answer oracle a run used, and the fallback it took, if any.

@@ -80,6 +80,7 @@ fn sample_run() -> Run {
             warnings: vec![Warning::new("unanswered", "1 of 2 loops unanswered")],
             wire: None,
             answer: None,
+            link: None,
         },
         loops,
         events: vec![Event {
