@@ -42,9 +42,8 @@ pub enum Command {
     Compare(compare::CompareArgs),
     /// CI gate: exit 1 only on a significant regression past a limit (2 on bad input).
     Gate(gate::GateArgs),
-    /// Write one self-contained HTML report of runs (compare's tables with the warnings
-    /// beside their figures, the latency CDF and per-click timeline with each loop's times
-    /// on hover, frames, and every run's metadata) to attach to a pull request.
+    /// Write one self-contained HTML page of runs for a pull request: compare's tables with
+    /// warnings beside their figures, latency plots with each loop on hover, run metadata.
     Report(report::ReportArgs),
     /// Plot runs: latency CDF per arm (log x) and a per-click timeline, SVG or PNG.
     Plot(plot::PlotArgs),

@@ -74,17 +74,22 @@ pub fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
         },
     );
     std::fs::write(&a.out, page).with_context(|| format!("writing {}", a.out.display()))?;
-    eprintln!(
+    println!(
         "wrote {}: {} against {}, {} runs",
         a.out.display(),
-        cmp.columns.len().saturating_sub(1),
+        cmp.columns
+            .iter()
+            .filter(|c| **c != cmp.baseline)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", "),
         cmp.baseline,
         runs.len()
     );
     if let Some(png) = &a.screenshot {
         let bytes = arena_pilot::block_on(|_cancel| screenshot(&a.out))?;
         std::fs::write(png, bytes).with_context(|| format!("writing {}", png.display()))?;
-        eprintln!("wrote {}", png.display());
+        println!("wrote {}", png.display());
     }
     Ok(ExitCode::SUCCESS)
 }

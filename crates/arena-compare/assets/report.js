@@ -86,8 +86,16 @@ function findingMarks(findings) {
     if (!marks.has(key)) marks.set(key, []);
     marks.get(key).push(i + 1);
   });
+  // A column's findings that name no metric (idle, unanswered, run warnings) go beside
+  // its header: the counts they concern are in the frames and runs tables.
+  const header = new Map();
+  findings.forEach((f, i) => {
+    if (f.column !== null && f.metric === null) header.set(f.column, (header.get(f.column) || []).concat([i + 1]));
+  });
   return (column, metric, stat) => {
-    const got = marks.get([column ?? "", metric ?? "", stat ?? ""].join("\u0000")) || [];
+    const got = metric === null
+      ? header.get(column) || []
+      : marks.get([column ?? "", metric ?? "", stat ?? ""].join("\u0000")) || [];
     return got.map((n) => el("a", {
       class: "mark", href: "#finding-" + n, title: findings[n - 1].message,
       "data-finding": String(n),
