@@ -272,10 +272,38 @@ impl AsyncCheck for FiguresCheck {
             assert!(text.contains(needle), "no {needle:?} on the page");
         }
 
+        if i == 0 {
+            assert_formatting_agrees(page).await?;
+        }
         let png = page.screenshot_png(true).await?;
         assert_not_blank(&png);
         Ok(())
     }
+}
+
+/// The page's formatters against arena-report's on the values where JavaScript's
+/// rounding differs from Rust's (exact ties, negative halves).
+async fn assert_formatting_agrees(page: &Page) -> anyhow::Result<()> {
+    let xs = [
+        0.0, 0.04, -0.04, 0.25, 0.75, 1.25, -1.25, 2.5, 9.95, 12.5, -12.5, 999.95, 1000.0, 1500.5,
+        -1500.5, 2046929.4, 0.0625, 0.0005, 0.5, 1e-7, 123.456,
+    ];
+    let js = format!(
+        "(() => {{ const xs = {}; return xs.map(x => [fmtMs(x), fmtMsSigned(x), fmtPct(x), fmtP(Math.abs(x)), fmtCount(x)]); }})()",
+        serde_json::to_string(&xs)?
+    );
+    let got: Vec<[String; 5]> = serde_json::from_value(page.eval_json(&js).await?)?;
+    for (x, g) in xs.iter().zip(got) {
+        let want = [
+            arena_report::fmt_ms(*x),
+            arena_compare::fmt_ms_signed(*x),
+            arena_report::fmt_pct_change(*x),
+            arena_compare::fmt_p(x.abs()),
+            arena_report::fmt_count(x.round() as i64),
+        ];
+        assert_eq!(g, want, "formatting {x}");
+    }
+    Ok(())
 }
 
 /// Decodes the PNG and checks it is not one colour.

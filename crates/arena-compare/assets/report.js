@@ -18,9 +18,26 @@ const PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b
 const SVGNS = "http://www.w3.org/2000/svg";
 
 // --- formatting: the same rules as arena_report::fmt and arena_compare's cells ---------
+// Rust's `{:.d}`: the exact decimal value of the double rounded to d places, an exact tie
+// to even (0.25 -> "0.2", 2.5 -> "2"), where toFixed rounds a tie up.
+function fixed(x, d) {
+  const neg = x < 0 || Object.is(x, -0);
+  const a = Math.abs(x);
+  const full = a.toFixed(100);
+  const dot = full.indexOf(".");
+  let s = a.toFixed(d);
+  if (/^50*$/.test(full.slice(dot + 1 + d))) {
+    const kept = full.slice(0, d > 0 ? dot + 1 + d : dot);
+    if (Number(kept[kept.length - 1]) % 2 === 0) s = kept;
+  }
+  return (neg ? "-" : "") + s;
+}
+// Rust's f64::round: half away from zero.
+const roundAway = (x) => Math.sign(x) * Math.round(Math.abs(x));
 function fmtCount(n) {
-  const neg = n < 0;
-  const d = String(Math.abs(Math.round(n)));
+  const r = roundAway(n);
+  const neg = r < 0;
+  const d = String(Math.abs(r));
   let out = "";
   for (let i = 0; i < d.length; i++) {
     if (i > 0 && (d.length - i) % 3 === 0) out += ",";
@@ -31,7 +48,7 @@ function fmtCount(n) {
 function fmtMs(ms) {
   if (ms === null || !isFinite(ms)) return "-";
   if (Math.abs(ms) >= 1000) return fmtCount(ms) + "ms";
-  return ms.toFixed(1) + "ms";
+  return fixed(ms, 1) + "ms";
 }
 function fmtMsSigned(ms) {
   if (ms === null || !isFinite(ms)) return "-";
@@ -41,11 +58,11 @@ function fmtMsSigned(ms) {
 function fmtPct(p) {
   if (p === null || !isFinite(p)) return "-";
   const digits = Math.abs(p) < 10 ? 1 : 0;
-  return p < 0 ? "\u2212" + (-p).toFixed(digits) + " %" : "+" + p.toFixed(digits) + " %";
+  return p < 0 ? "\u2212" + fixed(-p, digits) + " %" : "+" + fixed(p, digits) + " %";
 }
 function fmtP(p) {
   if (p === null || !isFinite(p)) return "-";
-  return p < 0.001 ? "<0.001" : p.toFixed(3);
+  return p < 0.001 ? "<0.001" : fixed(p, 3);
 }
 const isReal = (v) => v === "higher" || v === "lower";
 
