@@ -343,7 +343,7 @@ function renderPlots(ctx, columns) {
   drawPlots(ctx, columns, loops, sel.value);
   const thinned = Object.entries(ctx.thinned);
   document.getElementById("thinned").textContent = thinned.length
-    ? "Thinned to an even stride for the page: " + thinned.map(([c, n]) => `${c} (${fmtCount(n)} loops)`).join(", ") + "."
+    ? "The plots draw an even sample of 2,000 loops of " + thinned.map(([c, n]) => `${c} (of ${fmtCount(n)})`).join(", ") + "; the tables are of every loop."
     : "";
 }
 

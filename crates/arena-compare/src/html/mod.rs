@@ -23,8 +23,8 @@ const TEMPLATE: &str = include_str!("../../assets/report.html");
 const CSS: &str = include_str!("../../assets/report.css");
 const JS: &str = include_str!("../../assets/report.js");
 
-/// Most loops of one column the page carries; larger columns are thinned by an even
-/// stride (said on the page), so a million-loop report stays a file a browser opens.
+/// Most loops of one column the page carries; larger columns are thinned evenly (said on
+/// the page), so a million-loop report stays a file a browser opens.
 pub const MAX_LOOPS_PER_COLUMN: usize = 2000;
 
 /// The loop fields of `#context.loops.rows`, in order.
@@ -185,6 +185,7 @@ pub fn context_json(runs: &[Run], cmp: &Comparison, opts: &ReportOptions) -> Val
         .iter()
         .map(|g| g.runs.iter().map(|r| r.run.loops.len()).sum())
         .collect();
+    let mut seen = vec![0usize; gs.len()];
     for &(ri, ci, number) in &placed {
         let run = &runs[ri];
         run_docs.push(json!({
@@ -194,12 +195,15 @@ pub fn context_json(runs: &[Run], cmp: &Comparison, opts: &ReportOptions) -> Val
             "meta": run.meta,
         }));
         let total = per_column_total[ci];
-        let stride = total.div_ceil(MAX_LOOPS_PER_COLUMN).max(1);
-        if stride > 1 {
+        if total > MAX_LOOPS_PER_COLUMN {
             thinned.insert(gs[ci].name.clone(), json!(total));
         }
-        for (k, l) in run.loops.iter().enumerate() {
-            if k % stride != 0 {
+        for l in &run.loops {
+            // Evenly over the column's loops, all its runs in order: exactly the cap kept.
+            let g = seen[ci];
+            seen[ci] += 1;
+            let max = MAX_LOOPS_PER_COLUMN;
+            if total > max && (g + 1) * max / total == g * max / total {
                 continue;
             }
             let t = |x: Option<f64>| x.map_or(Value::Null, num);
@@ -264,6 +268,38 @@ mod tests {
             escape_html("<b a=\"1\">'&'</b>"),
             "&lt;b a=&quot;1&quot;&gt;&#39;&amp;&#39;&lt;/b&gt;"
         );
+    }
+
+    fn embedded(page: &str, id: &str) -> Value {
+        let open = format!("<script type=\"application/json\" id=\"{id}\">");
+        let start = page.find(&open).expect("the block") + open.len();
+        let end = start + page[start..].find("</script>").expect("its end");
+        serde_json::from_str(&page[start..end]).expect("JSON")
+    }
+
+    #[test]
+    fn the_page_embeds_the_compare_document_and_thins_large_columns() {
+        use crate::synthetic;
+        let big = synthetic::lognormal(5000, 40.0, 0.3, 0.0, 1);
+        let small = synthetic::lognormal(50, 45.0, 0.3, 0.0, 2);
+        let runs = vec![
+            synthetic::run("stock", &big, 20_000),
+            synthetic::run("<b>lazy</b>", &small, 20_000),
+        ];
+        let cmp = crate::compare(&runs, &crate::CompareOptions::default()).unwrap();
+        let page = report_html(&runs, &cmp, &ReportOptions::default());
+        assert!(
+            !page.contains("<b>lazy</b>"),
+            "a name reached the page as markup"
+        );
+        assert_eq!(embedded(&page, "data"), comparison_json(&cmp));
+        let ctx = embedded(&page, "context");
+        let rows = ctx["loops"]["rows"].as_array().unwrap();
+        let of = |col: u64| rows.iter().filter(|r| r[0] == col).count();
+        assert_eq!((of(0), of(1)), (MAX_LOOPS_PER_COLUMN, 50));
+        assert_eq!(ctx["thinned"], json!({"stock": 5000}));
+        assert_eq!(ctx["runs"][1]["meta"]["arm"], "<b>lazy</b>");
+        assert_eq!(rows[0].as_array().unwrap().len(), LOOP_FIELDS.len());
     }
 
     #[test]
