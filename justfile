@@ -48,3 +48,7 @@ examples:
 # Remake the generated inputs under fixtures/ (needs root and Chromium)
 fixtures:
     ./scripts/fixtures
+
+# Remake docs/report.png, the README's picture of `arena-perf report` (needs Chromium)
+report-png:
+    cargo run -- report fixtures/runs --baseline stock --out /tmp/report.html --screenshot docs/report.png

@@ -105,6 +105,7 @@ fn expected(e: &Example) -> &'static [&'static str] {
             "0 of 1 checks failed",
         ],
         ("plot", 0) => &["wrote ", "latency.svg"],
+        ("report", 0) => &["wrote ", "report.html", "against stock, 4 runs"],
         ("serve", 0) => &["fixture match at http://127.0.0.1:", "\"lazy_png\":true"],
         ("wire summary", 0) => &["wire summary:", "port 18087", "WebSocket data frames"],
         ("logs stats", 0) => &["Per-frame statistics", "encodeMs", "understood ("],
@@ -170,6 +171,14 @@ fn check(e: &Example, dir: &Path) {
             .expect("plot --out");
         let svg = std::fs::read_to_string(dir.join(&e.args[at + 1])).expect("the plot");
         assert!(svg.contains("<svg"), "{}: not an SVG", e.line);
+    }
+    if e.args[0] == "report" {
+        let html = std::fs::read_to_string(dir.join("report.html")).expect("the report");
+        assert!(
+            html.contains("<script type=\"application/json\" id=\"data\">"),
+            "{}",
+            e.line
+        );
     }
     eprintln!("ok: {}", e.line);
 }

@@ -13,6 +13,7 @@ mod matrix;
 mod pilot;
 mod plot;
 mod progress;
+mod report;
 mod run_args;
 mod serve;
 mod shell;
@@ -41,6 +42,9 @@ pub enum Command {
     Compare(compare::CompareArgs),
     /// CI gate: exit 1 only on a significant regression past a limit (2 on bad input).
     Gate(gate::GateArgs),
+    /// Write one self-contained HTML page of runs for a pull request: compare's tables with
+    /// warnings beside their figures, latency plots with each loop on hover, run metadata.
+    Report(report::ReportArgs),
     /// Plot runs: latency CDF per arm (log x) and a per-click timeline, SVG or PNG.
     Plot(plot::PlotArgs),
     /// Run a matrix file: cases x arms x repeats, best (or median) per cell with the start
@@ -81,6 +85,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Compare(a) => compare::run(a),
         Command::Gate(a) => gate::run(a),
         Command::Plot(a) => plot::run(a),
+        Command::Report(a) => report::run(a),
         Command::Matrix(a) => matrix::run(a),
         Command::Logs(a) => logs::run(a),
         Command::Wire(a) => wire::run(a),

@@ -602,6 +602,21 @@ impl Page {
         Ok(m)
     }
 
+    /// A PNG of the page (CDP `Page.captureScreenshot`): the viewport, or the whole
+    /// document with `full_page`.
+    pub async fn screenshot_png(&self, full_page: bool) -> Result<Vec<u8>> {
+        let params = chromiumoxide::page::ScreenshotParams::builder()
+            .format(chromiumoxide::cdp::browser_protocol::page::CaptureScreenshotFormat::Png)
+            .full_page(full_page)
+            .build();
+        cdp(
+            self.cdp_timeout,
+            "Page.captureScreenshot",
+            self.inner.screenshot(params),
+        )
+        .await
+    }
+
     /// Closes the tab.
     pub async fn close(self) -> Result<()> {
         let inner = self.inner.clone();

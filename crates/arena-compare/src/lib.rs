@@ -11,6 +11,7 @@ mod compare;
 mod findings;
 mod gate;
 mod group;
+pub mod html;
 mod input;
 mod json;
 pub mod plot;
@@ -25,5 +26,6 @@ pub use compare::{
 pub use findings::{annotate, check, CheckOptions, Finding};
 pub use gate::{gate, CheckStatus, GateCheck, GateResult, Limit};
 pub use group::{digest, groups, By, Group, RunData};
+pub use html::{report_html, ReportOptions};
 pub use input::load_runs;
 pub use json::{comparison_json, num, JSON_SCHEMA_VERSION};

@@ -1,0 +1,135 @@
+//! `arena-perf report`: the comparison as one self-contained HTML file (no network: inline
+//! CSS, script and SVG), with `compare --format json`'s document embedded and every figure
+//! drawn from it.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use arena_compare::{compare, load_runs, report_html, By, CompareOptions, Metric, ReportOptions};
+use arena_report::Exit;
+
+use super::compare::{parse_metrics, ByArg, StatsArgs};
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  arena-perf report fixtures/runs --out report.html
+  arena-perf report runs/ --by run --baseline stock --out report.html
+  arena-perf report runs/ --out report.html --screenshot report.png
+
+The page embeds exactly what `arena-perf compare --format json` prints for the same runs
+and flags (in <script id=\"data\">), so its tables and the JSON cannot disagree.")]
+pub struct ReportArgs {
+    /// Run folders, or folders holding run folders (as for `compare`).
+    #[arg(required = true, value_name = "RUN_OR_DIR")]
+    pub runs: Vec<PathBuf>,
+    /// The HTML file to write; its folder must exist.
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// Arm (or column, e.g. "stock, run 2") the others are compared against; the first
+    /// arm by default.
+    #[arg(long, value_name = "ARM")]
+    pub baseline: Option<String>,
+    /// Columns per run or pooled per arm.
+    #[arg(long, value_enum, default_value = "arm")]
+    pub by: ByArg,
+    /// Loop metric to show (repeatable); all by default. The plots open on the first.
+    #[arg(long = "metric", value_name = "M")]
+    pub metrics: Vec<String>,
+    /// Also open the written page in headless Chromium and save a full-page PNG of it
+    /// (for a pull request comment, where HTML does not render).
+    #[arg(long, value_name = "PNG")]
+    pub screenshot: Option<PathBuf>,
+    #[command(flatten)]
+    pub stats: StatsArgs,
+}
+
+pub fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
+    let (verdict, checks) = a.stats.options()?;
+    let metrics = parse_metrics(&a.metrics)?;
+    check_parent(&a.out, "--out")?;
+    if let Some(png) = &a.screenshot {
+        check_parent(png, "--screenshot")?;
+    }
+    let runs = load_runs(&a.runs)?;
+    let opts = CompareOptions {
+        by: match a.by {
+            ByArg::Run => By::Run,
+            ByArg::Arm => By::Arm,
+        },
+        baseline: a.baseline,
+        metrics: metrics.clone(),
+        verdict,
+        checks,
+    };
+    let cmp = compare(&runs, &opts)?;
+    let page = report_html(
+        &runs,
+        &cmp,
+        &ReportOptions {
+            level_pct: 100.0 * (1.0 - verdict.alpha),
+            include_cold: checks.include_cold,
+            metrics: metrics.clone(),
+            plot_metric: metrics.first().copied().unwrap_or(Metric::InputToPaint),
+        },
+    );
+    std::fs::write(&a.out, page).with_context(|| format!("writing {}", a.out.display()))?;
+    println!(
+        "wrote {}: {} against {}, {} runs",
+        a.out.display(),
+        cmp.columns
+            .iter()
+            .filter(|c| **c != cmp.baseline)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", "),
+        cmp.baseline,
+        runs.len()
+    );
+    if let Some(png) = &a.screenshot {
+        let bytes = arena_pilot::block_on(|_cancel| screenshot(&a.out))?;
+        std::fs::write(png, bytes).with_context(|| format!("writing {}", png.display()))?;
+        println!("wrote {}", png.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--out report/x.html` with no `report/`: said before any work, naming the folder.
+fn check_parent(file: &Path, flag: &str) -> anyhow::Result<()> {
+    let parent = match file.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => return Ok(()),
+    };
+    if !parent.is_dir() {
+        return Err(Exit::bad_input(format!(
+            "{flag} {}: folder {} does not exist (create it first)",
+            file.display(),
+            parent.display()
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// A full-page PNG of the written report, from a headless Chromium closed afterwards.
+async fn screenshot(html: &Path) -> anyhow::Result<Vec<u8>> {
+    let path = std::fs::canonicalize(html)?;
+    let url = format!("file://{}", path.display());
+    let browser = arena_browser::Browser::launch(arena_browser::LaunchOptions {
+        window: (1280, 900),
+        ..Default::default()
+    })
+    .await?;
+    let shot = async {
+        let page = browser.new_page(&url, None).await?;
+        page.wait_until(
+            "document.documentElement.dataset.rendered === 'ok'",
+            std::time::Duration::from_secs(10),
+        )
+        .await?;
+        page.screenshot_png(true).await
+    }
+    .await;
+    browser.close().await?;
+    shot
+}
