@@ -85,8 +85,12 @@ fn summary(a: SummaryArgs) -> Result<ExitCode> {
         top: Some(a.top),
     };
     let s = arena_wire::summarize(&a.file, &opts).map_err(|e| Exit::bad_input(format!("{e:#}")))?;
-    for t in s.tables() {
-        print!("{}", t.render(a.format));
+    if a.format == Format::Json {
+        print!("{}", arena_report::json::to_text(&s.to_json()));
+    } else {
+        for t in s.tables() {
+            print!("{}", t.render(a.format));
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
