@@ -144,7 +144,11 @@ fn capture(a: CaptureArgs) -> Result<ExitCode> {
         }
     }
     let stats = cap.stop()?;
-    print!("{}", stats_table(&stats).render(a.format));
+    if a.format == Format::Json {
+        print!("{}", arena_report::json::to_text(&stats.to_json()));
+    } else {
+        print!("{}", stats_table(&stats).render(a.format));
+    }
     if stop.load(Ordering::SeqCst) {
         return Err(Exit::new(ExitKind::Interrupted, "interrupted; the pcap was flushed").into());
     }
