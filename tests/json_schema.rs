@@ -430,3 +430,27 @@ fn wire_capture_json_of_the_binary() {
     assert_eq!(doc["source"]["kind"], "interface_counters");
     assert!(doc["interface"]["rx_bytes"].is_u64());
 }
+
+/// The pilot's own command line, once: two clicks on the built-in fixture in Chromium.
+#[test]
+fn pilot_cli_json_matches_its_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let doc = json_of(&[
+        "pilot",
+        "--clicks",
+        "2",
+        "--warmup",
+        "0",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_valid("pilot.json", &doc);
+    assert!(doc["metrics"]["sendToRecv"]["p50"].is_f64(), "{doc:#}");
+    assert_eq!(doc["run_folder"], out.display().to_string());
+    assert!(doc["loops"]["total"].as_u64().unwrap() >= 2);
+    assert_valid("run.json", &read_json(&out.join("run.json")));
+}
