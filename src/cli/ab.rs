@@ -11,7 +11,7 @@ use clap::Args as ClapArgs;
 
 use arena_pilot::Pilot;
 
-use super::run_args::{runs, AbPlan, RunArgs};
+use super::run_args::{ab_document, runs, AbPlan, RunArgs};
 
 /// Run arms interleaved, each run in a fresh page and a fresh target session, and compare.
 #[derive(Debug, ClapArgs)]
@@ -52,15 +52,20 @@ pub fn run(args: Args) -> Result<ExitCode> {
         out: args.out.clone(),
     })?;
     let runs = runs(&outcome);
-    if !runs.is_empty() {
+    // Pooled per arm against the first arm: deltas, intervals, `~` for noise.
+    let opts = CompareOptions {
+        by: By::Arm,
+        baseline: args.arms.first().cloned(),
+        ..CompareOptions::default()
+    };
+    let cmp = match runs.is_empty() {
+        true => None,
+        false => Some(compare(&runs, &opts)?),
+    };
+    if args.format == Format::Json {
+        print!("{}", ab_document("ab", &outcome, cmp.as_ref()));
+    } else if let Some(cmp) = cmp {
         print!("{}", by_run_table(&runs).render(args.format));
-        // Pooled per arm against the first arm: deltas, intervals, `~` for noise.
-        let opts = CompareOptions {
-            by: By::Arm,
-            baseline: args.arms.first().cloned(),
-            ..CompareOptions::default()
-        };
-        let cmp = compare(&runs, &opts)?;
         println!();
         print!("{}", cmp.table.render(args.format));
     }

@@ -5,13 +5,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use arena_compare::by_run_table;
+use arena_compare::{by_run_table, compare, By, CompareOptions};
 use arena_report::Format;
 use clap::Args as ClapArgs;
 
 use arena_pilot::Pilot;
 
-use super::run_args::{runs, AbPlan, RunArgs};
+use super::run_args::{ab_document, runs, AbPlan, RunArgs};
 
 /// Measure stock against lazy-png on the built-in fixture match (no setup needed).
 #[derive(Debug, ClapArgs)]
@@ -38,7 +38,19 @@ pub fn run(args: Args) -> Result<ExitCode> {
         out: args.out.clone(),
     })?;
     let runs = runs(&outcome);
-    if !runs.is_empty() {
+    if args.format == Format::Json {
+        // The table is one column per run; the document adds the pooled comparison.
+        let opts = CompareOptions {
+            by: By::Arm,
+            baseline: Some("stock".into()),
+            ..CompareOptions::default()
+        };
+        let cmp = match runs.is_empty() {
+            true => None,
+            false => Some(compare(&runs, &opts)?),
+        };
+        print!("{}", ab_document("demo", &outcome, cmp.as_ref()));
+    } else if !runs.is_empty() {
         print!("{}", by_run_table(&runs).render(args.format));
     }
     match outcome.error {

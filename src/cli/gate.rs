@@ -42,12 +42,10 @@ pub fn run(a: GateArgs) -> anyhow::Result<ExitCode> {
     let candidate = load_runs(&a.candidate)?;
     let result = gate(&baseline, &candidate, &limits, &verdict, &checks)?;
     if a.format == Format::Json {
-        let v = serde_json::json!({
-            "failed": result.failed(),
-            "checks": result.checks,
-            "findings": result.findings,
-        });
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        print!(
+            "{}",
+            arena_report::json::to_text(&arena_compare::gate_json(&result))
+        );
     } else {
         print!("{}", result.table.render(a.format));
     }

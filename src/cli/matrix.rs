@@ -81,7 +81,10 @@ pub fn run(a: MatrixArgs) -> Result<ExitCode> {
         .map(|(_, t)| t.render(Format::Markdown))
         .collect();
     let _ = std::fs::write(out_dir.join("tables.md"), md.join("\n"));
-    let text = render(&tables, a.format)?;
+    let text = match a.format {
+        Format::Json => arena_report::json::to_text(&arena_matrix::matrix_json(&result)),
+        f => render(&tables, f),
+    };
     // A closed pipe (`| head`) is not an error of the matrix.
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
     ending(&result, interrupt.load(Ordering::Relaxed), &out_dir)
@@ -141,22 +144,15 @@ fn tables(a: &MatrixArgs, result: &MatrixResult) -> Vec<(&'static str, Table)> {
     tables
 }
 
-fn render(tables: &[(&str, Table)], format: Format) -> Result<String> {
-    Ok(match format {
-        Format::Json => {
-            let obj: serde_json::Map<String, serde_json::Value> = tables
-                .iter()
-                .map(|(k, t)| (k.to_string(), t.to_json()))
-                .collect();
-            format!("{}\n", serde_json::to_string_pretty(&obj)?)
-        }
+fn render(tables: &[(&str, Table)], format: Format) -> String {
+    match format {
         // CSV is one table: the matrix (the others are in tables.md and the run folders).
         Format::Csv => tables[0].1.render(Format::Csv),
         f => {
             let parts: Vec<String> = tables.iter().map(|(_, t)| t.render(f)).collect();
             parts.join("\n")
         }
-    })
+    }
 }
 
 /// Exit 130 when interrupted, 3 when no run gave a figure.

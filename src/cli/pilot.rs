@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use arena_compare::arm_table;
+use arena_compare::{arm_json, arm_table};
 use arena_pilot::{block_on, run_one, OutDir, Pilot, Plan, RunRequest};
 use arena_report::Format;
 use clap::Args as ClapArgs;
@@ -52,7 +52,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
         };
         run_one(&args.run.browser(), req).await
     })?;
-    print!("{}", arm_table(&outcome.run).render(args.format));
+    if args.format == Format::Json {
+        let v = arm_json(&outcome.run, Some(&outcome.dir));
+        print!("{}", arena_report::json::to_text(&v));
+    } else {
+        print!("{}", arm_table(&outcome.run).render(args.format));
+    }
     eprintln!("run folder: {}", outcome.dir.display());
     match outcome.exit_error() {
         Some(e) => Err(e),

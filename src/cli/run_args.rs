@@ -138,3 +138,18 @@ impl RunArgs {
 pub fn runs(outcome: &AbOutcome) -> Vec<Run> {
     outcome.outcomes.iter().map(|o| o.run.clone()).collect()
 }
+
+/// The JSON document of an A/B (`ab`, `demo`): every run with its folder, then the
+/// comparison.
+pub fn ab_document(
+    kind: &str,
+    outcome: &AbOutcome,
+    cmp: Option<&arena_compare::Comparison>,
+) -> String {
+    let runs: Vec<_> = outcome
+        .outcomes
+        .iter()
+        .map(|o| (&o.run, Some(o.dir.as_path())))
+        .collect();
+    arena_report::json::to_text(&arena_compare::ab_json(kind, &runs, cmp))
+}

@@ -85,8 +85,12 @@ fn summary(a: SummaryArgs) -> Result<ExitCode> {
         top: Some(a.top),
     };
     let s = arena_wire::summarize(&a.file, &opts).map_err(|e| Exit::bad_input(format!("{e:#}")))?;
-    for t in s.tables() {
-        print!("{}", t.render(a.format));
+    if a.format == Format::Json {
+        print!("{}", arena_report::json::to_text(&s.to_json()));
+    } else {
+        for t in s.tables() {
+            print!("{}", t.render(a.format));
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -140,7 +144,11 @@ fn capture(a: CaptureArgs) -> Result<ExitCode> {
         }
     }
     let stats = cap.stop()?;
-    print!("{}", stats_table(&stats).render(a.format));
+    if a.format == Format::Json {
+        print!("{}", arena_report::json::to_text(&stats.to_json()));
+    } else {
+        print!("{}", stats_table(&stats).render(a.format));
+    }
     if stop.load(Ordering::SeqCst) {
         return Err(Exit::new(ExitKind::Interrupted, "interrupted; the pcap was flushed").into());
     }

@@ -12,17 +12,7 @@ use serde_json::{json, Map, Value};
 
 use crate::compare::{Comparison, QUANTILES};
 
-/// The version of the JSON documents this crate writes; bumped on any change of shape.
-pub const JSON_SCHEMA_VERSION: u32 = 1;
-
-/// A finite number, or `null`.
-pub fn num(x: f64) -> Value {
-    if x.is_finite() {
-        json!(x)
-    } else {
-        Value::Null
-    }
-}
+pub use arena_report::{num, JSON_SCHEMA_VERSION};
 
 /// The comparison as one JSON document.
 pub fn comparison_json(c: &Comparison) -> Value {
@@ -86,4 +76,158 @@ fn set(m: &mut Map<String, Value>, key: &str, column: &str, v: Value) {
     if let Some(Value::Object(inner)) = m.get_mut(key) {
         inner.insert(column.to_string(), v);
     }
+}
+
+/// A latency summary in ms as `{n, min, mean, p50, p90, p99, max}`, or `null`.
+pub fn summary_json(s: Option<&arena_stats::Summary>) -> Value {
+    match s {
+        Some(s) => json!({
+            "n": s.n,
+            "min": num(s.min),
+            "mean": num(s.mean),
+            "p50": num(s.p50),
+            "p90": num(s.p90),
+            "p99": num(s.p99),
+            "max": num(s.max),
+        }),
+        None => Value::Null,
+    }
+}
+
+/// One run's figures as data: what `pilot --format json` prints and what `ab` and `demo`
+/// list per run. `folder` is the run folder, when known. The shape is
+/// `docs/schema/pilot.json` (without `schema_version` and `kind`):
+///
+/// ```text
+/// .metrics.sendToRecv.p50     warm answered loops' p50, ms
+/// .loops.unanswered           loops nothing answered (an integer)
+/// .bytes.received_bytes       WebSocket payload the page received
+/// ```
+pub fn run_json(run: &arena_run::Run, folder: Option<&std::path::Path>) -> Value {
+    let m = &run.meta;
+    let s = &m.summary;
+    let metrics: Map<String, Value> = [
+        (arena_run::Metric::InputToSocket, &s.input_to_socket),
+        (arena_run::Metric::SendToRecv, &s.send_to_recv),
+        (arena_run::Metric::RecvToDraw, &s.recv_to_draw),
+        (arena_run::Metric::InputToPaint, &s.input_to_paint),
+        (arena_run::Metric::InputToPixels, &s.input_to_pixels),
+    ]
+    .into_iter()
+    .map(|(metric, sum)| (metric.name().to_string(), summary_json(sum.as_ref())))
+    .collect();
+    json!({
+        "arm": m.arm,
+        "url": m.url,
+        "knobs": m.knobs,
+        "status": m.status,
+        "status_message": m.status_message,
+        "started_at": m.started_at,
+        "ended_at": m.ended_at,
+        "seed": m.seed,
+        "socket_source": m.socket_source,
+        "run_folder": folder.map(|f| f.display().to_string()),
+        "unit": "ms",
+        "metrics": metrics,
+        "cold": { "inputToPaint": summary_json(s.cold_input_to_paint.as_ref()) },
+        "coalesced": {
+            "inputs": s.coalesced_inputs,
+            "inputToSocket": summary_json(s.coalesced_input_to_socket.as_ref()),
+        },
+        "loops": {
+            "clicks_planned": s.clicks_planned,
+            "inputs_dispatched": s.inputs_dispatched,
+            "total": s.loops,
+            "answered": s.answered,
+            "unanswered": s.unanswered,
+            "claimed": s.claimed,
+            "cold": s.cold,
+            "invariant_violations": s.invariant_violations,
+        },
+        "bytes": {
+            "received_bytes": s.bytes_received,
+            "frames_received": s.frames_received,
+            "sent_bytes": s.bytes_sent,
+            "idle_reply_bytes": s.idle_reply_bytes,
+            "replies_over_idle": s.replies_over_idle,
+        },
+        "sends": {
+            "input": s.sends_input,
+            "ack": s.sends_ack,
+            "other": s.sends_other,
+        },
+        "records": {
+            "drained": s.records,
+            "dropped": s.dropped_records,
+            "stale": s.stale_records,
+        },
+        "answer": m.answer,
+        "wire": m.wire,
+        "warnings": m.warnings,
+    })
+}
+
+/// `pilot --format json`: one run as a document (`docs/schema/pilot.json`).
+pub fn arm_json(run: &arena_run::Run, folder: Option<&std::path::Path>) -> Value {
+    arena_report::json::document("pilot", run_json(run, folder))
+}
+
+/// `ab` and `demo` with `--format json`: every run in the order it ran, then the
+/// comparison document of [`comparison_json`] (`docs/schema/ab.json`); `comparison` is
+/// `null` when no run finished.
+pub fn ab_json(
+    kind: &str,
+    runs: &[(&arena_run::Run, Option<&std::path::Path>)],
+    comparison: Option<&Comparison>,
+) -> Value {
+    let list: Vec<Value> = runs.iter().map(|(r, f)| run_json(r, *f)).collect();
+    arena_report::json::document(
+        kind,
+        json!({
+            "runs": list,
+            "comparison": comparison.map_or(Value::Null, comparison_json),
+        }),
+    )
+}
+
+/// `gate --format json`: every check with its limit, its figures and its verdict, and
+/// whether the gate failed (`docs/schema/gate.json`).
+pub fn gate_json(g: &crate::gate::GateResult) -> Value {
+    let checks: Vec<Value> = g
+        .checks
+        .iter()
+        .map(|c| {
+            let ch = &c.change;
+            let ci = ch.ci.as_ref();
+            json!({
+                "limit": {
+                    "metric": c.limit.metric,
+                    "stat": c.limit.stat,
+                    "q": c.limit.q,
+                    "max_pct": c.limit.max_pct,
+                },
+                "n_baseline": c.n_baseline,
+                "n_candidate": c.n_candidate,
+                "baseline": num(ch.baseline),
+                "candidate": num(ch.candidate),
+                "delta": num(ch.delta),
+                "delta_pct": num(ch.delta_pct),
+                "ci_low": ci.map_or(Value::Null, |c| num(c.lo)),
+                "ci_high": ci.map_or(Value::Null, |c| num(c.hi)),
+                "p": ch.p.map_or(Value::Null, num),
+                "verdict": ch.verdict,
+                "status": c.status,
+                "reason": c.reason,
+            })
+        })
+        .collect();
+    arena_report::json::document(
+        "gate",
+        json!({
+            "failed": g.failed(),
+            "unit": "ms",
+            "checks": checks,
+            "findings": g.findings,
+        }),
+    )
 }

@@ -28,4 +28,6 @@ pub use gate::{gate, CheckStatus, GateCheck, GateResult, Limit};
 pub use group::{digest, groups, By, Group, RunData};
 pub use html::{report_html, ReportOptions};
 pub use input::load_runs;
-pub use json::{comparison_json, num, JSON_SCHEMA_VERSION};
+pub use json::{
+    ab_json, arm_json, comparison_json, gate_json, num, run_json, summary_json, JSON_SCHEMA_VERSION,
+};

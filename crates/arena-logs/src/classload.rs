@@ -260,15 +260,93 @@ fn count_cell(n: u64) -> Cell {
 }
 
 pub fn run(opts: &ClassLoadOptions) -> anyhow::Result<Vec<Table>> {
-    let mut sums = Vec::new();
-    for f in &opts.files {
-        sums.push(summarize(f, opts)?);
-    }
+    let sums = summarize_all(opts)?;
     let mut tables = vec![overview(&sums, opts)];
     for s in &sums {
         tables.push(sources_table(s, opts));
         tables.push(packages_table(s, opts));
         tables.push(timeline_table(s, opts));
+    }
+    Ok(tables)
+}
+
+/// `logs classload --format json`: per file its counts, span and gaps (seconds on the
+/// log's clock), classes by source, the top packages, the timeline and the marks.
+pub fn run_json(opts: &ClassLoadOptions) -> anyhow::Result<serde_json::Value> {
+    use serde_json::json;
+    let sums = summarize_all(opts)?;
+    let files: Vec<_> = sums.iter().map(|s| file_json(s, opts)).collect();
+    Ok(arena_report::json::document(
+        "logs.classload",
+        json!({
+            "gap_s": opts.gap,
+            "bucket_s": opts.bucket,
+            "depth": opts.depth,
+            "top": opts.top,
+            "files": files,
+        }),
+    ))
+}
+
+fn file_json(s: &ClassLoadSummary, opts: &ClassLoadOptions) -> serde_json::Value {
+    use serde_json::{json, Map, Value};
+    let counts = |map: &HashMap<String, u64>| -> Value {
+        let (top, rest) = top(map, opts.top);
+        json!({
+            "classes": map.values().sum::<u64>(),
+            "top": top.into_iter().map(|(k, n)| json!({ "name": k, "classes": n })).collect::<Vec<_>>(),
+            "rest": rest,
+        })
+    };
+    let (packages, rest) = top(&s.packages, opts.top);
+    let packages: Vec<_> = packages
+        .into_iter()
+        .map(|(k, n)| json!({ "package": String::from_utf8_lossy(&k), "classes": n }))
+        .collect();
+    let timeline: Vec<_> = s
+        .timeline
+        .iter()
+        .map(|(idx, n)| json!({ "from_s": *idx as f64 * opts.bucket, "classes": n }))
+        .collect();
+    let marks: Vec<_> = s
+        .marks
+        .iter()
+        .map(|(prefix, m)| {
+            json!({
+                "prefix": prefix,
+                "first_s": m.map(|x| x.0),
+                "classes_before": m.map(|x| x.1),
+            })
+        })
+        .collect();
+    let mut sources = Map::new();
+    sources.insert("cds".into(), json!(s.cds));
+    sources.insert("modules".into(), counts(&s.modules));
+    sources.insert("class_path".into(), counts(&s.class_path));
+    sources.insert("other".into(), counts(&s.other));
+    sources.insert("hidden".into(), json!(s.hidden));
+    json!({
+        "file": s.scan.file,
+        "classes": s.classes,
+        "first_s": s.first,
+        "last_s": s.last,
+        "span_s": s.first.zip(s.last).map(|(a, b)| b - a),
+        "gaps": s.gaps,
+        "gap_total_s": s.gap_total,
+        "longest_gap": s.longest_gap.map(|(a, b)| json!({ "from_s": a, "to_s": b, "length_s": b - a })),
+        "sources": sources,
+        "packages": { "top": packages, "rest": rest },
+        "timeline": timeline,
+        "marks": marks,
+        "scan": crate::scan_json(&s.scan),
+    })
+}
+
+/// Every file summarized; the timeline plot, when asked for, is written here.
+fn summarize_all(opts: &ClassLoadOptions) -> anyhow::Result<Vec<ClassLoadSummary>> {
+    let mut sums = Vec::new();
+    for f in &opts.files {
+        sums.push(summarize(f, opts)?);
     }
     if let Some(plot) = &opts.plot {
         let svg = crate::classload::timeline_svg(&sums, opts.bucket);
@@ -276,7 +354,7 @@ pub fn run(opts: &ClassLoadOptions) -> anyhow::Result<Vec<Table>> {
             arena_report::Exit::bad_input(format!("{}: cannot write plot: {e}", plot.display()))
         })?;
     }
-    Ok(tables)
+    Ok(sums)
 }
 
 fn overview(sums: &[ClassLoadSummary], opts: &ClassLoadOptions) -> Table {

@@ -134,24 +134,37 @@ pub fn run(args: &LogsArgs) -> anyhow::Result<String> {
     if files.iter().filter(|f| f.as_os_str() == STDIN).count() > 1 {
         return Err(Exit::bad_input(format!("`{STDIN}` (stdin) can be given once")).into());
     }
-    let (tables, format): (Vec<Table>, Format) = match &args.kind {
-        LogsKind::Stats(a) => (
-            stats::run(&stats::StatsOptions {
+    let format = match &args.kind {
+        LogsKind::Stats(a) => a.common.format,
+        LogsKind::Gc(a) => a.common.format,
+        LogsKind::Classload(a) => a.common.format,
+        LogsKind::Profile(a) => a.common.format,
+    };
+    let json = format == Format::Json;
+    let out = match &args.kind {
+        LogsKind::Stats(a) => {
+            let o = stats::StatsOptions {
                 files: a.common.files.clone(),
                 by_instance: a.by_instance,
                 pattern: a.pattern.clone(),
-            })?,
-            a.common.format,
-        ),
-        LogsKind::Gc(a) => (
-            gc::run(&gc::GcOptions {
+            };
+            match json {
+                true => Out::Json(stats::run_json(&o)?),
+                false => Out::Tables(stats::run(&o)?),
+            }
+        }
+        LogsKind::Gc(a) => {
+            let o = gc::GcOptions {
                 files: a.common.files.clone(),
                 window: a.window,
-            })?,
-            a.common.format,
-        ),
-        LogsKind::Classload(a) => (
-            classload::run(&classload::ClassLoadOptions {
+            };
+            match json {
+                true => Out::Json(gc::run_json(&o)?),
+                false => Out::Tables(gc::run(&o)?),
+            }
+        }
+        LogsKind::Classload(a) => {
+            let o = classload::ClassLoadOptions {
                 files: a.common.files.clone(),
                 gap: a.gap,
                 top: a.top,
@@ -159,19 +172,34 @@ pub fn run(args: &LogsArgs) -> anyhow::Result<String> {
                 bucket: a.bucket,
                 plot: a.plot.clone(),
                 marks: a.mark.clone(),
-            })?,
-            a.common.format,
-        ),
-        LogsKind::Profile(a) => (
-            profile::run(&profile::ProfileOptions {
+            };
+            match json {
+                true => Out::Json(classload::run_json(&o)?),
+                false => Out::Tables(classload::run(&o)?),
+            }
+        }
+        LogsKind::Profile(a) => {
+            let o = profile::ProfileOptions {
                 files: a.common.files.clone(),
                 rules: a.rules.clone(),
                 top: a.top,
                 skip_leaves_of: a.skip_leaves_of.clone(),
                 flamegraph: a.flamegraph.clone(),
-            })?,
-            a.common.format,
-        ),
+            };
+            match json {
+                true => Out::Json(profile::run_json(&o)?),
+                false => Out::Tables(profile::run(&o)?),
+            }
+        }
     };
-    Ok(render(&tables, format))
+    Ok(match out {
+        Out::Json(v) => crate::render_json(&v),
+        Out::Tables(t) => render(&t, format),
+    })
+}
+
+/// A subcommand's result: tables for people, or the JSON document.
+enum Out {
+    Tables(Vec<Table>),
+    Json(serde_json::Value),
 }

@@ -612,10 +612,7 @@ pub struct GcOptions {
 /// The tables `logs gc` prints: per file, pauses by kind and cause (and by window); with
 /// several files, one overview with a column per file and deltas against the first.
 pub fn run(opts: &GcOptions) -> anyhow::Result<Vec<Table>> {
-    let mut sums = Vec::new();
-    for f in &opts.files {
-        sums.push(summarize(f, opts.window)?);
-    }
+    let sums = summarize_all(opts)?;
     let mut tables = Vec::new();
     for s in &sums {
         tables.push(by_kind_table(s));
@@ -625,6 +622,120 @@ pub fn run(opts: &GcOptions) -> anyhow::Result<Vec<Table>> {
     }
     tables.push(overview_table(&sums));
     Ok(tables)
+}
+
+fn summarize_all(opts: &GcOptions) -> anyhow::Result<Vec<GcSummary>> {
+    opts.files
+        .iter()
+        .map(|f| summarize(f, opts.window))
+        .collect()
+}
+
+/// `logs gc --format json`: per file its pauses (all, and by kind and cause), cycles,
+/// stalls, heap, windows and what was read; then each later file's changes against the
+/// first (percent, and the noise verdict on the pause quantiles). Times in ms, heap in MB
+/// (2^20 bytes) as the keys say.
+pub fn run_json(opts: &GcOptions) -> anyhow::Result<serde_json::Value> {
+    use serde_json::json;
+    let sums = summarize_all(opts)?;
+    let files: Vec<_> = sums.iter().map(|s| gc_file_json(s, opts.window)).collect();
+    let rule = NoiseRule::default();
+    let changes: Vec<_> = match sums.split_first() {
+        Some((base, rest)) => rest
+            .iter()
+            .map(|s| gc_change_json(base, s, &rule))
+            .collect(),
+        None => Vec::new(),
+    };
+    Ok(arena_report::json::document(
+        "logs.gc",
+        json!({ "window_s": opts.window, "files": files, "changes": changes }),
+    ))
+}
+
+fn pause_json(p: &PauseStats) -> serde_json::Value {
+    serde_json::json!({
+        "ms": crate::streaming_json(&p.ms),
+        "humongous": p.humongous,
+        "humongous_ms": arena_report::num(p.humongous_ms),
+    })
+}
+
+fn gc_file_json(s: &GcSummary, window: Option<f64>) -> serde_json::Value {
+    use serde_json::json;
+    let by_kind: Vec<_> = s
+        .by_kind
+        .iter()
+        .map(|(kind, cause, p)| {
+            let mut v = pause_json(p);
+            v["kind"] = json!(kind);
+            v["cause"] = json!(cause);
+            v
+        })
+        .collect();
+    let cycles: Vec<_> = s
+        .cycles
+        .iter()
+        .map(
+            |(name, n, d)| json!({ "name": name, "n": n, "duration_ms": crate::streaming_json(d) }),
+        )
+        .collect();
+    let w = window.unwrap_or(0.0);
+    let windows: Vec<_> = s
+        .windows
+        .iter()
+        .map(|(idx, p, stalls)| {
+            let mut v = pause_json(p);
+            v["from_s"] = json!(*idx as f64 * w);
+            v["to_s"] = json!((*idx + 1) as f64 * w);
+            v["stalls_ms"] = crate::streaming_json(stalls);
+            v
+        })
+        .collect();
+    json!({
+        "file": s.scan.file,
+        "collector": s.collector,
+        "region_size_bytes": s.region_size,
+        "span_s": s.span.map(|(a, b)| b - a),
+        "pauses": pause_json(&s.all),
+        "by_kind": by_kind,
+        "concurrent_cycles": cycles,
+        "stalls_ms": crate::streaming_json(&s.stalls),
+        "heap_before_mb": crate::streaming_json(&s.heap_before_mb),
+        "heap_after_mb": crate::streaming_json(&s.heap_after_mb),
+        "peak_committed_bytes": s.peak_committed,
+        "to_space_exhausted": s.to_space_exhausted,
+        "windows": windows,
+        "scan": crate::scan_json(&s.scan),
+    })
+}
+
+/// One file against the first: percent changes, and the noise verdict on pause quantiles.
+fn gc_change_json(base: &GcSummary, s: &GcSummary, rule: &NoiseRule) -> serde_json::Value {
+    use arena_report::num;
+    use serde_json::json;
+    let pct = |b: f64, x: f64| num(pct_change(b, x));
+    let (bp, xp) = (base.all.ms.samples(), s.all.ms.samples());
+    let mut quantiles = serde_json::Map::new();
+    for (q, name) in [(0.5, "p50"), (0.9, "p90"), (0.99, "p99")] {
+        let v = match noise_verdict(&[&bp], &[&xp], q, rule) {
+            Some(ch) => json!({ "delta_pct": num(ch.delta_pct), "verdict": ch.verdict }),
+            None => serde_json::Value::Null,
+        };
+        quantiles.insert(name.into(), v);
+    }
+    let cycles = |g: &GcSummary| g.cycles.iter().map(|c| c.1).sum::<u64>() as f64;
+    json!({
+        "file": s.scan.file,
+        "against": base.scan.file,
+        "pauses_pct": pct(base.all.ms.count() as f64, s.all.ms.count() as f64),
+        "total_pause_pct": pct(base.all.ms.sum(), s.all.ms.sum()),
+        "humongous_pct": pct(base.all.humongous as f64, s.all.humongous as f64),
+        "humongous_ms_pct": pct(base.all.humongous_ms, s.all.humongous_ms),
+        "concurrent_cycles_pct": pct(cycles(base), cycles(s)),
+        "stalls_pct": pct(base.stalls.count() as f64, s.stalls.count() as f64),
+        "pause_quantiles": quantiles,
+    })
 }
 
 fn by_kind_table(s: &GcSummary) -> Table {

@@ -41,6 +41,50 @@ pub fn render(tables: &[Table], format: Format) -> String {
     }
 }
 
+/// What `--format json` prints for one `logs` subcommand: its tables are for people, this
+/// is the data (`docs/schema/logs-<kind>.json`).
+pub fn render_json(doc: &serde_json::Value) -> String {
+    arena_report::json::to_text(doc)
+}
+
+/// A streamed summary as `{n, sum, min, mean, p50, p90, p99, max}` (3 significant digits
+/// for the quantiles), or `null` when it saw nothing.
+pub(crate) fn streaming_json(s: &arena_stats::StreamingSummary) -> serde_json::Value {
+    use arena_report::num;
+    match s.summary() {
+        Some(x) => serde_json::json!({
+            "n": x.n,
+            "sum": num(s.sum()),
+            "min": num(x.min),
+            "mean": num(x.mean),
+            "p50": num(x.p50),
+            "p90": num(x.p90),
+            "p99": num(x.p99),
+            "max": num(x.max),
+        }),
+        None => serde_json::Value::Null,
+    }
+}
+
+/// What the scanner read of one file, as data.
+pub(crate) fn scan_json(scan: &ScanReport) -> serde_json::Value {
+    serde_json::json!({
+        "file": scan.file,
+        "bytes": scan.bytes,
+        "lines": scan.lines,
+        "understood": scan.understood(),
+        "records": scan.records,
+        "not_understood": scan.unknown,
+        "not_understood_samples": scan
+            .samples
+            .iter()
+            .map(|x| serde_json::json!({ "line": x.line, "text": x.text }))
+            .collect::<Vec<_>>(),
+        "truncated_last_line": scan.truncated_last_line,
+        "backwards": scan.backwards,
+    })
+}
+
 /// Adds the shared notes about what could not be read to a table.
 pub(crate) fn scan_notes(t: &mut Table, scan: &ScanReport, kind: &str) {
     t.note(format!(

@@ -482,20 +482,89 @@ fn reduce(
 }
 
 pub fn run(opts: &ProfileOptions) -> anyhow::Result<Vec<Table>> {
+    let (sums, classifier) = summarize_all(opts)?;
+    let mut tables = vec![shares_table(&sums, &classifier)];
+    for s in &sums {
+        tables.push(leaves_table(s, &classifier, opts));
+    }
+    Ok(tables)
+}
+
+/// `logs profile --format json`: per file its samples, each bucket's samples and share
+/// (percent of the file's samples), and the top leaf frames.
+pub fn run_json(opts: &ProfileOptions) -> anyhow::Result<serde_json::Value> {
+    use serde_json::{json, Map};
+    let (sums, c) = summarize_all(opts)?;
+    let files: Vec<_> = sums
+        .iter()
+        .map(|s| {
+            let mut buckets = Map::new();
+            for (bi, name) in c.buckets().iter().enumerate() {
+                let n = s.by_bucket[bi];
+                buckets.insert(
+                    name.clone(),
+                    json!({ "samples": n, "share_pct": pct(n, s.samples) }),
+                );
+            }
+            let leaves: Vec<_> = top_leaves(s, &c, opts)
+                .into_iter()
+                .map(|(leaf, (n, b))| {
+                    json!({
+                        "frame": String::from_utf8_lossy(leaf),
+                        "bucket": c.buckets()[*b],
+                        "samples": n,
+                        "share_pct": pct(*n, s.samples),
+                    })
+                })
+                .collect();
+            json!({
+                "file": s.scan.file,
+                "samples": s.samples,
+                "buckets": buckets,
+                "top_leaves": leaves,
+                "scan": crate::scan_json(&s.scan),
+            })
+        })
+        .collect();
+    Ok(arena_report::json::document(
+        "logs.profile",
+        json!({ "buckets": c.buckets(), "files": files }),
+    ))
+}
+
+/// Every file reduced; the flame graph, when asked for, is written here.
+fn summarize_all(opts: &ProfileOptions) -> anyhow::Result<(Vec<ProfileSummary>, Classifier)> {
     let classifier = load_rules(opts.rules.as_deref())?;
     let mut sums = Vec::new();
     for f in &opts.files {
         let keep = opts.flamegraph.is_some();
         sums.push(reduce(f, &classifier, threads_for(f), keep)?);
     }
-    let mut tables = vec![shares_table(&sums, &classifier)];
-    for s in &sums {
-        tables.push(leaves_table(s, &classifier, opts));
-    }
     if let Some(svg) = &opts.flamegraph {
         write_flamegraph(&mut sums, svg)?;
     }
-    Ok(tables)
+    Ok((sums, classifier))
+}
+
+/// The top leaves of a file, leaving out the buckets asked for, most samples first.
+fn top_leaves<'s>(
+    s: &'s ProfileSummary,
+    c: &Classifier,
+    opts: &ProfileOptions,
+) -> Vec<(&'s Vec<u8>, &'s (u64, usize))> {
+    let mut v: Vec<(&Vec<u8>, &(u64, usize))> = s
+        .leaves
+        .iter()
+        .filter(|(_, (_, b))| {
+            !opts
+                .skip_leaves_of
+                .iter()
+                .any(|x| x.eq_ignore_ascii_case(&c.buckets()[*b]))
+        })
+        .collect();
+    v.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.0.cmp(b.0)));
+    v.truncate(opts.top);
+    v
 }
 
 fn pct(n: u64, of: u64) -> f64 {
@@ -574,18 +643,7 @@ fn leaves_table(s: &ProfileSummary, c: &Classifier, opts: &ProfileOptions) -> Ta
             format!(", leaving out {}", opts.skip_leaves_of.join(", "))
         }
     ));
-    let mut v: Vec<(&Vec<u8>, &(u64, usize))> = s
-        .leaves
-        .iter()
-        .filter(|(_, (_, b))| {
-            !opts
-                .skip_leaves_of
-                .iter()
-                .any(|x| x.eq_ignore_ascii_case(&c.buckets()[*b]))
-        })
-        .collect();
-    v.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.0.cmp(b.0)));
-    for (leaf, (n, b)) in v.into_iter().take(opts.top) {
+    for (leaf, (n, b)) in top_leaves(s, c, opts) {
         let p = pct(*n, s.samples);
         t.push_row(vec![
             Cell::text(String::from_utf8_lossy(leaf).into_owned()),

@@ -16,7 +16,7 @@ use arena_report::{fmt_bytes, fmt_count, fmt_ms, Cell, Column, Table};
 use arena_stats::StreamingSummary;
 use regex::bytes::Regex;
 
-use crate::scan::{scan_path, LineParser, Parsed};
+use crate::scan::{scan_path, LineParser, Parsed, ScanReport};
 use crate::unified::{civil_secs, digits, parse_f64, parse_iso};
 
 /// One statistics sample.
@@ -281,8 +281,64 @@ struct Group {
     values: StreamingSummary,
 }
 
+const QUANTILE_NOTE: &str =
+    "quantiles from every raw sample (3 significant digits), not Webswing's 10 s averages";
+const LATENCY_NOTE: &str = "Webswing's `latency` starts when the frame is assembled on the server, not at the input: it is not the pilot's inputToPaint";
+
 /// Reduces the files (read as one stream) into one table per metric (and instance).
 pub fn run(opts: &StatsOptions) -> anyhow::Result<Vec<Table>> {
+    let (groups, scans) = reduce(opts)?;
+    Ok(vec![table(opts, &groups, &scans)])
+}
+
+/// `logs stats --format json`: every metric's summary with its unit, keyed by metric
+/// name (`.metrics.latency.p50`), or by instance then metric with `--by-instance`
+/// (`.instances["fixture-3"].encodeMs.p99`).
+pub fn run_json(opts: &StatsOptions) -> anyhow::Result<serde_json::Value> {
+    use serde_json::{json, Map, Value};
+    let (groups, scans) = reduce(opts)?;
+    let mut metrics = Map::new();
+    let mut instances: Map<String, Value> = Map::new();
+    for g in &groups {
+        let stat = crate::streaming_json(&g.values);
+        if stat.is_null() {
+            continue;
+        }
+        let metric = String::from_utf8_lossy(&g.metric).into_owned();
+        let unit = unit_of(&metric);
+        let mut v = json!({ "unit": if unit.is_empty() { Value::Null } else { json!(unit) } });
+        if let (Value::Object(o), Value::Object(st)) = (&mut v, stat) {
+            o.extend(st);
+        }
+        if opts.by_instance {
+            let inst = String::from_utf8_lossy(&g.instance).into_owned();
+            if let Value::Object(m) = instances.entry(inst).or_insert_with(|| json!({})) {
+                m.insert(metric, v);
+            }
+        } else {
+            metrics.insert(metric, v);
+        }
+    }
+    let samples: u64 = scans.iter().map(|s| s.records).sum();
+    let mut notes = vec![QUANTILE_NOTE];
+    if groups.iter().any(|g| g.metric == b"latency") {
+        notes.push(LATENCY_NOTE);
+    }
+    Ok(arena_report::json::document(
+        "logs.stats",
+        json!({
+            "by_instance": opts.by_instance,
+            "samples": samples,
+            "metrics": if opts.by_instance { Value::Null } else { Value::Object(metrics) },
+            "instances": if opts.by_instance { Value::Object(instances) } else { Value::Null },
+            "files": scans.iter().map(crate::scan_json).collect::<Vec<_>>(),
+            "notes": notes,
+        }),
+    ))
+}
+
+/// Every (instance, metric) group of the files, sorted, and what was read of each file.
+fn reduce(opts: &StatsOptions) -> anyhow::Result<(Vec<Group>, Vec<ScanReport>)> {
     let mut groups: Vec<Group> = Vec::new();
     let mut scans = Vec::new();
     for f in &opts.files {
@@ -315,6 +371,10 @@ pub fn run(opts: &StatsOptions) -> anyhow::Result<Vec<Table>> {
         scans.push(scan);
     }
     groups.sort_by(|a, b| a.instance.cmp(&b.instance).then(a.metric.cmp(&b.metric)));
+    Ok((groups, scans))
+}
+
+fn table(opts: &StatsOptions, groups: &[Group], scans: &[ScanReport]) -> Table {
     let mut cols = Vec::new();
     if opts.by_instance {
         cols.push(Column::left("instance"));
@@ -346,7 +406,7 @@ pub fn run(opts: &StatsOptions) -> anyhow::Result<Vec<Table>> {
         fmt_count(total as i64)
     ));
     let mut saw_latency = false;
-    for g in &groups {
+    for g in groups {
         let Some(s) = g.values.summary() else {
             continue;
         };
@@ -367,14 +427,14 @@ pub fn run(opts: &StatsOptions) -> anyhow::Result<Vec<Table>> {
         }
         t.push_row(row);
     }
-    for scan in &scans {
+    for scan in scans {
         crate::scan_notes(&mut t, scan, StatsParser::KIND);
     }
-    t.note("quantiles from every raw sample (3 significant digits), not Webswing's 10 s averages");
+    t.note(QUANTILE_NOTE);
     if saw_latency {
-        t.note("Webswing's `latency` starts when the frame is assembled on the server, not at the input: it is not the pilot's inputToPaint");
+        t.note(LATENCY_NOTE);
     }
-    Ok(vec![t])
+    t
 }
 
 #[cfg(test)]

@@ -100,14 +100,14 @@ fn stats_per_metric_and_instance() {
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let rows = v[0]["rows"].as_array().unwrap();
+    assert_eq!(v["kind"], "logs.stats");
     let row = |m: &str| {
-        rows.iter()
-            .find(|r| r["metric"] == m)
-            .unwrap_or_else(|| panic!("{m}: {out}"))
+        let r = &v["metrics"][m];
+        assert!(r.is_object(), "{m}: {out}");
+        r
     };
     let lat = row("latency");
-    assert_eq!(lat["n"], 200.0);
+    assert_eq!(lat["n"], 200);
     assert_eq!(lat["unit"], "ms");
     assert_eq!(lat["mean"], 100.5);
     assert_eq!(lat["max"], 200.0);
@@ -116,11 +116,13 @@ fn stats_per_metric_and_instance() {
     assert!((lat["p90"].as_f64().unwrap() - 180.1).abs() <= 1.0, "{lat}");
     assert_eq!(row("outboundSize")["unit"], "B");
     assert_eq!(row("outboundSize")["max"], 20000.0);
-    assert_eq!(row("latencyPing")["n"], 4.0);
-    let notes = v[0]["notes"].to_string();
-    assert!(notes.contains("4 of 408 lines not understood"), "{notes}");
+    assert_eq!(row("latencyPing")["n"], 4);
+    let file = &v["files"][0];
+    assert_eq!(file["not_understood"], 4, "{file}");
+    assert_eq!(file["lines"], 408, "{file}");
+    let notes = v["notes"].to_string();
     assert!(notes.contains("not the pilot's inputToPaint"), "{notes}");
-    assert!(!notes.contains("backwards"), "{notes}");
+    assert_eq!(file["backwards"], 0, "{file}");
 
     let o = bin(&[
         "stats",
@@ -194,28 +196,26 @@ fn profile_shares_side_by_side_rules_and_flamegraph() {
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let rows = v[0]["rows"].as_array().unwrap();
-    let row = |m: &str| {
-        rows.iter()
-            .find(|r| r[""] == m)
-            .unwrap_or_else(|| panic!("{m}: {out}"))
-    };
-    assert_eq!(row("samples (n)")["stock.collapsed"], 100.0);
-    assert_eq!(row("samples (n)")["c1.collapsed"], 50.0);
-    assert_eq!(row("of which JIT")["stock.collapsed"], 70.0);
-    assert_eq!(row("of which JIT")["c1.collapsed"], 40.0);
-    assert_eq!(row("of which JIT")["Δ c1.collapsed"], -30.0);
-    assert_eq!(row("of which GC")["stock.collapsed"], 15.0);
-    assert_eq!(
-        row("of which class load, link, verify")["stock.collapsed"],
-        10.0
-    );
-    assert_eq!(row("of which interpreter")["stock.collapsed"], 3.0);
-    assert_eq!(row("of which application")["stock.collapsed"], 2.0);
-    let leaves = v[1]["rows"].as_array().unwrap();
-    assert_eq!(leaves[0]["leaf frame"], "PhaseIdealLoop::optimize");
+    assert_eq!(v["kind"], "logs.profile");
+    let (s0, s1) = (&v["files"][0], &v["files"][1]);
+    assert!(s0["file"].as_str().unwrap().ends_with("stock.collapsed"));
+    assert!(s1["file"].as_str().unwrap().ends_with("c1.collapsed"));
+    assert_eq!(s0["samples"], 100);
+    assert_eq!(s1["samples"], 50);
+    let share = |f: &serde_json::Value, b: &str| f["buckets"][b]["share_pct"].as_f64().unwrap();
+    assert_eq!(share(s0, "JIT"), 70.0);
+    assert_eq!(s0["buckets"]["JIT"]["samples"], 70);
+    assert_eq!(share(s1, "JIT"), 40.0);
+    // The change in percentage points, as the table's delta column gives it.
+    assert_eq!(share(s1, "JIT") - share(s0, "JIT"), -30.0);
+    assert_eq!(share(s0, "GC"), 15.0);
+    assert_eq!(share(s0, "class load, link, verify"), 10.0);
+    assert_eq!(share(s0, "interpreter"), 3.0);
+    assert_eq!(share(s0, "application"), 2.0);
+    let leaves = s0["top_leaves"].as_array().unwrap();
+    assert_eq!(leaves[0]["frame"], "PhaseIdealLoop::optimize");
     assert!(
-        leaves.iter().any(|r| r["leaf frame"] == "deflate_slow"),
+        leaves.iter().any(|r| r["frame"] == "deflate_slow"),
         "annotation stripped: {out}"
     );
     let flame = std::fs::read_to_string(&svg).unwrap();
@@ -690,8 +690,11 @@ fn very_long_lines_stay_bounded() {
     let o = bin(&["profile", f.to_str().unwrap(), "--format", "json"]);
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
-    assert!(out.contains("1 of 3 lines not understood"), "{out}");
-    assert!(out.contains("\"samples (n)\""), "{out}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(v[0]["rows"][0]["long.collapsed"], 3.0);
+    let file = &v["files"][0];
+    assert_eq!(file["scan"]["not_understood"], 1, "{out}");
+    assert_eq!(file["scan"]["lines"], 3, "{out}");
+    assert_eq!(file["samples"], 3, "{out}");
+    // The sample of the line not understood is bounded, not 17 MB.
+    assert!(out.len() < 1 << 20, "{} bytes", out.len());
 }

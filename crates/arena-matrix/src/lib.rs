@@ -9,6 +9,7 @@
 
 pub mod exec;
 pub mod figure;
+pub mod json;
 pub mod machine;
 pub mod matrix;
 pub mod reduce;
@@ -17,6 +18,7 @@ pub mod schedule;
 pub mod spec;
 pub mod table;
 
+pub use json::matrix_json;
 pub use matrix::{run_matrix, MatrixOptions, MatrixResult, RunResult, RunStatus};
 pub use spec::{load, parse, MatrixSpec};
 

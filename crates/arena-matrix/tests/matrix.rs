@@ -298,9 +298,12 @@ fn matrix_2x3x3_renders_the_notes_layout_and_survives_a_dying_launch() {
         "{md}"
     );
 
-    let json = matrix_table(&m).to_json();
-    assert_eq!(json["rows"][0]["dev (pull)"], serde_json::json!(103.0));
-    assert_eq!(json["rows"][1]["backend"], serde_json::json!("Magma"));
+    let json = arena_matrix::matrix_json(&m);
+    let first = &json["cells"][0];
+    assert_eq!(first["arm_label"], "dev (pull)", "{first}");
+    assert_eq!(first["value"], serde_json::json!(103.0), "{first}");
+    assert_eq!(json["case_label"], "backend");
+    assert_eq!(json["cases"][1], "Magma");
     let csv = matrix_table(&m).render(Format::Csv);
     assert!(
         csv.starts_with("backend,dev (pull),monolith,inproc\nEspryt,103,83,"),

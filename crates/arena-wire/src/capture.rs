@@ -159,6 +159,14 @@ pub struct CaptureStats {
     pub interface: Option<DevCounters>,
 }
 
+impl CaptureStats {
+    /// `wire capture --format json`: what the capture saw (`docs/schema/wire-capture.json`).
+    pub fn to_json(&self) -> serde_json::Value {
+        let body = serde_json::to_value(self).unwrap_or(serde_json::Value::Null);
+        arena_report::json::document("wire.capture", body)
+    }
+}
+
 pub struct Capture;
 
 /// A running capture; [`CaptureHandle::stop`] ends it. Dropping it stops it too.

@@ -203,3 +203,12 @@ impl WireSummary {
         Some(t)
     }
 }
+
+impl WireSummary {
+    /// `wire summary --format json`: the summary as data (`docs/schema/wire-summary.json`);
+    /// byte counts are integers, sizes in bytes, times in seconds or ms as their keys say.
+    pub fn to_json(&self) -> serde_json::Value {
+        let body = serde_json::to_value(self).unwrap_or(serde_json::Value::Null);
+        arena_report::json::document("wire.summary", body)
+    }
+}

@@ -1,0 +1,456 @@
+//! Every `--format json` document, made by the real binary (or, for the pilot, by the
+//! library function the binary prints) from the real inputs under `fixtures/`, validated
+//! against its JSON Schema in `docs/schema/`; and the run folders' `run.json` against
+//! `run.json`. A change of shape that is not in the schema fails here.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use arena_compare::{ab_json, arm_json, compare, By, CompareOptions};
+use arena_run::Run;
+use serde_json::{json, Value};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn schema_dir() -> PathBuf {
+    root().join("docs/schema")
+}
+
+fn schema_files() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(schema_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    v.sort();
+    v
+}
+
+fn read_json(p: &Path) -> Value {
+    let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// The errors of `doc` against `docs/schema/<name>`, every schema registered under its
+/// `$id` so that `ab.json` can refer to `pilot.json` and `compare.json`; offline.
+fn errors(name: &str, doc: &Value) -> Vec<String> {
+    let mut registry = jsonschema::Registry::new();
+    for f in schema_files() {
+        let s = read_json(&f);
+        let id = s["$id"]
+            .as_str()
+            .expect("every schema has an $id")
+            .to_string();
+        registry = registry.add(id, s).expect("schema registers");
+    }
+    let registry = registry.prepare().expect("registry");
+    let schema = read_json(&schema_dir().join(name));
+    let v = jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .with_registry(&registry)
+        .build(&schema)
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    v.iter_errors(doc)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect()
+}
+
+#[track_caller]
+fn assert_valid(name: &str, doc: &Value) {
+    let e = errors(name, doc);
+    assert!(e.is_empty(), "{name}:\n{}\n{doc:#}", e.join("\n"));
+}
+
+#[track_caller]
+fn assert_invalid(name: &str, doc: &Value, why: &str) {
+    assert!(!errors(name, doc).is_empty(), "{name} accepted {why}");
+}
+
+/// Runs the binary in the repository root; it must exit 0 and print one JSON document.
+fn json_of(args: &[&str]) -> Value {
+    let o = Command::new(env!("CARGO_BIN_EXE_arena-perf"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .unwrap();
+    let (out, err) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert!(o.status.success(), "{args:?}: {err}");
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?}: {e}\n{out}"))
+}
+
+fn fixture_runs() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("fixtures/runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("run.json").is_file())
+        .collect();
+    v.sort();
+    assert_eq!(v.len(), 4, "{v:?}");
+    v
+}
+
+#[test]
+fn every_schema_is_a_2020_12_schema_with_closed_objects() {
+    let files = schema_files();
+    let readme = std::fs::read_to_string(schema_dir().join("README.md")).unwrap();
+    for f in &files {
+        let s = read_json(f);
+        let name = f.file_name().unwrap().to_str().unwrap();
+        assert_eq!(
+            s["$schema"], "https://json-schema.org/draft/2020-12/schema",
+            "{name}"
+        );
+        assert!(
+            s["$id"].as_str().unwrap().ends_with(name),
+            "{name}: $id ends with the file's name"
+        );
+        jsonschema::meta::validate(&s).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(readme.contains(&format!("`{name}`")), "README lists {name}");
+        closed(&s, name, "#");
+    }
+    // Every document carries the one version constant.
+    for f in files.iter().filter(|f| !f.ends_with("run.json")) {
+        let s = read_json(f);
+        assert_eq!(
+            s["properties"]["schema_version"]["const"],
+            json!(arena_report::JSON_SCHEMA_VERSION),
+            "{}",
+            f.display()
+        );
+        assert!(s["required"].as_array().unwrap().contains(&json!("kind")));
+    }
+}
+
+/// Every object schema that lists properties says whether others are allowed, so that a
+/// key added to an output without its schema fails the tests.
+fn closed(s: &Value, name: &str, at: &str) {
+    match s {
+        Value::Object(m) => {
+            if m.contains_key("properties") {
+                assert!(
+                    m.contains_key("additionalProperties"),
+                    "{name} {at}: an object without additionalProperties"
+                );
+                assert!(m.contains_key("required"), "{name} {at}: no required");
+            }
+            for (k, v) in m {
+                closed(v, name, &format!("{at}/{k}"));
+            }
+        }
+        Value::Array(a) => {
+            for (i, v) in a.iter().enumerate() {
+                closed(v, name, &format!("{at}/{i}"));
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn fixture_run_folders_match_run_json() {
+    for dir in fixture_runs() {
+        let meta = read_json(&dir.join("run.json"));
+        assert_valid("run.json", &meta);
+    }
+    let mut meta = read_json(&fixture_runs()[0].join("run.json"));
+    meta["summary"]["answered"] = json!("12");
+    assert_invalid("run.json", &meta, "a count as a string");
+    let mut meta = read_json(&fixture_runs()[0].join("run.json"));
+    meta.as_object_mut().unwrap().remove("pilot_hash");
+    assert_invalid("run.json", &meta, "no pilot_hash");
+}
+
+#[test]
+fn pilot_json_of_every_fixture_run() {
+    for dir in fixture_runs() {
+        let run = Run::load(&dir).unwrap();
+        let doc = arm_json(&run, Some(&dir));
+        assert_valid("pilot.json", &doc);
+        assert_eq!(doc["kind"], "pilot");
+        // jq: .metrics.sendToRecv.p50
+        let p50 = doc["metrics"]["sendToRecv"]["p50"].as_f64().unwrap();
+        let want = run.meta.summary.send_to_recv.as_ref().unwrap().p50;
+        assert_eq!(p50, want, "{}", dir.display());
+        for k in ["answered", "unanswered", "claimed", "cold"] {
+            assert!(doc["loops"][k].is_u64(), "{k} is an integer: {doc}");
+        }
+        assert_eq!(doc["loops"]["answered"], run.meta.summary.answered);
+        assert!(doc["metrics"]["sendToRecv"]["n"].is_u64());
+        assert_eq!(
+            doc["bytes"]["received_bytes"],
+            run.meta.summary.bytes_received
+        );
+        assert_eq!(doc["answer"]["oracle"], "pixels");
+        assert_eq!(doc["run_folder"], dir.display().to_string());
+        assert!(doc["warnings"].is_array());
+    }
+    // Drift: a key the schema does not know, a figure of the wrong type, a missing one.
+    let dir = &fixture_runs()[0];
+    let doc = arm_json(&Run::load(dir).unwrap(), None);
+    assert_valid("pilot.json", &doc);
+    let mut d = doc.clone();
+    d["metrics"]["sendToRecv"]["p95"] = json!(1.0);
+    assert_invalid("pilot.json", &d, "an unknown quantile");
+    let mut d = doc.clone();
+    d["loops"]["answered"] = json!(1.5);
+    assert_invalid("pilot.json", &d, "a fractional count");
+    let mut d = doc.clone();
+    d["metrics"]["sendToRecv"] = json!("12 ms");
+    assert_invalid("pilot.json", &d, "a formatted cell");
+    let mut d = doc;
+    d.as_object_mut().unwrap().remove("loops");
+    assert_invalid("pilot.json", &d, "no loops");
+}
+
+#[test]
+fn ab_and_demo_json_from_the_fixture_runs() {
+    let dirs = fixture_runs();
+    let runs: Vec<Run> = dirs.iter().map(|d| Run::load(d).unwrap()).collect();
+    let cmp = compare(
+        &runs,
+        &CompareOptions {
+            by: By::Arm,
+            baseline: Some("stock".into()),
+            ..CompareOptions::default()
+        },
+    )
+    .unwrap();
+    let list: Vec<_> = runs
+        .iter()
+        .zip(&dirs)
+        .map(|(r, d)| (r, Some(d.as_path())))
+        .collect();
+    for kind in ["ab", "demo"] {
+        let doc = ab_json(kind, &list, Some(&cmp));
+        assert_valid("ab.json", &doc);
+        assert_eq!(doc["runs"].as_array().unwrap().len(), 4);
+        assert_eq!(doc["comparison"]["kind"], "compare");
+        assert!(doc["comparison"]["metrics"]["sendToRecv"]["p50"]["lazy-png"].is_f64());
+        assert!(doc["runs"][0]["metrics"]["sendToRecv"]["p50"].is_f64());
+    }
+    // No run finished: no comparison, still a document.
+    assert_valid("ab.json", &ab_json("ab", &[], None));
+    let mut doc = ab_json("ab", &list, Some(&cmp));
+    doc["comparison"]["metrics"]["sendToRecv"]["p50"]["stock"] = json!("58.0");
+    assert_invalid("ab.json", &doc, "a figure as text inside the comparison");
+}
+
+#[test]
+fn compare_json_of_the_binary() {
+    let doc = json_of(&["compare", "fixtures/runs", "--format", "json"]);
+    assert_valid("compare.json", &doc);
+    // jq: .metrics.sendToRecv.p50["lazy-png"]
+    assert!(doc["metrics"]["sendToRecv"]["p50"]["lazy-png"].is_f64());
+    assert!(doc["metrics"]["sendToRecv"]["n"]["stock"].is_u64());
+    let doc = json_of(&[
+        "compare",
+        "fixtures/runs",
+        "--by",
+        "run",
+        "--format",
+        "json",
+    ]);
+    assert_valid("compare.json", &doc);
+    let mut d = doc.clone();
+    d["metrics"]["sendToRecv"]["extra"] = json!({});
+    assert_invalid("compare.json", &d, "an unknown key in a metric");
+}
+
+#[test]
+fn gate_json_of_the_binary() {
+    let doc = json_of(&[
+        "gate",
+        "--baseline",
+        "fixtures/runs/stock-1",
+        "fixtures/runs/stock-2",
+        "--candidate",
+        "fixtures/runs/lazy-png-1",
+        "fixtures/runs/lazy-png-2",
+        "--max",
+        "sendToRecv.p50=+10%",
+        "--max",
+        "inputToPaint.p90=+5%",
+        "--format",
+        "json",
+    ]);
+    assert_valid("gate.json", &doc);
+    assert_eq!(doc["failed"], false);
+    let checks = doc["checks"].as_array().unwrap();
+    assert_eq!(checks.len(), 2);
+    assert_eq!(checks[0]["limit"]["metric"], "sendToRecv");
+    assert_eq!(checks[0]["limit"]["max_pct"], 10.0);
+    assert_eq!(checks[0]["status"], "pass");
+    assert!(checks[0]["n_baseline"].is_u64() && checks[0]["delta_pct"].is_f64());
+    let mut d = doc.clone();
+    d["checks"][0]["status"] = json!("ok");
+    assert_invalid("gate.json", &d, "a status that is neither pass nor fail");
+}
+
+#[test]
+fn matrix_json_of_the_binary() {
+    let out = tempfile::tempdir().unwrap();
+    let doc = json_of(&[
+        "matrix",
+        "fixtures/matrix/gzip.toml",
+        "--repeats",
+        "2",
+        "--quiet",
+        "--out",
+        out.path().to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_valid("matrix.json", &doc);
+    assert_eq!(doc["kind"], "matrix");
+    let cells = doc["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 4, "2 cases x 2 arms");
+    let base = cells
+        .iter()
+        .find(|c| c["case"] == "numbers" && c["arm"] == "fast")
+        .unwrap();
+    assert_eq!(base["verdict"], "baseline");
+    assert!(base["value"].is_f64() && base["runs"] == 2);
+    let best = cells
+        .iter()
+        .find(|c| c["case"] == "numbers" && c["arm"] == "best")
+        .unwrap();
+    assert!(best["change"]["delta_pct"].is_f64(), "{best}");
+    assert_eq!(doc["runs"].as_array().unwrap().len(), 8);
+    assert_eq!(doc["unit"], "ms");
+}
+
+#[test]
+fn logs_json_of_the_binary() {
+    let doc = json_of(&[
+        "logs",
+        "stats",
+        "fixtures/logs/stats.log",
+        "--format",
+        "json",
+    ]);
+    assert_valid("logs-stats.json", &doc);
+    assert!(doc["metrics"]["renderMs"]["p50"].is_f64());
+    assert_eq!(doc["metrics"]["renderMs"]["unit"], "ms");
+    let doc = json_of(&[
+        "logs",
+        "stats",
+        "fixtures/logs/stats.log",
+        "--by-instance",
+        "--format",
+        "json",
+    ]);
+    assert_valid("logs-stats.json", &doc);
+    assert!(doc["metrics"].is_null() && doc["instances"].is_object());
+
+    let doc = json_of(&[
+        "logs",
+        "gc",
+        "fixtures/logs/gc-g1-1m.log",
+        "fixtures/logs/gc-g1-8m.log",
+        "--window",
+        "1",
+        "--format",
+        "json",
+    ]);
+    assert_valid("logs-gc.json", &doc);
+    assert!(doc["files"][0]["pauses"]["humongous"].as_u64().unwrap() > 0);
+    assert_eq!(doc["files"][1]["pauses"]["humongous"], 0);
+    assert_eq!(doc["changes"][0]["humongous_pct"], json!(-100.0));
+    assert!(!doc["files"][0]["windows"].as_array().unwrap().is_empty());
+
+    let doc = json_of(&[
+        "logs",
+        "classload",
+        "fixtures/logs/classload.log",
+        "--mark",
+        "java.util.logging",
+        "--format",
+        "json",
+    ]);
+    assert_valid("logs-classload.json", &doc);
+    assert_eq!(doc["files"][0]["classes"], 880);
+    assert_eq!(doc["files"][0]["gaps"], 2);
+
+    // No real profile ships in fixtures/ (no profiler here): a small collapsed file.
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("p.collapsed");
+    std::fs::write(
+        &f,
+        "java;Main.run;Work.step 6\nGC Thread#0;G1ParTask::work 3\nC2 CompilerThread0;Compile::Optimize 1\n",
+    )
+    .unwrap();
+    let doc = json_of(&["logs", "profile", f.to_str().unwrap(), "--format", "json"]);
+    assert_valid("logs-profile.json", &doc);
+    assert_eq!(doc["files"][0]["samples"], 10);
+    let mut d = doc.clone();
+    d["files"][0]["samples"] = json!(-1);
+    assert_invalid("logs-profile.json", &d, "a negative count");
+}
+
+#[test]
+fn wire_summary_json_of_the_binary() {
+    let pcap = "fixtures/wire/fixture-session.pcap";
+    let doc = json_of(&["wire", "summary", pcap, "--format", "json"]);
+    assert_valid("wire-summary.json", &doc);
+    assert_eq!(doc["kind"], "wire.summary");
+    assert!(doc["server_to_client"]["app_bytes"].as_u64().unwrap() > 600_000);
+    let doc = json_of(&[
+        "wire", "summary", pcap, "--window", "1", "--port", "18087", "--format", "json",
+    ]);
+    assert_valid("wire-summary.json", &doc);
+    assert!(!doc["windows"].as_array().unwrap().is_empty());
+    let mut d = doc.clone();
+    d["client_to_server"]["bytes_per_click"] = json!(1);
+    assert_invalid("wire-summary.json", &d, "an unknown direction figure");
+}
+
+#[test]
+fn wire_capture_json_of_the_binary() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("c.pcap");
+    let doc = json_of(&[
+        "wire",
+        "capture",
+        "--port",
+        "9",
+        "--out",
+        out.to_str().unwrap(),
+        "--duration",
+        "0.2",
+        "--counters-only",
+        "--format",
+        "json",
+    ]);
+    assert_valid("wire-capture.json", &doc);
+    assert_eq!(doc["source"]["kind"], "interface_counters");
+    assert!(doc["interface"]["rx_bytes"].is_u64());
+}
+
+/// The pilot's own command line, once: two clicks on the built-in fixture in Chromium.
+#[test]
+fn pilot_cli_json_matches_its_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let doc = json_of(&[
+        "pilot",
+        "--clicks",
+        "2",
+        "--warmup",
+        "0",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_valid("pilot.json", &doc);
+    assert!(doc["metrics"]["sendToRecv"]["p50"].is_f64(), "{doc:#}");
+    assert_eq!(doc["run_folder"], out.display().to_string());
+    assert!(doc["loops"]["total"].as_u64().unwrap() >= 2);
+    assert_valid("run.json", &read_json(&out.join("run.json")));
+}
