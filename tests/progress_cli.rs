@@ -84,3 +84,29 @@ fn a_bar_on_a_terminal_plain_text_elsewhere() {
     assert_eq!(control_chars(&err), Vec::<char>::new(), "{err:?}");
     assert!(!err.contains("ETA"), "{err:?}");
 }
+
+#[test]
+fn long_reads_say_nothing_in_a_pipe() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for args in [
+        vec!["logs", "gc", "fixtures/logs/gc-g1-1m.log"],
+        vec!["wire", "summary", "fixtures/wire/fixture-session.pcap"],
+    ] {
+        let o = Command::new(bin())
+            .args(&args)
+            .current_dir(root)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&o.stderr),
+            "",
+            "{args:?}: stderr stays empty"
+        );
+        assert!(!o.stdout.is_empty());
+    }
+}

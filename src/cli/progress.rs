@@ -94,6 +94,62 @@ impl Reporter {
     }
 }
 
+impl Reporter {
+    /// Runs `work` with a bar of bytes read (with an ETA when `total` is known), fed by
+    /// polling `read` ten times a second; on a terminal only.
+    pub fn reading<T>(
+        &self,
+        total: Option<u64>,
+        read: &(dyn Fn() -> u64 + Sync),
+        work: impl FnOnce() -> T,
+    ) -> T {
+        if self.mode != Mode::Bar {
+            return work();
+        }
+        let bar = bytes_bar(total);
+        let done = std::sync::atomic::AtomicBool::new(false);
+        let out = std::thread::scope(|s| {
+            s.spawn(|| {
+                while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                    bar.set_position(read());
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                }
+            });
+            let out = work();
+            done.store(true, std::sync::atomic::Ordering::Relaxed);
+            out
+        });
+        bar.finish_and_clear();
+        out
+    }
+}
+
+/// The total of `files` when every one is a plain regular file (a pipe has no size, and
+/// gzip's text is larger than its file).
+pub fn plain_total(files: &[std::path::PathBuf]) -> Option<u64> {
+    files
+        .iter()
+        .map(|f| {
+            let m = std::fs::metadata(f).ok().filter(|m| m.is_file())?;
+            let gz = f.extension().is_some_and(|e| e == "gz");
+            (!gz).then_some(m.len())
+        })
+        .sum()
+}
+
+fn bytes_bar(total: Option<u64>) -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(total, ProgressDrawTarget::stderr());
+    let template = match total {
+        Some(_) => "reading {bytes}/{total_bytes} [{bar:30}] {bytes_per_sec} ETA {eta}",
+        None => "reading {bytes} {bytes_per_sec} {spinner}",
+    };
+    let style = ProgressStyle::with_template(template)
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> ");
+    bar.set_style(style);
+    bar
+}
+
 impl Drop for Reporter {
     fn drop(&mut self) {
         self.done();

@@ -1,15 +1,19 @@
 //! `arena-perf wire capture|summary`: capture a port off an interface into classic pcap,
 //! and account for its bytes per direction.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use arena_report::{fmt_bytes, fmt_count, Cell, Column, Exit, ExitKind, Format, Table};
 use arena_wire::{Capture, CaptureOptions, CaptureSource, CaptureStats, SummaryOptions};
 use clap::{Args, Subcommand};
+
+use super::progress::{plain_total, Mode, Reporter};
 
 #[derive(Debug, Args)]
 pub struct WireArgs {
@@ -84,7 +88,8 @@ fn summary(a: SummaryArgs) -> Result<ExitCode> {
         window_s: a.window,
         top: Some(a.top),
     };
-    let s = arena_wire::summarize(&a.file, &opts).map_err(|e| Exit::bad_input(format!("{e:#}")))?;
+    let s = summarize_showing_progress(&a.file, &opts)
+        .map_err(|e| Exit::bad_input(format!("{e:#}")))?;
     if a.format == Format::Json {
         print!("{}", arena_report::json::to_text(&s.to_json()));
     } else {
@@ -207,4 +212,42 @@ fn stats_table(s: &CaptureStats) -> Table {
     }
     t.note("interface counters cover every flow on the interface and exclude link headers; on lo rx and tx are the same packets");
     t
+}
+
+/// `arena_wire::summarize`, with a bar of the bytes read on a terminal.
+fn summarize_showing_progress(
+    path: &std::path::Path,
+    opts: &SummaryOptions,
+) -> Result<arena_wire::WireSummary> {
+    let reporter = Reporter::new(match std::io::stderr().is_terminal() {
+        true => Mode::detect(false),
+        false => Mode::Quiet,
+    });
+    let file = std::fs::File::open(path)
+        .map_err(|e| anyhow::anyhow!("{}: cannot open: {e}", path.display()))?;
+    let read = Arc::new(AtomicU64::new(0));
+    let counted = Counted {
+        inner: std::io::BufReader::with_capacity(1 << 20, file),
+        read: read.clone(),
+    };
+    let name = path.display().to_string();
+    let total = plain_total(&[path.to_path_buf()]);
+    let poll = || read.load(Ordering::Relaxed);
+    reporter.reading(total, &poll, || {
+        arena_wire::summarize_reader(counted, &name, opts)
+    })
+}
+
+/// A reader that counts what passes through it.
+struct Counted<R> {
+    inner: R,
+    read: Arc<AtomicU64>,
+}
+
+impl<R: std::io::Read> std::io::Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
 }

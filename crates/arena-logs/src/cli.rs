@@ -122,14 +122,21 @@ pub struct ProfileArgs {
     pub flamegraph: Option<PathBuf>,
 }
 
+impl LogsArgs {
+    /// The files the subcommand reads.
+    pub fn files(&self) -> &[PathBuf] {
+        match &self.kind {
+            LogsKind::Stats(a) => &a.common.files,
+            LogsKind::Gc(a) => &a.common.files,
+            LogsKind::Classload(a) => &a.common.files,
+            LogsKind::Profile(a) => &a.common.files,
+        }
+    }
+}
+
 /// Runs one `logs` subcommand and returns its rendered output.
 pub fn run(args: &LogsArgs) -> anyhow::Result<String> {
-    let files = match &args.kind {
-        LogsKind::Stats(a) => &a.common.files,
-        LogsKind::Gc(a) => &a.common.files,
-        LogsKind::Classload(a) => &a.common.files,
-        LogsKind::Profile(a) => &a.common.files,
-    };
+    let files = args.files();
     // Stdin can be read once: the second `-` would silently read as an empty file.
     if files.iter().filter(|f| f.as_os_str() == STDIN).count() > 1 {
         return Err(Exit::bad_input(format!("`{STDIN}` (stdin) can be given once")).into());

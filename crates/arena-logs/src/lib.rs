@@ -16,6 +16,7 @@ pub mod cli;
 pub mod gc;
 pub mod input;
 pub mod profile;
+pub mod progress;
 pub mod scan;
 pub mod stats;
 pub mod unified;

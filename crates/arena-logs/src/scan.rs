@@ -308,7 +308,10 @@ where
         }
         let n = match reader.read(&mut buf[filled..]) {
             Ok(0) => break,
-            Ok(n) => n,
+            Ok(n) => {
+                crate::progress::add(n as u64);
+                n
+            }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             // Say how far the text got: for gzip these are lines of the decompressed text.
             Err(e) if rep.lines > 0 => {
