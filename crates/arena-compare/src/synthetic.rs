@@ -78,6 +78,7 @@ pub fn run(arm: &str, input_to_paint: &[f64], reply_bytes: u64) -> Run {
             warnings: Vec::new(),
             wire: None,
             answer: None,
+            trace: None,
         },
         loops,
         events: Vec::new(),

@@ -688,6 +688,7 @@ fn pilot_figure_reads_the_nested_run_folder() {
                 warnings: Vec::new(),
                 wire: None,
                 answer: None,
+                trace: None,
             },
             loops,
             events: Vec::new(),

@@ -93,6 +93,7 @@ pub fn build_run(ctx: &RunContext, paired: Paired, records: &[Record]) -> Run {
         warnings,
         wire: None,
         answer: ctx.answer.clone(),
+        trace: None,
     };
     let mut events: Vec<Event> = records.iter().map(to_event).collect();
     events.sort_by_key(|e| e.seq);
