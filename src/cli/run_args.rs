@@ -56,6 +56,12 @@ pub struct RunArgs {
     /// root or CAP_NET_RAW; without it the run records interface byte counters and says so.
     #[arg(long)]
     pub capture: bool,
+    /// Record Chromium's own trace of the clicks into `trace.json` in the run folder, with
+    /// the run's loops as a track of their own (one slice per answered loop, its stages
+    /// nested, flows to the renderer's input and frame), aligned to the trace clock. Opens
+    /// in Perfetto (ui.perfetto.dev) and chrome://tracing.
+    #[arg(long)]
+    pub trace: bool,
 }
 
 impl RunArgs {
@@ -78,6 +84,7 @@ impl RunArgs {
             knobs,
             capacity: self.capacity,
             capture: self.capture,
+            trace: self.trace,
         })
     }
 

@@ -28,6 +28,9 @@ pub struct Overrides {
     pub capacity: Option<u32>,
     /// Capture the target's loopback port into the run folder's `wire.pcap`.
     pub capture: bool,
+    /// Record Chromium's trace of the click loop into the run folder's `trace.json`, the
+    /// loops merged in as a track.
+    pub trace: bool,
 }
 
 /// Browser options shared by every run of a command.
@@ -85,6 +88,8 @@ pub struct Plan<'a> {
     /// The label of loops no classifier names.
     pub label: String,
     pub capture: bool,
+    /// Trace the click loop (`trace.json`).
+    pub trace: bool,
 }
 
 impl<'a> Plan<'a> {
@@ -136,6 +141,7 @@ impl<'a> Plan<'a> {
             recorder,
             label,
             capture: ov.capture,
+            trace: ov.trace,
         })
     }
 
