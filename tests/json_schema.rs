@@ -163,6 +163,18 @@ fn fixture_run_folders_match_run_json() {
     let mut meta = read_json(&fixture_runs()[0].join("run.json"));
     meta.as_object_mut().unwrap().remove("pilot_hash");
     assert_invalid("run.json", &meta, "no pilot_hash");
+    // A run through a link and with a trace: the fields as the run model writes them.
+    let mut meta = read_json(&fixture_runs()[0].join("run.json"));
+    meta["link"] = json!("rtt=20ms,jitter=0ms,down=25mbit,up=25mbit");
+    meta["trace"] = serde_json::to_value(arena_run::TraceInfo {
+        file: "trace.json".into(),
+        input_error_ms: Some(0.005),
+        ..arena_run::TraceInfo::default()
+    })
+    .unwrap();
+    assert_valid("run.json", &meta);
+    meta["trace"]["overhead"]["extra"] = json!(1);
+    assert_invalid("run.json", &meta, "an unknown key in the trace's overhead");
 }
 
 #[test]

@@ -750,3 +750,6 @@ mod answers;
 
 #[path = "pilot_browser/real_apps.rs"]
 mod real_apps;
+
+#[path = "pilot_browser/trace.rs"]
+mod trace;

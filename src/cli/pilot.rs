@@ -96,4 +96,25 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn trace_reaches_the_plan_of_pilot_ab_and_demo() {
+        use crate::cli::Command;
+        let all: &[&[&str]] = &[&["pilot"], &["ab", "--arms", "a,b"], &["demo"]];
+        for cmd in all {
+            for (extra, want) in [(&["--trace"][..], true), (&[][..], false)] {
+                let mut a = vec!["arena-perf"];
+                a.extend(*cmd);
+                a.extend(extra);
+                let cli = Cli::try_parse_from(&a).unwrap();
+                let run = match cli.command {
+                    Command::Pilot(p) => p.run,
+                    Command::Ab(p) => p.run,
+                    Command::Demo(p) => p.run,
+                    _ => unreachable!("{a:?}"),
+                };
+                assert_eq!(run.overrides(None).unwrap().trace, want, "{a:?}");
+            }
+        }
+    }
 }

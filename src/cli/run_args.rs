@@ -62,6 +62,12 @@ pub struct RunArgs {
     /// without reordering (no root, no netem). Overrides the arms' own `link`.
     #[arg(long, value_name = "SPEC", value_parser = arena_link::LinkSpec::parse)]
     pub link: Option<arena_link::LinkSpec>,
+    /// Record Chromium's own trace of the clicks into `trace.json` in the run folder, with
+    /// the run's loops as a track of their own (one slice per answered loop, its stages
+    /// nested, flows to the renderer's input and frame), aligned to the trace clock. Opens
+    /// in Perfetto (ui.perfetto.dev) and chrome://tracing.
+    #[arg(long)]
+    pub trace: bool,
 }
 
 impl RunArgs {
@@ -85,6 +91,7 @@ impl RunArgs {
             capacity: self.capacity,
             capture: self.capture,
             link: self.link,
+            trace: self.trace,
         })
     }
 

@@ -11,6 +11,7 @@ mod net;
 mod page;
 pub mod record;
 pub mod recorder;
+mod trace;
 
 /// True while a pid runs; a zombie counts as gone (killed, only its parent's wait is
 /// missing). Tests use it to prove no browser process outlived them.
@@ -25,6 +26,7 @@ pub use recorder::{
     AppFields, AppRecorder, PageOracle, PageOracleKind, RecorderConfig, SocketChoice,
     DEFAULT_RADIUS_PX, RECORDER_JS,
 };
+pub use trace::{align_marks, parse_trace, AlignMark, Trace, ALIGN_MARK, TRACE_CATEGORIES};
 
 /// Re-exported so callers can build raw CDP mouse events without depending on chromiumoxide.
 pub use chromiumoxide::cdp::browser_protocol::input::DispatchMouseEventType;

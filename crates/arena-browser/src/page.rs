@@ -164,6 +164,16 @@ impl Page {
         Ok(page)
     }
 
+    /// The chromiumoxide tab, for this crate's other CDP domains.
+    pub(crate) fn cdp_page(&self) -> &chromiumoxide::Page {
+        &self.inner
+    }
+
+    /// The bound on each CDP call.
+    pub(crate) fn cdp_timeout(&self) -> Duration {
+        self.cdp_timeout
+    }
+
     /// Stops CDP network events (closing the tap's connection detaches its sessions).
     fn stop_network(&self) {
         if let Ok(mut t) = self.tap.lock() {

@@ -771,3 +771,40 @@ async fn offset_prefix_and_integer_matchers_agree_in_the_page_and_in_rust() -> R
     );
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trace_holds_the_pages_marks_and_its_trusted_input() -> Result<()> {
+    let srv = board_server().await?;
+    let b = Browser::launch(LaunchOptions::default()).await?;
+    let page = b.new_page(&srv.url("/board"), Some(config(4096))).await?;
+    page.eval_json("window.ready").await?;
+    let rect = page.canvas_rect("#board").await?;
+    page.clear().await?;
+    page.trace_start(arena_browser::TRACE_CATEGORIES).await?;
+    let mut marks = page.trace_marks(8).await?;
+    let (x, y) = rect.page_fraction(0.5, 0.5);
+    page.click(x, y).await?;
+    settle(&page).await?;
+    marks.extend(page.trace_marks(8).await?);
+    let trace = page.trace_end().await?;
+    assert!(trace.bytes > 0 && !trace.events.is_empty(), "{trace:?}");
+    assert!(!trace.data_loss);
+    // The trusted press reached the page's renderer and is in the trace.
+    let dispatched = trace.events.iter().any(|e| {
+        e["name"] == "EventDispatch" && e.pointer("/args/data/type") == Some(&"mousedown".into())
+    });
+    assert!(dispatched, "no mousedown EventDispatch in the trace");
+    // Every mark made while tracing is in the trace, on one thread, at one offset.
+    let aligned = arena_browser::align_marks(&trace.events, &marks);
+    assert_eq!(aligned.len(), marks.len(), "{aligned:?}");
+    let offsets: Vec<f64> = aligned.iter().map(|m| m.offset_ms()).collect();
+    let spread = offsets.iter().copied().fold(f64::MIN, f64::max)
+        - offsets.iter().copied().fold(f64::MAX, f64::min);
+    assert!(
+        spread < 0.25,
+        "mark offsets spread {spread} ms: {offsets:?}"
+    );
+    page.close().await?;
+    b.close().await?;
+    Ok(())
+}

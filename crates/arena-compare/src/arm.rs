@@ -3,7 +3,7 @@
 //! wire figures and the run's warnings as notes.
 
 use arena_report::{fmt_bytes, fmt_count, fmt_ms, Cell, Column, Table};
-use arena_run::{AnswerInfo, Metric, Run, WireFigures, WIRE_PCAP};
+use arena_run::{AnswerInfo, Metric, Run, TraceInfo, WireFigures, WIRE_PCAP};
 use arena_stats::Summary;
 
 /// The arm's table: rows per loop metric (warm, answered, discrete input), then counts;
@@ -123,10 +123,32 @@ fn notes(t: &mut Table, run: &Run) {
     if let Some(w) = &run.meta.wire {
         t.note(wire_note(w));
     }
+    if let Some(tr) = &run.meta.trace {
+        t.note(trace_note(tr));
+    }
     t.note("times in ms on the page clock; n = loops; quantiles type 7");
     for w in &run.meta.warnings {
         t.note(format!("warning ({}): {}", w.code, w.message));
     }
+}
+
+/// One line under the arm's table: where the trace is, how well it is aligned, what it cost.
+fn trace_note(tr: &TraceInfo) -> String {
+    let o = &tr.overhead;
+    format!(
+        "trace ({}, {}): {} loop slices, {} Chromium events; page clock aligned to within {} ms ({} marks; inputs within {} ms, n={}); collecting it took {} ms",
+        tr.file,
+        fmt_bytes(o.file_bytes),
+        fmt_count(tr.loop_slices as i64),
+        fmt_count(tr.events as i64),
+        format_args!("{:.3}", tr.alignment_error_ms),
+        fmt_count(tr.alignment_marks as i64),
+        tr.input_error_ms
+            .map(|e| format!("{e:.3}"))
+            .unwrap_or_else(|| "-".into()),
+        fmt_count(tr.inputs_checked as i64),
+        format_args!("{:.0}", o.start_ms + o.collect_ms + o.write_ms),
+    )
 }
 
 /// One line of wire figures under the arm's table; says its source, since interface

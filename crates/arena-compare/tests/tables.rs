@@ -123,3 +123,29 @@ fn wire_figures_get_rows_only_when_runs_were_captured() {
     );
     assert!(row.contains("\u{2212}50 %"), "{row}");
 }
+
+#[test]
+fn a_traced_run_says_under_its_table_where_the_trace_is_and_how_well_it_is_aligned() {
+    let xs: Vec<f64> = (0..20).map(|i| 40.0 + i as f64).collect();
+    let plain = synthetic::run("stock", &xs, 6000);
+    let text = arena_compare::arm_table(&plain).render(Format::Table);
+    assert!(!text.contains("trace ("), "{text}");
+    let mut traced = plain.clone();
+    traced.meta.trace = Some(arena_run::TraceInfo {
+        file: arena_run::TRACE_JSON.into(),
+        events: 50_871,
+        loop_slices: 39,
+        alignment_marks: 16,
+        alignment_error_ms: 0.004,
+        inputs_checked: 40,
+        input_error_ms: Some(0.005),
+        ..arena_run::TraceInfo::default()
+    });
+    let text = arena_compare::arm_table(&traced).render(Format::Table);
+    assert!(
+        text.contains("trace (trace.json")
+            && text.contains("39 loop slices")
+            && text.contains("within 0.004 ms (16 marks; inputs within 0.005 ms, n=40)"),
+        "{text}"
+    );
+}

@@ -6,7 +6,9 @@
 //! is `cargo bench -p arena-browser --bench recorder_cost`).
 //! Beside them, the answer oracle's price: its pixel check per painted frame in the page
 //! (under 50 us), and the tool cost per click of one arm closed on pixels against the same
-//! arm closed on replies, in the same browser.
+//! arm closed on replies, in the same browser. And the price of `--trace`: the tool cost
+//! per click of the stock arm with and without Chromium's trace running, side by side, and
+//! what collecting and writing the trace added to the run.
 //! Run with `cargo bench -p arena-pilot --bench pilot_arm`.
 
 use std::time::Instant;
@@ -116,8 +118,16 @@ fn main() -> anyhow::Result<()> {
         let mut reply_pilot = pilot.clone();
         reply_pilot.answer.oracle = arena_pilot::scenario::Requested::Reply;
         let mut by_oracle: Vec<(String, Vec<f64>)> = Vec::new();
-        for (arm_name, p) in [("stock", &pilot), ("lazy-png", &pilot), ("stock", &reply_pilot)] {
-            let ov = Overrides::default();
+        let mut by_trace: Vec<(bool, Vec<f64>)> = Vec::new();
+        let mut traced = None;
+        let arms = [
+            ("stock", &pilot, false),
+            ("lazy-png", &pilot, false),
+            ("stock", &reply_pilot, false),
+            ("stock", &pilot, true),
+        ];
+        for (arm_name, p, trace) in arms {
+            let ov = Overrides { trace, ..Overrides::default() };
             let plan = Plan::for_arm(p, Some(arm_name), &ov)?;
             let name = plan.arm_name.clone();
             let oracle = p.answer.oracle.name();
@@ -125,25 +135,36 @@ fn main() -> anyhow::Result<()> {
                 &browser,
                 RunRequest {
                     plan: &plan,
-                    out: OutDir::Exactly(tmp.path().join(format!("{name}-{oracle}"))),
+                    out: OutDir::Exactly(tmp.path().join(format!("{name}-{oracle}-{trace}"))),
                     progress: &silent,
                     cancel: &cancel,
                 },
             )
             .await?;
             let c = &out.cost;
-            walls.push(c.wall_ms / 1e3);
-            tool.extend_from_slice(&c.critical_ms);
+            // The targets are the untraced tool's; the traced arm is its own comparison.
+            if !trace {
+                walls.push(c.wall_ms / 1e3);
+                tool.extend_from_slice(&c.critical_ms);
+            }
             let closed_on = out.run.meta.answer.as_ref().map(|a| a.oracle.clone()).unwrap_or_default();
-            match by_oracle.iter_mut().find(|(o, _)| *o == closed_on) {
-                Some((_, v)) => v.extend_from_slice(&c.critical_ms),
-                None => by_oracle.push((closed_on.clone(), c.critical_ms.clone())),
+            if trace {
+                traced = out.run.meta.trace.clone();
+            } else {
+                match by_oracle.iter_mut().find(|(o, _)| *o == closed_on) {
+                    Some((_, v)) => v.extend_from_slice(&c.critical_ms),
+                    None => by_oracle.push((closed_on.clone(), c.critical_ms.clone())),
+                }
+            }
+            // The same arm (stock, closed on pixels) with and without the trace.
+            if arm_name == "stock" && closed_on == "pixels" {
+                by_trace.push((trace, c.critical_ms.clone()));
             }
             let clicks = c.click_ms.len() as f64;
             let itp = out.run.meta.summary.input_to_paint.map(|s| s.p50).unwrap_or(f64::NAN);
             println!(
                 "{:<15} {:>7.1} {:>7} {:>7.1}ms {:>8.2}ms {:>6.2}ms {:>7.1} {:>7.1} {:>8.2}ms {:>5} {:>10.1}ms",
-                format!("{name}/{closed_on}"),
+                format!("{name}/{closed_on}{}", if trace { "+trace" } else { "" }),
                 c.wall_ms / 1e3,
                 clicks,
                 c.clicking_ms / clicks,
@@ -186,6 +207,26 @@ fn main() -> anyhow::Result<()> {
             by_oracle.iter().find(|(o, _)| o == "reply"),
         ) {
             println!("  pixels / reply: {:.2}x", median(&px.1) / median(&rp.1));
+        }
+        println!();
+        println!("tracing overhead, stock arm closed on pixels (same browser, same run):");
+        let untraced = by_trace.iter().find(|(t, _)| !t).map(|(_, v)| v.clone()).unwrap_or_default();
+        let with = by_trace.iter().find(|(t, _)| *t).map(|(_, v)| v.clone()).unwrap_or_default();
+        let (a, b) = (median(&untraced), median(&with));
+        println!("  tool cost per click without --trace {a:>6.2} ms (n={}), with {b:>6.2} ms (n={}): {:.2}x", untraced.len(), with.len(), b / a);
+        match traced {
+            Some(t) => {
+                let o = &t.overhead;
+                println!(
+                    "  trace: {:.1} MB from Chromium ({} events), trace.json {:.1} MB; start {:.0} ms, collect {:.0} ms, merge and write {:.0} ms",
+                    o.chromium_bytes as f64 / 1e6, t.events, o.file_bytes as f64 / 1e6, o.start_ms, o.collect_ms, o.write_ms
+                );
+                println!(
+                    "  alignment: error {:.4} ms over {} marks; inputs' EventTiming vs t_input at most {:.4} ms (n={}); {} loop slices, {} input and {} frame flows",
+                    t.alignment_error_ms, t.alignment_marks, t.input_error_ms.unwrap_or(f64::NAN), t.inputs_checked, t.loop_slices, t.input_flows, t.frame_flows
+                );
+            }
+            None => println!("  the traced arm recorded no trace (see its warnings)"),
         }
         browser.close().await?;
         Ok(())

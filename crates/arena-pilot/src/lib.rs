@@ -9,7 +9,8 @@
 //! 3. [`click`]: each click shaped like a person's, waited for on the page's word;
 //!    drains land in [`collect`].
 //! 4. [`pair`]: records into loops, each closed by its [`answer`] at most once.
-//! 5. [`write`]: the run (summary, warnings, events), written as a run folder.
+//! 5. [`write`]: the run (summary, warnings, events), written as a run folder; with
+//!    `--trace`, [`trace`] merges the loops into Chromium's trace of the clicks.
 //!
 //! [`run`] chains them for one arm, [`ab`] interleaves arms. Progress goes through a
 //! callback ([`progress`]); nothing here prints.
@@ -27,6 +28,7 @@ pub mod progress;
 pub mod run;
 pub mod scenario;
 pub mod target;
+pub mod trace;
 pub mod write;
 
 use std::future::Future;

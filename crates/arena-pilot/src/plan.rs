@@ -30,6 +30,9 @@ pub struct Overrides {
     pub capture: bool,
     /// A shaped link for every arm, over the arms' own `link`.
     pub link: Option<arena_link::LinkSpec>,
+    /// Record Chromium's trace of the click loop into the run folder's `trace.json`, the
+    /// loops merged in as a track.
+    pub trace: bool,
 }
 
 /// Browser options shared by every run of a command.
@@ -89,6 +92,8 @@ pub struct Plan<'a> {
     pub capture: bool,
     /// The shaped link between the browser and the target, if any.
     pub link: Option<arena_link::LinkSpec>,
+    /// Trace the click loop (`trace.json`).
+    pub trace: bool,
 }
 
 impl<'a> Plan<'a> {
@@ -149,6 +154,7 @@ impl<'a> Plan<'a> {
             label,
             capture: ov.capture,
             link,
+            trace: ov.trace,
         })
     }
 

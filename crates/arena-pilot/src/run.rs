@@ -21,6 +21,7 @@ use crate::plan::{BrowserOptions, Plan};
 use crate::prepare::{check_viewport, run_setup, wait_canvas};
 use crate::progress::{OnProgress, Progress};
 use crate::target::{target_gone, Target};
+use crate::trace;
 use crate::write::{build_run, RunContext};
 
 /// One run of one arm.
@@ -90,6 +91,10 @@ struct Gathered {
     cleared: bool,
     /// Why the page's oracle last could not judge an input, in its own words.
     last_verdict: Option<String>,
+    /// The trace of the click loop, while it runs (`--trace`).
+    tracing: Option<trace::Tracing>,
+    /// Why the trace could not be taken or written: a warning, the run itself stands.
+    trace_problem: Option<String>,
 }
 
 /// How a run ended, for its `run.json`.
@@ -139,6 +144,8 @@ pub async fn run_arm(browser: &Browser, req: RunRequest<'_>) -> Result<Outcome> 
         clicks_made: 0,
         cleared: false,
         last_verdict: None,
+        tracing: None,
+        trace_problem: None,
     };
     let body = match &page {
         Ok(p) => measure(p, &req, &target, &mut g).await,
@@ -148,6 +155,10 @@ pub async fn run_arm(browser: &Browser, req: RunRequest<'_>) -> Result<Outcome> 
     if let (Ok(p), Ok(_)) = (&page, &ending) {
         collect_last(p, plan, &mut g).await;
     }
+    let traced = match (&page, g.tracing.take()) {
+        (Ok(p), Some(t)) => collect_trace(p, t, &mut g).await,
+        _ => None,
+    };
     if let Ok(p) = page {
         let _ = tokio::time::timeout(Duration::from_secs(2), p.close()).await;
     }
@@ -162,6 +173,17 @@ pub async fn run_arm(browser: &Browser, req: RunRequest<'_>) -> Result<Outcome> 
             .warnings
             .push(Warning::new("capture", format!("{e:#}"))),
         None => {}
+    }
+    if let Some(c) = traced {
+        match trace::write(&dir, c, &plan.arm_name, &run.loops) {
+            Ok(info) => run.meta.trace = Some(info),
+            Err(e) => g.trace_problem = Some(format!("{e:#}")),
+        }
+    }
+    if let Some(why) = g.trace_problem.take() {
+        run.meta
+            .warnings
+            .push(Warning::new("trace", format!("no trace.json: {why}")));
     }
     run.write(&dir)
         .with_context(|| format!("writing the run folder {}", dir.display()))?;
@@ -203,6 +225,12 @@ async fn measure(
     g.answer = Some(info);
     g.judge.answer = rule;
     g.judge.draw_target = rect.index;
+    if plan.trace {
+        match trace::start(page).await {
+            Ok(t) => g.tracing = Some(t),
+            Err(e) => g.trace_problem = Some(format!("{e:#}")),
+        }
+    }
     let clicker = Clicker {
         page,
         plan,
@@ -295,6 +323,30 @@ async fn collect_last(page: &Page, plan: &Plan<'_>, g: &mut Gathered) {
         let js = "window.__arenaRecorder.stats().last_verdict";
         if let Ok(Ok(v)) = tokio::time::timeout(last, page.eval_json(js)).await {
             g.last_verdict = v.as_str().map(str::to_string);
+        }
+    }
+}
+
+/// Ends the trace of the click loop and reads it back (bounded: a dead browser gets a
+/// warning, not a hang).
+async fn collect_trace(
+    page: &Page,
+    tracing: trace::Tracing,
+    g: &mut Gathered,
+) -> Option<trace::Collected> {
+    let limit = Duration::from_secs(60);
+    match tokio::time::timeout(limit, trace::collect(page, tracing)).await {
+        Ok(Ok(c)) => Some(c),
+        Ok(Err(e)) => {
+            g.trace_problem = Some(format!("{e:#}"));
+            None
+        }
+        Err(_) => {
+            g.trace_problem = Some(format!(
+                "the trace was not read back within {} s",
+                limit.as_secs()
+            ));
+            None
         }
     }
 }

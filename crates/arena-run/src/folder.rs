@@ -19,6 +19,8 @@ pub const EVENTS_JSONL: &str = "events.jsonl";
 /// The capture of a run made with `--capture`, and its full summary (`arena-perf wire`).
 pub const WIRE_PCAP: &str = "wire.pcap";
 pub const WIRE_JSON: &str = "wire.json";
+/// Chromium's trace of a run made with `--trace`, the loops merged in as a track.
+pub const TRACE_JSON: &str = "trace.json";
 
 fn bad(msg: String) -> anyhow::Error {
     anyhow::Error::new(Exit::bad_input(msg))

@@ -16,11 +16,13 @@ mod time;
 mod validate;
 
 pub use folder::{
-    default_run_dir, EVENTS_JSONL, LOOPS_CSV, LOOP_COLUMNS, RUN_JSON, WIRE_JSON, WIRE_PCAP,
+    default_run_dir, EVENTS_JSONL, LOOPS_CSV, LOOP_COLUMNS, RUN_JSON, TRACE_JSON, WIRE_JSON,
+    WIRE_PCAP,
 };
 pub use model::{
     AnswerInfo, Event, Host, Loop, Metric, Outcome, Run, RunMeta, RunStatus, RunSummary,
-    SocketSource, Warning, WireDirection, WireFigures, IDLE_SHARE, SCHEMA_VERSION,
+    SocketSource, TraceInfo, TraceOverhead, Warning, WireDirection, WireFigures, IDLE_SHARE,
+    SCHEMA_VERSION,
 };
 pub use time::rfc3339_utc;
 pub use validate::{check_distinct, LATER_COLUMNS, MAX_DURATION_MS, MAX_TIME_MS};

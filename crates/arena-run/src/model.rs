@@ -128,6 +128,56 @@ pub struct RunMeta {
     /// as `rtt=20ms,jitter=0ms,down=25mbit,up=25mbit`; absent for a direct connection.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub link: Option<String>,
+    /// Chromium's trace of the click loop with the loops merged in (`--trace`); absent
+    /// otherwise, and in runs made before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceInfo>,
+}
+
+/// What `trace.json` holds, how its clock was aligned with the page's, and what taking
+/// it cost.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct TraceInfo {
+    /// The trace's file in the run folder (`trace.json`).
+    pub file: String,
+    /// Chromium's own trace events kept (the loop track's are counted apart).
+    pub events: u64,
+    /// Slices on the loop track: one per answered loop.
+    pub loop_slices: u64,
+    /// Loops linked by a flow to the renderer's dispatch of their input (`EventDispatch`)
+    /// and to the animation frame that closed them (`FireAnimationFrame`).
+    pub input_flows: u64,
+    pub frame_flows: u64,
+    /// Chromium said its trace buffer lost data.
+    pub data_loss: bool,
+    /// The alignment: trace clock (CLOCK_MONOTONIC ms) = page clock + `offset_ms`.
+    pub offset_ms: f64,
+    /// Page marks the offset was measured from (`performance.mark`, before and after the
+    /// clicks), and the largest distance of one mark's offset from `offset_ms`.
+    pub alignment_marks: u64,
+    pub alignment_error_ms: f64,
+    /// Inputs found in the renderer's `EventTiming` events, and the largest distance
+    /// between one's start (aligned) and the loop's `t_input`: the error a loop's start
+    /// carries, the page clock's coarsening included.
+    #[serde(default)]
+    pub inputs_checked: u64,
+    #[serde(default)]
+    pub input_error_ms: Option<f64>,
+    pub overhead: TraceOverhead,
+}
+
+/// What tracing added to the run's wall time, ms, and the trace's size.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct TraceOverhead {
+    /// `Tracing.start` and the marks before the clicks.
+    pub start_ms: f64,
+    /// The marks after the clicks, `Tracing.end` and reading the trace back.
+    pub collect_ms: f64,
+    /// Merging the loops in and writing `trace.json`.
+    pub write_ms: f64,
+    /// Bytes Chromium sent, and bytes of `trace.json`.
+    pub chromium_bytes: u64,
+    pub file_bytes: u64,
 }
 
 /// The answer oracle a run used, and the fallback it took, if any.

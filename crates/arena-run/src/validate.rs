@@ -279,6 +279,43 @@ pub(crate) fn check_meta(meta: &RunMeta) -> Result<(), String> {
             }
         }
     }
+    if let Some(t) = &meta.trace {
+        check_trace(t)?;
+    }
+    Ok(())
+}
+
+/// `run.json`'s `trace`: its figures finite and in range, its file a plain name in the
+/// folder.
+fn check_trace(t: &crate::model::TraceInfo) -> Result<(), String> {
+    if t.file.is_empty() || t.file.contains('/') || t.file == ".." {
+        return Err(format!(
+            "trace.file is {:?}: not a file name in the run folder",
+            t.file
+        ));
+    }
+    if !t.offset_ms.is_finite() || t.offset_ms.abs() > MAX_TIME_MS {
+        return Err(format!(
+            "trace.offset_ms is {}: out of range",
+            show(t.offset_ms)
+        ));
+    }
+    let o = &t.overhead;
+    let durations = [
+        ("alignment_error_ms", Some(t.alignment_error_ms)),
+        ("input_error_ms", t.input_error_ms),
+        ("overhead.start_ms", Some(o.start_ms)),
+        ("overhead.collect_ms", Some(o.collect_ms)),
+        ("overhead.write_ms", Some(o.write_ms)),
+    ];
+    for (name, v) in durations {
+        if let Some(v) = v {
+            if v < 0.0 {
+                return Err(format!("trace.{name} is {}: negative", show(v)));
+            }
+            check_duration(&format!("trace.{name}"), v)?;
+        }
+    }
     Ok(())
 }
 

@@ -81,6 +81,7 @@ fn sample_run() -> Run {
             wire: None,
             answer: None,
             link: None,
+            trace: None,
         },
         loops,
         events: vec![Event {
@@ -534,4 +535,56 @@ fn a_run_given_twice_is_refused() {
     let b = tmp.path().join("b");
     other.write(&b).unwrap();
     check_distinct(&[load(&a), load(&b)]).unwrap();
+}
+
+#[test]
+fn a_runs_trace_figures_load_and_bad_ones_are_refused() {
+    let mut run = sample_run();
+    run.meta.trace = Some(arena_run::TraceInfo {
+        file: arena_run::TRACE_JSON.into(),
+        events: 1200,
+        loop_slices: 1,
+        input_flows: 1,
+        frame_flows: 1,
+        data_loss: false,
+        offset_ms: 14_238_966.3,
+        alignment_marks: 16,
+        alignment_error_ms: 0.004,
+        inputs_checked: 2,
+        input_error_ms: Some(0.006),
+        overhead: arena_run::TraceOverhead {
+            start_ms: 20.0,
+            collect_ms: 150.0,
+            write_ms: 3.0,
+            chromium_bytes: 286_838,
+            file_bytes: 290_000,
+        },
+    });
+    let tmp = written(&run);
+    assert_eq!(Run::load(tmp.path()).unwrap(), run);
+
+    // A run from before `--trace` has no `trace` and loads as before (sample_run's).
+    let plain = written(&sample_run());
+    let text = fs::read_to_string(plain.path().join(RUN_JSON)).unwrap();
+    assert!(!text.contains("\"trace\""), "{text}");
+    assert_eq!(Run::load(plain.path()).unwrap().meta.trace, None);
+
+    let path = tmp.path().join(RUN_JSON);
+    let text = fs::read_to_string(&path).unwrap();
+    fs::write(
+        &path,
+        text.replacen(
+            "\"alignment_error_ms\": 0.004",
+            "\"alignment_error_ms\": -1.0",
+            1,
+        ),
+    )
+    .unwrap();
+    assert_both_refuse(tmp.path(), &["run.json", "trace.alignment_error_ms is -1"]);
+    fs::write(
+        &path,
+        text.replacen("\"file\": \"trace.json\"", "\"file\": \"../x.json\"", 1),
+    )
+    .unwrap();
+    assert_both_refuse(tmp.path(), &["run.json", "trace.file"]);
 }
