@@ -11,7 +11,7 @@ use clap::Args as ClapArgs;
 
 use arena_pilot::Pilot;
 
-use super::run_args::{ab_document, runs, AbPlan, RunArgs};
+use super::args::{ab_document, runs, AbPlan, RunArgs};
 
 /// Run arms interleaved, each run in a fresh page and a fresh target session, and compare.
 #[derive(Debug, ClapArgs)]

@@ -11,7 +11,7 @@ use clap::Args as ClapArgs;
 
 use arena_pilot::Pilot;
 
-use super::run_args::{ab_document, runs, AbPlan, RunArgs};
+use super::args::{ab_document, runs, AbPlan, RunArgs};
 
 /// Measure stock against lazy-png on the built-in fixture match (no setup needed).
 #[derive(Debug, ClapArgs)]

@@ -4,7 +4,7 @@
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
-use super::progress::{plain_total, Mode, Reporter};
+use super::common::progress::{plain_total, Mode, Reporter};
 
 pub use arena_logs::cli::LogsArgs;
 

@@ -12,7 +12,7 @@ use arena_matrix::table::{cpu_table, fmt_figure, matrix_table, phases_table, thr
 use arena_matrix::{run_matrix, MatrixOptions, MatrixResult, MatrixSpec, RunResult, RunStatus};
 use arena_report::{Exit, ExitKind, Format, Table};
 
-use super::progress::{Mode, Reporter};
+use super::common::progress::{Mode, Reporter};
 use clap::{Args, ValueEnum};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

@@ -5,18 +5,18 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod ab;
+mod args;
+mod common;
 mod compare;
+mod completions;
 mod demo;
 mod gate;
 mod logs;
 mod matrix;
 mod pilot;
 mod plot;
-mod progress;
 mod report;
-mod run_args;
 mod serve;
-mod shell;
 mod wire;
 
 /// Measure what a click in a browser-streamed app costs, in the median and in the tail,
@@ -59,9 +59,9 @@ pub enum Command {
     /// 127.0.0.1 until Ctrl-C; prints its URL.
     Serve(serve::ServeArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
-    Completions(shell::CompletionsArgs),
+    Completions(completions::CompletionsArgs),
     /// Print the man page of arena-perf and its subcommands (roff) to stdout.
-    Man(shell::ManArgs),
+    Man(completions::ManArgs),
 }
 
 /// Runs the CLI and maps errors to the documented exit codes (0 ok, 1 regression,
@@ -90,7 +90,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Logs(a) => logs::run(a),
         Command::Wire(a) => wire::run(a),
         Command::Serve(a) => serve::run(a),
-        Command::Completions(a) => shell::completions(a),
-        Command::Man(a) => shell::man(a),
+        Command::Completions(a) => completions::completions(a),
+        Command::Man(a) => completions::man(a),
     }
 }

@@ -9,8 +9,8 @@ use arena_pilot::{block_on, run_one, OutDir, Pilot, Plan, RunRequest};
 use arena_report::Format;
 use clap::Args as ClapArgs;
 
-use super::progress::{Mode, Reporter};
-use super::run_args::RunArgs;
+use super::args::RunArgs;
+use super::common::progress::{Mode, Reporter};
 
 /// Drive the target with trusted clicks and measure each click's loop on the page's clock.
 #[derive(Debug, ClapArgs)]

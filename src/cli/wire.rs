@@ -13,7 +13,7 @@ use arena_report::{fmt_bytes, fmt_count, Cell, Column, Exit, ExitKind, Format, T
 use arena_wire::{Capture, CaptureOptions, CaptureSource, CaptureStats, SummaryOptions};
 use clap::{Args, Subcommand};
 
-use super::progress::{plain_total, Mode, Reporter};
+use super::common::progress::{plain_total, Mode, Reporter};
 
 #[derive(Debug, Args)]
 pub struct WireArgs {

@@ -8,7 +8,7 @@ use arena_pilot::{
     block_on, run_ab, AbOutcome, AbRequest, BrowserOptions, Overrides, Pilot, Plan, Progress,
 };
 
-use super::progress::{Mode, Reporter};
+use super::common::progress::{Mode, Reporter};
 use arena_report::Exit;
 use arena_run::Run;
 use clap::Args as ClapArgs;

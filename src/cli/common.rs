@@ -1,0 +1,3 @@
+//! What several subcommands share and none of them is: how progress looks on stderr.
+
+pub mod progress;
