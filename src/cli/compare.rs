@@ -113,20 +113,30 @@ pub struct CompareArgs {
     pub stats: StatsArgs,
 }
 
-pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
-    let (verdict, checks) = a.stats.options()?;
-    let metrics = parse_metrics(&a.metrics)?;
-    let runs = load_runs(&a.runs)?;
-    let opts = CompareOptions {
-        by: match a.by {
+/// The comparison the flags ask for (`compare` and `report` take the same ones).
+pub fn compare_options(
+    by: ByArg,
+    baseline: Option<String>,
+    metrics: &[String],
+    stats: &StatsArgs,
+) -> anyhow::Result<CompareOptions> {
+    let (verdict, checks) = stats.options()?;
+    Ok(CompareOptions {
+        by: match by {
             ByArg::Run => By::Run,
             ByArg::Arm => By::Arm,
         },
-        baseline: a.baseline,
-        metrics: metrics.clone(),
+        baseline,
+        metrics: parse_metrics(metrics)?,
         verdict,
         checks,
-    };
+    })
+}
+
+pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
+    let opts = compare_options(a.by, a.baseline, &a.metrics, &a.stats)?;
+    let metrics = opts.metrics.clone();
+    let runs = load_runs(&a.runs)?;
     let cmp = compare(&runs, &opts)?;
     if a.format == Format::Json {
         let v = arena_compare::comparison_json(&cmp);

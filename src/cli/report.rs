@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use arena_compare::{compare, load_runs, report_html, By, CompareOptions, Metric, ReportOptions};
+use arena_compare::{compare, load_runs, report_html, Metric, ReportOptions};
 use arena_report::Exit;
 
-use super::compare::{parse_metrics, ByArg, StatsArgs};
+use super::compare::{compare_options, ByArg, StatsArgs};
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:
@@ -45,23 +45,13 @@ pub struct ReportArgs {
 }
 
 pub fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
-    let (verdict, checks) = a.stats.options()?;
-    let metrics = parse_metrics(&a.metrics)?;
+    let opts = compare_options(a.by, a.baseline.clone(), &a.metrics, &a.stats)?;
+    let (metrics, verdict, checks) = (opts.metrics.clone(), opts.verdict, opts.checks);
     check_parent(&a.out, "--out")?;
     if let Some(png) = &a.screenshot {
         check_parent(png, "--screenshot")?;
     }
     let runs = load_runs(&a.runs)?;
-    let opts = CompareOptions {
-        by: match a.by {
-            ByArg::Run => By::Run,
-            ByArg::Arm => By::Arm,
-        },
-        baseline: a.baseline,
-        metrics: metrics.clone(),
-        verdict,
-        checks,
-    };
     let cmp = compare(&runs, &opts)?;
     let page = report_html(
         &runs,
