@@ -67,12 +67,7 @@ pub fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
     println!(
         "wrote {}: {} against {}, {} runs",
         a.out.display(),
-        cmp.columns
-            .iter()
-            .filter(|c| **c != cmp.baseline)
-            .cloned()
-            .collect::<Vec<_>>()
-            .join(", "),
+        cmp.candidates(),
         cmp.baseline,
         runs.len()
     );

@@ -59,6 +59,19 @@ pub struct Comparison {
     pub findings: Vec<Finding>,
 }
 
+impl Comparison {
+    /// The columns compared against the baseline, comma-separated: `lazy-png, png6`.
+    pub fn candidates(&self) -> String {
+        let others: Vec<&str> = self
+            .columns
+            .iter()
+            .filter(|c| **c != self.baseline)
+            .map(String::as_str)
+            .collect();
+        others.join(", ")
+    }
+}
+
 /// A count read off a column (bytes, frames, loops, ...).
 type GroupCount = fn(&Group) -> u64;
 

@@ -80,12 +80,7 @@ pub fn report_html(runs: &[Run], cmp: &Comparison, opts: &ReportOptions) -> Stri
     let context = context_json(runs, cmp, opts);
     let title = format!(
         "arena-perf report: {} against {}",
-        cmp.columns
-            .iter()
-            .filter(|c| **c != cmp.baseline)
-            .cloned()
-            .collect::<Vec<_>>()
-            .join(", "),
+        cmp.candidates(),
         cmp.baseline
     );
     fill(TEMPLATE, |key| match key {
