@@ -729,14 +729,26 @@ fn bad_splits_exit_2_listing_what_is_accepted_before_any_work() {
     ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).1.contains("`4QB`: not a size"), "{}", text(&o).1);
-    // The pilot refuses a bad split before it starts a browser (this would be a run).
-    let o = arena(&["pilot", "--split", "colour", "--clicks", "1"]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        text(&o).1.contains("unknown split `colour`"),
-        "{}",
-        text(&o).1
-    );
+    // Every command that takes it refuses a bad split before any work (for the pilot,
+    // ab and demo that would be a browser and a run).
+    let html = d.path("r.html");
+    for args in [
+        &["pilot", "--clicks", "1"][..],
+        &["ab", "--arms", "stock,lazy-png", "--clicks", "1"],
+        &["demo", "--clicks", "1"],
+        &["report", s(&run), "--out", s(&html)],
+    ] {
+        let mut a = args.to_vec();
+        a.extend(["--split", "colour"]);
+        let o = arena(&a);
+        assert_eq!(o.status.code(), Some(2), "{a:?}");
+        assert!(
+            text(&o).1.contains("unknown split `colour`"),
+            "{a:?}: {}",
+            text(&o).1
+        );
+    }
+    assert!(!html.exists());
 }
 
 #[test]
