@@ -148,6 +148,9 @@ fn notes(t: &mut Table, b: &Breakdown, opts: &CompareOptions, over: &str) {
         })
         .map(String::as_str)
         .collect();
+    if b.rows.is_empty() {
+        t.note("no loops in any column: nothing to break down");
+    }
     if !empty.is_empty() {
         t.note(format!(
             "empty rows (no loop in any column): {}",

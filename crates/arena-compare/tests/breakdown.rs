@@ -243,3 +243,13 @@ fn coalesced_input_has_its_own_row() {
     let c = cell(&b, COALESCED_ROW, "stock");
     assert_eq!((c.loops, c.n, c.quantiles[0]), (12, 5, Some(3.0)));
 }
+
+#[test]
+fn a_run_without_loops_says_so_instead_of_printing_nothing() {
+    let mut r = shaped("stock", 1, 100.0);
+    r.loops.clear();
+    let b = split(&[r], "label");
+    assert!(b.rows.is_empty() && b.cells.is_empty());
+    let md = b.table.render(Format::Markdown);
+    assert!(md.contains("no loops in any column"), "{md}");
+}
