@@ -695,3 +695,99 @@ fn max_limits_must_be_finite_percents() {
     ]);
     assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
 }
+
+#[test]
+fn bad_splits_exit_2_listing_what_is_accepted_before_any_work() {
+    let d = Scratch::new("split");
+    let run = write_run(&d.0, "stock", 40, 50.0, 1);
+    for (split, says) in [
+        (
+            "colour",
+            "unknown split `colour` (one of event, label, reply-size=SIZE[,SIZE...]",
+        ),
+        ("reply-size=1KB,lots", "`lots`: not a size"),
+        (
+            "reply-size=10KB,1KB",
+            "bounds must ascend (10KB before 1KB)",
+        ),
+        ("reply-size=4KB,4096B", "4KB given twice"),
+        ("reply-size", "needs its bucket bounds"),
+    ] {
+        let o = arena(&["compare", s(&run), "--split", split]);
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{split}: {out}{err}");
+        assert!(err.contains(says), "{split}: {err}");
+        assert!(out.is_empty(), "{split}: nothing printed: {out}");
+    }
+    let o = arena(&[
+        "compare",
+        s(&run),
+        "--split",
+        "event",
+        "--reply-over",
+        "4QB",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).1.contains("`4QB`: not a size"), "{}", text(&o).1);
+    // Every command that takes it refuses a bad split before any work (for the pilot,
+    // ab and demo that would be a browser and a run).
+    let html = d.path("r.html");
+    for args in [
+        &["pilot", "--clicks", "1"][..],
+        &["ab", "--arms", "stock,lazy-png", "--clicks", "1"],
+        &["demo", "--clicks", "1"],
+        &["report", s(&run), "--out", s(&html)],
+    ] {
+        let mut a = args.to_vec();
+        a.extend(["--split", "colour"]);
+        let o = arena(&a);
+        assert_eq!(o.status.code(), Some(2), "{a:?}");
+        assert!(
+            text(&o).1.contains("unknown split `colour`"),
+            "{a:?}: {}",
+            text(&o).1
+        );
+    }
+    assert!(!html.exists());
+}
+
+#[test]
+fn compare_prints_a_breakdown_per_split_after_the_comparison() {
+    let d = Scratch::new("splits");
+    let a = write_run(&d.0, "stock", 40, 50.0, 1);
+    let b = write_run(&d.0, "slow", 40, 80.0, 2);
+    let o = arena(&[
+        "compare",
+        s(&a),
+        s(&b),
+        "--split",
+        "event",
+        "--split",
+        "reply-size=1KB,10KB",
+        "--format",
+        "markdown",
+    ]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let at = |needle: &str| {
+        out.find(needle)
+            .unwrap_or_else(|| panic!("{needle}: {out}"))
+    };
+    let (cmp, event, size) = (
+        at("### Against stock"),
+        at("### inputToPaint by input kind, ms; \u{394} against stock's same row"),
+        at("### inputToPaint by reply size, ms"),
+    );
+    assert!(cmp < event && event < size, "{out}");
+    // Every synthetic reply is 6,000 B: the middle bucket has all 40 loops of each arm,
+    // the others are shown empty.
+    assert!(out.contains("| 1KB-10KB | stock | 40 | 40 |"), "{out}");
+    assert!(
+        out.contains("| <1KB | slow | 0 | 0 | - | - | - | - | - | - |"),
+        "{out}"
+    );
+    assert!(
+        out.contains("empty rows (no loop in any column): <1KB, >=10KB"),
+        "{out}"
+    );
+}

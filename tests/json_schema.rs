@@ -274,6 +274,70 @@ fn compare_json_of_the_binary() {
 }
 
 #[test]
+fn compare_json_with_breakdowns_of_the_binary() {
+    let doc = json_of(&[
+        "compare",
+        "fixtures/runs",
+        "--split",
+        "event",
+        "--split",
+        "reply-size=1KB,10KB",
+        "--split",
+        "label",
+        "--format",
+        "json",
+    ]);
+    assert_valid("compare.json", &doc);
+    let b = doc["breakdowns"].as_array().unwrap();
+    let names: Vec<&str> = b.iter().map(|x| x["split"].as_str().unwrap()).collect();
+    assert_eq!(names, ["event", "reply-size", "label"]);
+    assert_eq!(b[1]["rows"], json!(["<1KB", "1KB-10KB", ">=10KB"]));
+    assert_eq!(b[1]["bounds_bytes"], json!([1024, 10240]));
+    for x in b {
+        let (rows, cols) = (
+            x["rows"].as_array().unwrap(),
+            x["columns"].as_array().unwrap(),
+        );
+        assert_eq!(
+            x["cells"].as_array().unwrap().len(),
+            rows.len() * cols.len()
+        );
+        // Every loop lands in exactly one reply-size bucket (not so for coalesced input).
+        if x["split"] == "reply-size" {
+            let sum: u64 = x["cells"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c["loops"].as_u64().unwrap())
+                .sum();
+            let loops: u64 = fixture_loops();
+            assert_eq!(sum, loops);
+        }
+    }
+    let cell = &b[0]["cells"][1];
+    assert!(cell["changes"]["p50"]["delta_pct"].is_f64(), "{cell:#}");
+    let mut d = doc.clone();
+    d["breakdowns"][0]["cells"][0]["extra"] = json!(1);
+    assert_invalid("compare.json", &d, "an unknown key in a breakdown cell");
+    let mut d = doc.clone();
+    d["breakdowns"][1]["cells"][0]["loops"] = json!("3");
+    assert_invalid("compare.json", &d, "a count as text");
+}
+
+/// Loops of the runs in `fixtures/runs`, summed.
+fn fixture_loops() -> u64 {
+    ["stock-1", "stock-2", "lazy-png-1", "lazy-png-2"]
+        .iter()
+        .map(|r| {
+            Run::load(&root().join("fixtures/runs").join(r))
+                .unwrap()
+                .loops
+                .len() as u64
+        })
+        .sum()
+}
+
+#[test]
 fn gate_json_of_the_binary() {
     let doc = json_of(&[
         "gate",

@@ -212,6 +212,16 @@ fn assert_figures_match(json: &Value, figs: &[Value]) {
     assert_eq!(figs.len(), expected, "the DOM has figures the JSON has not");
 }
 
+/// `v` with every number as a float, so a value that crossed JavaScript compares.
+fn floats(v: &Value) -> Value {
+    match v {
+        Value::Number(n) => serde_json::json!(n.as_f64()),
+        Value::Array(a) => Value::Array(a.iter().map(floats).collect()),
+        Value::Object(o) => Value::Object(o.iter().map(|(k, v)| (k.clone(), floats(v))).collect()),
+        other => other.clone(),
+    }
+}
+
 struct FiguresCheck {
     json: Vec<Value>,
 }
@@ -223,9 +233,31 @@ impl AsyncCheck for FiguresCheck {
         let embedded = page
             .eval_json("JSON.parse(document.getElementById('data').textContent)")
             .await?;
-        assert_eq!(&embedded, json, "#data is not compare's document");
+        // The page's JSON comes back through JavaScript, where 1.0 and 1 are one number.
+        assert_eq!(
+            floats(&embedded),
+            floats(json),
+            "#data is not compare's document"
+        );
         let figs = page.eval_json(FIGS_JS).await?;
         assert_figures_match(json, figs.as_array().unwrap());
+
+        // One table per breakdown, a line per cell, its loop counts as the document's.
+        let shown = page
+            .eval_json("[...document.querySelectorAll('#breakdowns table')].map(t => [...t.querySelectorAll('tbody tr')].map(tr => tr.children[2].textContent))")
+            .await?;
+        let want: Vec<Vec<String>> = json["breakdowns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| {
+                let c = b["cells"].as_array().unwrap();
+                c.iter()
+                    .map(|c| c["loops"].as_u64().unwrap().to_string())
+                    .collect()
+            })
+            .collect();
+        assert_eq!(serde_json::from_value::<Vec<Vec<String>>>(shown)?, want);
 
         // Each finding is listed, and marked beside its figure when it names one.
         let findings = json["findings"].as_array().unwrap();
@@ -347,9 +379,14 @@ fn report_loads_offline_and_shows_exactly_compares_figures() {
             "inputToPaint",
             "--metric",
             "sendToRecv",
+            "--split",
+            "event",
+            "--split",
+            "reply-size=1KB,10KB",
         ],
         &by_run,
     );
+    assert_eq!(j2["breakdowns"].as_array().map(Vec::len), Some(2));
     assert_eq!(j2["baseline"], "stock, run 1");
     in_browser(&[by_arm, by_run], FiguresCheck { json: vec![j1, j2] });
 }

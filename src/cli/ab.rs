@@ -56,6 +56,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let opts = CompareOptions {
         by: By::Arm,
         baseline: args.arms.first().cloned(),
+        splits: args.run.split.splits.clone(),
+        reply_over: args.run.split.reply_over,
         ..CompareOptions::default()
     };
     let cmp = match runs.is_empty() {
@@ -68,6 +70,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
         print!("{}", by_run_table(&runs).render(args.format));
         println!();
         print!("{}", cmp.table.render(args.format));
+        for b in &cmp.breakdowns {
+            println!();
+            print!("{}", b.table.render(args.format));
+        }
     }
     match outcome.error {
         Some(e) => Err(e),

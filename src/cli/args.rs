@@ -68,6 +68,8 @@ pub struct RunArgs {
     /// in Perfetto (ui.perfetto.dev) and chrome://tracing.
     #[arg(long)]
     pub trace: bool,
+    #[command(flatten)]
+    pub split: super::compare::SplitArgs,
 }
 
 impl RunArgs {

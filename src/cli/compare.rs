@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use arena_compare::{compare, load_runs, By, CheckOptions, CompareOptions, Metric};
 use arena_report::{Exit, Format};
+use arena_run::Run;
 use arena_stats::{BootstrapOptions, NoiseRule, SmallSamples};
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -88,6 +89,46 @@ pub fn parse_metrics(names: &[String]) -> anyhow::Result<Vec<Metric>> {
         .collect()
 }
 
+/// Breakdown flags shared by `compare`, `report`, `pilot`, `ab` and `demo`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct SplitArgs {
+    /// Also break the loops down into rows (repeatable): `event` (mousedown, mouseup,
+    /// keydown, ...; coalesced input on its own row), `label` (the pilot file's click
+    /// labels), `reply-size=1KB,10KB` (by the bytes of each loop's answer: <1KB,
+    /// 1KB-10KB, >=10KB). Each row has its loops, n, p50/p90/p99 and its change against
+    /// the baseline's same row.
+    #[arg(long = "split", value_name = "SPLIT", value_parser = arena_compare::Split::parse)]
+    pub splits: Vec<arena_compare::Split>,
+    /// A breakdown counts the answered loops whose reply reached SIZE (e.g. 4KB; K =
+    /// 1024 B). Default: the target's `idle_reply_bytes` (4KB unless the pilot file says).
+    #[arg(long, value_name = "SIZE", value_parser = arena_report::parse_size)]
+    pub reply_over: Option<u64>,
+}
+
+impl SplitArgs {
+    /// The breakdowns of `runs` as tables, in `format` (none without `--split`). JSON has
+    /// them in `compare --format json`; a run's JSON document does not, and says so.
+    pub fn print(&self, runs: &[Run], format: Format) -> anyhow::Result<()> {
+        if self.splits.is_empty() {
+            return Ok(());
+        }
+        if format == Format::Json {
+            eprintln!("--split: as JSON, breakdowns are in `arena-perf compare RUN_FOLDER --split ... --format json`");
+            return Ok(());
+        }
+        let opts = CompareOptions {
+            splits: self.splits.clone(),
+            reply_over: self.reply_over,
+            ..CompareOptions::default()
+        };
+        for b in arena_compare::breakdowns(runs, &opts)? {
+            println!();
+            print!("{}", b.table.render(format));
+        }
+        Ok(())
+    }
+}
+
 #[derive(Debug, clap::Args)]
 pub struct CompareArgs {
     /// Run folders, or folders holding run folders.
@@ -111,6 +152,8 @@ pub struct CompareArgs {
     pub plot: Option<PathBuf>,
     #[command(flatten)]
     pub stats: StatsArgs,
+    #[command(flatten)]
+    pub split: SplitArgs,
 }
 
 /// The comparison the flags ask for (`compare` and `report` take the same ones).
@@ -119,6 +162,7 @@ pub fn compare_options(
     baseline: Option<String>,
     metrics: &[String],
     stats: &StatsArgs,
+    split: &SplitArgs,
 ) -> anyhow::Result<CompareOptions> {
     let (verdict, checks) = stats.options()?;
     Ok(CompareOptions {
@@ -130,11 +174,13 @@ pub fn compare_options(
         metrics: parse_metrics(metrics)?,
         verdict,
         checks,
+        splits: split.splits.clone(),
+        reply_over: split.reply_over,
     })
 }
 
 pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
-    let opts = compare_options(a.by, a.baseline, &a.metrics, &a.stats)?;
+    let opts = compare_options(a.by, a.baseline, &a.metrics, &a.stats, &a.split)?;
     let metrics = opts.metrics.clone();
     let runs = load_runs(&a.runs)?;
     let cmp = compare(&runs, &opts)?;
@@ -143,6 +189,10 @@ pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         print!("{}", cmp.table.render(a.format));
+        for b in &cmp.breakdowns {
+            println!();
+            print!("{}", b.table.render(a.format));
+        }
     }
     if let Some(dir) = a.plot {
         std::fs::create_dir_all(&dir)

@@ -43,6 +43,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
         let opts = CompareOptions {
             by: By::Arm,
             baseline: Some("stock".into()),
+            splits: args.run.split.splits.clone(),
+            reply_over: args.run.split.reply_over,
             ..CompareOptions::default()
         };
         let cmp = match runs.is_empty() {
@@ -52,6 +54,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         print!("{}", ab_document("demo", &outcome, cmp.as_ref()));
     } else if !runs.is_empty() {
         print!("{}", by_run_table(&runs).render(args.format));
+        args.run.split.print(&runs, args.format)?;
     }
     match outcome.error {
         Some(e) => Err(e),

@@ -43,6 +43,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     };
     let reporter = Reporter::new(Mode::detect(args.run.quiet));
     let show = |p: arena_pilot::Progress<'_>| reporter.pilot(p);
+    let split = args.run.split.clone();
     let outcome = block_on(|cancel| async move {
         let req = RunRequest {
             plan: &plan,
@@ -58,6 +59,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     } else {
         print!("{}", arm_table(&outcome.run).render(args.format));
     }
+    split.print(std::slice::from_ref(&outcome.run), args.format)?;
     eprintln!("run folder: {}", outcome.dir.display());
     match outcome.exit_error() {
         Some(e) => Err(e),

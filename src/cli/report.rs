@@ -9,7 +9,7 @@ use anyhow::Context;
 use arena_compare::{compare, load_runs, report_html, Metric, ReportOptions};
 use arena_report::Exit;
 
-use super::compare::{compare_options, ByArg, StatsArgs};
+use super::compare::{compare_options, ByArg, SplitArgs, StatsArgs};
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:
@@ -42,10 +42,12 @@ pub struct ReportArgs {
     pub screenshot: Option<PathBuf>,
     #[command(flatten)]
     pub stats: StatsArgs,
+    #[command(flatten)]
+    pub split: SplitArgs,
 }
 
 pub fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
-    let opts = compare_options(a.by, a.baseline.clone(), &a.metrics, &a.stats)?;
+    let opts = compare_options(a.by, a.baseline.clone(), &a.metrics, &a.stats, &a.split)?;
     let (metrics, verdict, checks) = (opts.metrics.clone(), opts.verdict, opts.checks);
     check_parent(&a.out, "--out")?;
     if let Some(png) = &a.screenshot {

@@ -380,6 +380,29 @@ function renderFrames(ctx) {
   document.getElementById("frames-table").append(table(headers, rows, "frames-of-runs"));
 }
 
+// One table per `--split`, in the shape of `compare`'s: a line per row and column, the
+// change against the baseline's same row, and the share of answers over the size.
+function renderBreakdowns(data) {
+  const list = data.breakdowns || [];
+  if (!list.length) return;
+  document.getElementById("breakdowns").hidden = false;
+  const host = document.getElementById("breakdown-tables");
+  const many = (b) => b.columns.length > 1;
+  const kb = (n) => (n % 1024 === 0 ? `${n / 1024}KB` : `${fmtCount(n)}B`);
+  const delta = (q) => (q ? `${fmtPct(q.delta_pct)} (${fmtMsSigned(q.delta)})${isReal(q.verdict) ? "" : " ~"}` : "-");
+  list.forEach((b, i) => {
+    const headers = [b.split, ...(many(b) ? [data.by] : []), "loops", "n", "p50", "p90", "p99",
+      ...(many(b) ? ["\u0394 p50", "\u0394 p90", "\u0394 p99"] : []), "unanswered", "claimed", "cold", "\u2265" + kb(b.reply_over_bytes)];
+    const rows = b.cells.map((c) => {
+      const base = c.column === b.baseline;
+      const d = many(b) ? ["p50", "p90", "p99"].map((s) => (base ? "" : delta(c.changes && c.changes[s]))) : [];
+      return [c.row, ...(many(b) ? [c.column] : []), c.loops, c.n, fmtMs(c.p50), fmtMs(c.p90), fmtMs(c.p99), ...d,
+        c.unanswered, c.claimed, c.cold, c.answered ? `${fmtCount(c.replies_over)} of ${fmtCount(c.answered)}` : "-"];
+    });
+    host.append(el("h3", {}, `${b.metric} by ${b.split}, ${b.unit}`), table(headers, rows, "breakdown-" + i));
+  });
+}
+
 function answerLabel(a) {
   if (!a) return "-";
   let s = a.oracle;
@@ -433,6 +456,7 @@ function main() {
   const data = JSON.parse(document.getElementById("data").textContent);
   const ctx = JSON.parse(document.getElementById("context").textContent);
   renderCompare(data, ctx);
+  renderBreakdowns(data);
   renderPlots(ctx, data.columns);
   renderFrames(ctx);
   renderRuns(ctx);

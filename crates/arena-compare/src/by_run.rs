@@ -13,16 +13,7 @@ use crate::group::{digest, groups, By};
 /// order within an arm). Warnings about the measurement are marked next to the figure
 /// they concern and listed under the table.
 pub fn by_run_table(runs: &[Run]) -> Table {
-    // The headline is downpress-to-pixels (`inputToPixels`); runs closed on replies have only
-    // inputToPaint, and one table never mixes the two.
-    let metric = if runs
-        .iter()
-        .all(|r| r.meta.summary.input_to_pixels.is_some())
-    {
-        Metric::InputToPixels
-    } else {
-        Metric::InputToPaint
-    };
+    let metric = headline(runs);
     let data = digest(runs, false);
     let groups = groups(&data, By::Run);
     let mut columns = vec![Column::left("")];
@@ -83,4 +74,17 @@ pub fn by_run_table(runs: &[Run]) -> Table {
         _ => None,
     });
     table
+}
+
+/// The metric a table of `runs` leads with: downpress-to-pixels (`inputToPixels`); runs
+/// closed on replies have only inputToPaint, and one table never mixes the two.
+pub(crate) fn headline(runs: &[Run]) -> Metric {
+    if runs
+        .iter()
+        .all(|r| r.meta.summary.input_to_pixels.is_some())
+    {
+        Metric::InputToPixels
+    } else {
+        Metric::InputToPaint
+    }
 }

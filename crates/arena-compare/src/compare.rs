@@ -9,6 +9,7 @@ use arena_stats::{
 };
 use serde::Serialize;
 
+use crate::breakdown::{breakdowns, Breakdown, Split};
 use crate::findings::{annotate, check, CheckOptions, Finding};
 use crate::group::{digest, groups, By, Group};
 
@@ -21,6 +22,11 @@ pub struct CompareOptions {
     pub metrics: Vec<Metric>,
     pub verdict: NoiseRule,
     pub checks: CheckOptions,
+    /// Breakdowns to add (`--split`), each a table of its own.
+    pub splits: Vec<Split>,
+    /// The reply size a breakdown counts answers at or over (`--reply-over`); the
+    /// first run's `idle_reply_bytes` when `None`.
+    pub reply_over: Option<u64>,
 }
 
 impl Default for CompareOptions {
@@ -31,6 +37,8 @@ impl Default for CompareOptions {
             metrics: Vec::new(),
             verdict: NoiseRule::default(),
             checks: CheckOptions::default(),
+            splits: Vec::new(),
+            reply_over: None,
         }
     }
 }
@@ -57,6 +65,8 @@ pub struct Comparison {
     pub columns: Vec<String>,
     pub changes: Vec<MetricChange>,
     pub findings: Vec<Finding>,
+    /// One per `--split`, in the order asked.
+    pub breakdowns: Vec<Breakdown>,
 }
 
 impl Comparison {
@@ -133,7 +143,30 @@ pub fn change_cells(c: &QuantileChange) -> [Cell; 3] {
     [delta_cell(c), ci, p]
 }
 
-fn resolve_baseline(gs: &[Group], want: Option<&str>) -> Result<usize> {
+/// One metric of one column against the baseline's, from both ascending samples: the
+/// quantiles' changes with the noise verdict and the U test. Every comparison of two
+/// samples (the comparison's figures, each breakdown row) is this one.
+pub(crate) fn metric_change(
+    column: &str,
+    m: Metric,
+    b: &[f64],
+    c: &[f64],
+    rule: &NoiseRule,
+) -> MetricChange {
+    MetricChange {
+        column: column.to_string(),
+        metric: m.name(),
+        n_baseline: b.len(),
+        n: c.len(),
+        mann_whitney: mann_whitney_u_sorted(b, c),
+        quantiles: QUANTILES
+            .iter()
+            .filter_map(|&(q, _)| noise_verdict(&[b], &[c], q, rule))
+            .collect(),
+    }
+}
+
+pub(crate) fn resolve_baseline(gs: &[Group], want: Option<&str>) -> Result<usize> {
     let Some(want) = want else { return Ok(0) };
     gs.iter()
         .position(|g| g.name == want)
@@ -173,19 +206,7 @@ pub fn compare(runs: &[Run], opts: &CompareOptions) -> Result<Comparison> {
     for &i in &others {
         for (k, &m) in metrics.iter().enumerate() {
             let (b, c) = (&values[base][k], &values[i][k]);
-            let mwu = mann_whitney_u_sorted(b, c);
-            let quantiles = QUANTILES
-                .iter()
-                .filter_map(|&(q, _)| noise_verdict(&[b], &[c], q, &rule))
-                .collect();
-            changes.push(MetricChange {
-                column: gs[i].name.clone(),
-                metric: m.name(),
-                n_baseline: b.len(),
-                n: c.len(),
-                mann_whitney: mwu,
-                quantiles,
-            });
+            changes.push(metric_change(&gs[i].name, m, b, c, &rule));
         }
     }
 
@@ -338,7 +359,9 @@ pub fn compare(runs: &[Run], opts: &CompareOptions) -> Result<Comparison> {
         (None, Some(s)) => Some(s.clone()),
         _ => None,
     });
+    let breakdowns = breakdowns(runs, opts)?;
     Ok(Comparison {
+        breakdowns,
         table,
         by: opts.by,
         baseline: gs[base].name.clone(),

@@ -3,7 +3,7 @@
 //! Each run is digested once ([`RunData`]: one pass over its loops, one sort per metric);
 //! every table, check and plot reads the digest, so a million loops are walked once.
 
-use arena_run::{Metric, Run};
+use arena_run::{Loop, Metric, Run};
 
 /// How columns are formed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
@@ -42,24 +42,47 @@ fn slot(m: Metric) -> usize {
     Metric::ALL.iter().position(|x| *x == m).unwrap_or(0)
 }
 
+/// Which loops of a run a digest keeps, and the reply size that counts as "over" (the
+/// run's own `idle_reply_bytes` when `None`).
+#[derive(Clone, Copy)]
+pub struct Select<'f> {
+    pub include_cold: bool,
+    pub keep: &'f dyn Fn(&Loop) -> bool,
+    pub over_bytes: Option<u64>,
+}
+
 impl<'a> RunData<'a> {
     pub fn new(run: &'a Run, include_cold: bool) -> RunData<'a> {
+        RunData::select(
+            run,
+            Select {
+                include_cold,
+                keep: &|_| true,
+                over_bytes: None,
+            },
+        )
+    }
+
+    /// The digest of the loops `sel` keeps: a breakdown's row is one of these per run.
+    pub fn select(run: &'a Run, sel: Select<'_>) -> RunData<'a> {
+        let include_cold = sel.include_cold;
         let n = run.loops.len();
         let mut sorted: [Vec<f64>; Metric::ALL.len()] =
             std::array::from_fn(|_| Vec::with_capacity(n));
         let mut d = RunData {
             run,
             sorted: Default::default(),
-            loops: n as u64,
+            loops: 0,
             answered: 0,
             unanswered: 0,
             claimed: 0,
             cold: 0,
             over_idle: 0,
-            idle_reply_bytes: run.meta.summary.idle_reply_bytes,
+            idle_reply_bytes: sel.over_bytes.unwrap_or(run.meta.summary.idle_reply_bytes),
             first: None,
         };
-        for l in &run.loops {
+        for l in run.loops.iter().filter(|l| (sel.keep)(l)) {
+            d.loops += 1;
             if l.answered {
                 d.answered += 1;
                 let big = match d.idle_reply_bytes {

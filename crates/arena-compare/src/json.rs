@@ -10,7 +10,8 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::compare::{Comparison, QUANTILES};
+use crate::breakdown::{Breakdown, Split};
+use crate::compare::{Comparison, MetricChange, QUANTILES};
 
 pub use arena_report::{num, JSON_SCHEMA_VERSION};
 
@@ -25,31 +26,13 @@ pub fn comparison_json(c: &Comparison) -> Value {
             .expect("a metric is an object");
         set(m, "n", &c.baseline, json!(ch.n_baseline));
         set(m, "n", &ch.column, json!(ch.n));
-        let mut changes = Map::new();
         for (q, name) in QUANTILES {
-            let Some(qc) = ch.quantiles.iter().find(|x| x.q == q) else {
-                continue;
-            };
-            set(m, name, &c.baseline, num(qc.baseline));
-            set(m, name, &ch.column, num(qc.candidate));
-            let ci = qc.ci.as_ref();
-            changes.insert(
-                name.to_string(),
-                json!({
-                    "delta": num(qc.delta),
-                    "delta_pct": num(qc.delta_pct),
-                    "ci_low": ci.map_or(Value::Null, |c| num(c.lo)),
-                    "ci_high": ci.map_or(Value::Null, |c| num(c.hi)),
-                    "p": qc.p.map_or(Value::Null, num),
-                    "verdict": qc.verdict,
-                }),
-            );
+            if let Some(qc) = ch.quantiles.iter().find(|x| x.q == q) {
+                set(m, name, &c.baseline, num(qc.baseline));
+                set(m, name, &ch.column, num(qc.candidate));
+            }
         }
-        changes.insert(
-            "mann_whitney_p".into(),
-            ch.mann_whitney.as_ref().map_or(Value::Null, |u| num(u.p)),
-        );
-        set(m, "changes", &ch.column, Value::Object(changes));
+        set(m, "changes", &ch.column, changes_json(ch));
     }
     json!({
         "schema_version": JSON_SCHEMA_VERSION,
@@ -60,6 +43,78 @@ pub fn comparison_json(c: &Comparison) -> Value {
         "unit": "ms",
         "metrics": metrics,
         "findings": c.findings,
+        "breakdowns": c.breakdowns.iter().map(breakdown_json).collect::<Vec<_>>(),
+    })
+}
+
+/// One metric's change against the baseline: `{p50: {delta, delta_pct, ci_low, ci_high,
+/// p, verdict}, p90, p99, mann_whitney_p}`.
+fn changes_json(ch: &MetricChange) -> Value {
+    let mut changes = Map::new();
+    for (q, name) in QUANTILES {
+        let Some(qc) = ch.quantiles.iter().find(|x| x.q == q) else {
+            continue;
+        };
+        let ci = qc.ci.as_ref();
+        changes.insert(
+            name.to_string(),
+            json!({
+                "delta": num(qc.delta),
+                "delta_pct": num(qc.delta_pct),
+                "ci_low": ci.map_or(Value::Null, |c| num(c.lo)),
+                "ci_high": ci.map_or(Value::Null, |c| num(c.hi)),
+                "p": qc.p.map_or(Value::Null, num),
+                "verdict": qc.verdict,
+            }),
+        );
+    }
+    changes.insert(
+        "mann_whitney_p".into(),
+        ch.mann_whitney.as_ref().map_or(Value::Null, |u| num(u.p)),
+    );
+    Value::Object(changes)
+}
+
+/// One `--split` as data: `.rows` in order, `.cells[]` one per row and column with its
+/// counts, its quantiles in ms and its `changes` against the baseline's same row (the
+/// comparison's shape; `null` for the baseline and coalesced input).
+pub fn breakdown_json(b: &Breakdown) -> Value {
+    let bounds = match &b.split {
+        Split::ReplySize(v) => json!(v),
+        _ => Value::Null,
+    };
+    let cells: Vec<Value> = b
+        .cells
+        .iter()
+        .map(|c| {
+            let q = |i: usize| c.quantiles[i].map_or(Value::Null, num);
+            json!({
+                "row": c.row,
+                "column": c.column,
+                "loops": c.loops,
+                "answered": c.answered,
+                "unanswered": c.unanswered,
+                "claimed": c.claimed,
+                "cold": c.cold,
+                "replies_over": c.replies_over,
+                "n": c.n,
+                "p50": q(0),
+                "p90": q(1),
+                "p99": q(2),
+                "changes": c.change.as_ref().map_or(Value::Null, changes_json),
+            })
+        })
+        .collect();
+    json!({
+        "split": b.split.name(),
+        "bounds_bytes": bounds,
+        "metric": b.metric.name(),
+        "unit": "ms",
+        "reply_over_bytes": b.reply_over,
+        "baseline": b.baseline,
+        "columns": b.columns,
+        "rows": b.rows,
+        "cells": cells,
     })
 }
 

@@ -6,6 +6,8 @@
 //! as a numbered marker next to the figure they concern.
 
 mod arm;
+mod breakdown;
+mod breakdown_table;
 mod by_run;
 mod compare;
 mod findings;
@@ -19,6 +21,9 @@ pub mod synthetic;
 
 pub use arena_run::Metric;
 pub use arm::arm_table;
+pub use breakdown::{
+    breakdown, breakdowns, Breakdown, BreakdownCell, Split, COALESCED_ROW, SPLITS,
+};
 pub use by_run::by_run_table;
 pub use compare::{
     compare, delta_cell, fmt_ms_signed, fmt_p, CompareOptions, Comparison, MetricChange, QUANTILES,
@@ -29,5 +34,6 @@ pub use group::{digest, groups, By, Group, RunData};
 pub use html::{report_html, ReportOptions};
 pub use input::load_runs;
 pub use json::{
-    ab_json, arm_json, comparison_json, gate_json, num, run_json, summary_json, JSON_SCHEMA_VERSION,
+    ab_json, arm_json, breakdown_json, comparison_json, gate_json, num, run_json, summary_json,
+    JSON_SCHEMA_VERSION,
 };
