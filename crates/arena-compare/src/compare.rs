@@ -193,85 +193,133 @@ pub fn compare(runs: &[Run], opts: &CompareOptions) -> Result<Comparison> {
         opts.metrics.clone()
     };
     let base = resolve_baseline(&gs, opts.baseline.as_deref())?;
+    let cols = Cols {
+        gs: &gs,
+        base,
+        others: (0..gs.len()).filter(|&i| i != base).collect(),
+    };
 
     // Each column's sorted values per metric, computed once.
     let values: Vec<Vec<Vec<f64>>> = gs
         .iter()
         .map(|g| metrics.iter().map(|&m| g.values(m)).collect())
         .collect();
-
-    let others: Vec<usize> = (0..gs.len()).filter(|&i| i != base).collect();
-    let rule = opts.verdict;
     let mut changes = Vec::new();
-    for &i in &others {
+    for &i in &cols.others {
         for (k, &m) in metrics.iter().enumerate() {
             let (b, c) = (&values[base][k], &values[i][k]);
-            changes.push(metric_change(&gs[i].name, m, b, c, &rule));
+            changes.push(metric_change(&gs[i].name, m, b, c, &opts.verdict));
         }
     }
 
+    let mut table = header(&cols, opts);
+    for (k, &m) in metrics.iter().enumerate() {
+        let per_column: Vec<&Vec<f64>> = values.iter().map(|v| &v[k]).collect();
+        metric_rows(&mut table, &cols, m, &per_column, &changes);
+    }
+    total_rows(&mut table, &cols, opts.by == By::Arm);
+    notes(&mut table, opts);
+    let findings = check(&gs, &metrics, &opts.checks);
+    annotate(&mut table, &findings, |f| match (f.metric, &f.stat) {
+        (Some(m), Some(s)) => Some(format!("{m} {s}")),
+        (None, Some(s)) => Some(s.clone()),
+        _ => None,
+    });
+    let breakdowns = breakdowns(runs, opts)?;
+    Ok(Comparison {
+        breakdowns,
+        table,
+        by: opts.by,
+        baseline: gs[base].name.clone(),
+        columns: gs.iter().map(|g| g.name.clone()).collect(),
+        changes,
+        findings,
+    })
+}
+
+/// The columns of a comparison: the baseline and the others, in table order.
+struct Cols<'a> {
+    gs: &'a [Group<'a>],
+    base: usize,
+    others: Vec<usize>,
+}
+
+/// The empty table: the baseline's column, then four per candidate.
+fn header(cols: &Cols<'_>, opts: &CompareOptions) -> Table {
     let level = 100.0 * (1.0 - opts.verdict.alpha);
-    let mut columns = vec![Column::left(""), Column::right(gs[base].name.clone())];
-    for &i in &others {
-        let name = &gs[i].name;
+    let mut columns = vec![
+        Column::left(""),
+        Column::right(cols.gs[cols.base].name.clone()),
+    ];
+    for &i in &cols.others {
+        let name = &cols.gs[i].name;
         columns.push(Column::right(name.clone()));
         columns.push(Column::right(format!("\u{394} {name}")));
         columns.push(Column::right(format!("{level:.0}% CI {name}")));
         columns.push(Column::right(format!("p {name}")));
     }
-    let mut table = Table::new(columns).with_title(format!(
+    Table::new(columns).with_title(format!(
         "Against {} ({}); warm answered loops, ms",
-        gs[base].name,
+        cols.gs[cols.base].name,
         match opts.by {
             By::Arm => "runs of an arm pooled",
             By::Run => "one column per run",
         }
-    ));
+    ))
+}
 
-    for (k, &m) in metrics.iter().enumerate() {
-        for (qi, &(q, stat)) in QUANTILES.iter().enumerate() {
-            let mut row = vec![Cell::text(format!("{} {stat}", m.name()))];
-            row.push(ms_cell(arena_stats::quantile_sorted(&values[base][k], q)));
-            for &i in &others {
-                row.push(ms_cell(arena_stats::quantile_sorted(&values[i][k], q)));
-                let ch = changes
-                    .iter()
-                    .find(|c| c.column == gs[i].name && c.metric == m.name())
-                    .and_then(|c| c.quantiles.get(qi));
-                match ch {
-                    Some(c) => {
-                        row.extend(change_cells(c));
-                    }
-                    None => row.extend([Cell::text("-"), Cell::text("-"), Cell::text("-")]),
-                }
+/// One metric's quantile rows, its max and its n; `values[c]` is column c's sorted values.
+fn metric_rows(
+    table: &mut Table,
+    cols: &Cols<'_>,
+    m: Metric,
+    values: &[&Vec<f64>],
+    changes: &[MetricChange],
+) {
+    let base = cols.base;
+    for (qi, &(q, stat)) in QUANTILES.iter().enumerate() {
+        let mut row = vec![Cell::text(format!("{} {stat}", m.name()))];
+        row.push(ms_cell(arena_stats::quantile_sorted(values[base], q)));
+        for &i in &cols.others {
+            row.push(ms_cell(arena_stats::quantile_sorted(values[i], q)));
+            let ch = changes
+                .iter()
+                .find(|c| c.column == cols.gs[i].name && c.metric == m.name())
+                .and_then(|c| c.quantiles.get(qi));
+            match ch {
+                Some(c) => row.extend(change_cells(c)),
+                None => row.extend([Cell::text("-"), Cell::text("-"), Cell::text("-")]),
             }
-            table.push_row(row);
-        }
-        let max = |v: &Vec<f64>| v.last().copied();
-        let mut row = vec![Cell::text(format!("{} max", m.name()))];
-        let bmax = max(&values[base][k]);
-        row.push(ms_cell(bmax));
-        for &i in &others {
-            let cmax = max(&values[i][k]);
-            row.push(ms_cell(cmax));
-            row.push(match (bmax, cmax) {
-                (Some(b), Some(c)) => plain_delta(b, c, true),
-                _ => Cell::text("-"),
-            });
-            // One loop each: no interval, no test.
-            row.extend([Cell::text(""), Cell::text("")]);
-        }
-        table.push_row(row);
-        let mut row = vec![Cell::text(format!("{} n", m.name()))];
-        row.push(count_cell(values[base][k].len() as u64));
-        for &i in &others {
-            row.push(count_cell(values[i][k].len() as u64));
-            row.extend([Cell::text(""), Cell::text(""), Cell::text("")]);
         }
         table.push_row(row);
     }
+    let max = |v: &Vec<f64>| v.last().copied();
+    let mut row = vec![Cell::text(format!("{} max", m.name()))];
+    let bmax = max(values[base]);
+    row.push(ms_cell(bmax));
+    for &i in &cols.others {
+        let cmax = max(values[i]);
+        row.push(ms_cell(cmax));
+        row.push(match (bmax, cmax) {
+            (Some(b), Some(c)) => plain_delta(b, c, true),
+            _ => Cell::text("-"),
+        });
+        // One loop each: no interval, no test.
+        row.extend([Cell::text(""), Cell::text("")]);
+    }
+    table.push_row(row);
+    let mut row = vec![Cell::text(format!("{} n", m.name()))];
+    row.push(count_cell(values[base].len() as u64));
+    for &i in &cols.others {
+        row.push(count_cell(values[i].len() as u64));
+        row.extend([Cell::text(""), Cell::text(""), Cell::text("")]);
+    }
+    table.push_row(row);
+}
 
-    let per_run = opts.by == By::Arm;
+/// Bytes, frames and loop counts: averaged per run when arms pool runs (`per_run`).
+fn total_rows(table: &mut Table, cols: &Cols<'_>, per_run: bool) {
+    let gs = cols.gs;
     let suffix = if per_run { " / run" } else { "" };
     let mean_per_run = |g: &Group, total: u64| {
         if per_run {
@@ -328,9 +376,9 @@ pub fn compare(runs: &[Run], opts: &CompareOptions) -> Result<Comparison> {
             }
         };
         let mut row = vec![Cell::text(label)];
-        let b = val(&gs[base]);
+        let b = val(&gs[cols.base]);
         row.push(count_cell_f(b));
-        for &i in &others {
+        for &i in &cols.others {
             let c = val(&gs[i]);
             row.push(count_cell_f(c));
             row.push(if averaged {
@@ -342,7 +390,9 @@ pub fn compare(runs: &[Run], opts: &CompareOptions) -> Result<Comparison> {
         }
         table.push_row(row);
     }
+}
 
+fn notes(table: &mut Table, opts: &CompareOptions) {
     table.note(format!(
         "\u{394}: candidate \u{2212} baseline of the same quantile (type 7). CI: seeded percentile bootstrap of that difference ({} resamples, seed {}). p: Mann-Whitney U, two-sided (SciPy's method choice). ~: not significant at \u{3b1}={} (needs p < \u{3b1}, a CI excluding 0, and at least {} % change).",
         opts.verdict.bootstrap.resamples,
@@ -350,25 +400,9 @@ pub fn compare(runs: &[Run], opts: &CompareOptions) -> Result<Comparison> {
         opts.verdict.alpha,
         opts.verdict.noise_bar_pct
     ));
-    if per_run {
+    if opts.by == By::Arm {
         table.note("bytes and frames are per run (mean over the arm's runs), so arms with different run counts compare.");
     }
-    let findings = check(&gs, &metrics, &opts.checks);
-    annotate(&mut table, &findings, |f| match (f.metric, &f.stat) {
-        (Some(m), Some(s)) => Some(format!("{m} {s}")),
-        (None, Some(s)) => Some(s.clone()),
-        _ => None,
-    });
-    let breakdowns = breakdowns(runs, opts)?;
-    Ok(Comparison {
-        breakdowns,
-        table,
-        by: opts.by,
-        baseline: gs[base].name.clone(),
-        columns: gs.iter().map(|g| g.name.clone()).collect(),
-        changes,
-        findings,
-    })
 }
 
 fn ms_cell(v: Option<f64>) -> Cell {
