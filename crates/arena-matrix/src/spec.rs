@@ -383,290 +383,19 @@ pub fn load(path: &Path) -> anyhow::Result<MatrixSpec> {
 pub fn parse(path: &Path, text: &str) -> anyhow::Result<MatrixSpec> {
     let ctx = Ctx { file: path, text };
     let raw: RawMatrix = toml_input::parse(&path.display().to_string(), text)?;
-
-    // Arms.
     if raw.arm.is_empty() {
         return ctx.err(0..0, "arm", "the matrix needs at least one [[arm]]");
     }
-    let mut arms: Vec<Arm> = Vec::new();
-    for a in raw.arm {
-        let name = ctx.new_name(&a.name, "arm", arms.iter().map(|x| x.name.as_str()))?;
-        arms.push(Arm {
-            label: a.label.unwrap_or_else(|| name.clone()),
-            name,
-            env: env_vec(a.env),
-            args: a.args,
-            setup: a.setup,
-        });
-    }
-    let baseline = match &raw.baseline {
-        None => 0,
-        Some(b) => match arms.iter().position(|a| &a.name == b.get_ref()) {
-            Some(i) => i,
-            None => {
-                return ctx.err(
-                    b.span(),
-                    "baseline",
-                    format!("no arm named `{}` (arms: {})", b.get_ref(), names(&arms)),
-                )
-            }
-        },
-    };
-
-    let default_timeout = match &raw.timeout_s {
-        None => 60.0,
-        Some(t) if *t.get_ref() > 0.0 && t.get_ref().is_finite() => *t.get_ref(),
-        Some(t) => {
-            return ctx.err(
-                t.span(),
-                "timeout_s",
-                "must be a positive number of seconds",
-            )
-        }
-    };
-
-    // Cases.
+    let arms = arms_of(&ctx, raw.arm)?;
+    let baseline = baseline_of(&ctx, raw.baseline.as_ref(), &arms)?;
+    let default_timeout = default_timeout_of(&ctx, raw.timeout_s.as_ref())?;
     if raw.case.is_empty() {
         return ctx.err(0..0, "case", "the matrix needs at least one [[case]]");
     }
-    let mut cases: Vec<Case> = Vec::new();
-    for c in raw.case {
-        let name = ctx.new_name(&c.name, "case", cases.iter().map(|x| x.name.as_str()))?;
-        if c.command.get_ref().trim().is_empty() {
-            return ctx.err(c.command.span(), "case.command", "the command is empty");
-        }
-        let arm_idx = match &c.arms {
-            None => (0..arms.len()).collect(),
-            Some(list) => {
-                let mut v = Vec::new();
-                for a in list {
-                    match arms.iter().position(|x| &x.name == a.get_ref()) {
-                        Some(i) => v.push(i),
-                        None => {
-                            return ctx.err(
-                                a.span(),
-                                "case.arms",
-                                format!(
-                                    "case `{name}` names arm `{}`, which is not defined (arms: {})",
-                                    a.get_ref(),
-                                    names(&arms)
-                                ),
-                            )
-                        }
-                    }
-                }
-                v
-            }
-        };
-        let timeout = match c.timeout_s {
-            Some(t) if t > 0.0 && t.is_finite() => t,
-            Some(_) => {
-                return ctx.err(
-                    c.name.span(),
-                    "case.timeout_s",
-                    "must be a positive number of seconds",
-                )
-            }
-            None => default_timeout,
-        };
-        cases.push(Case {
-            label: c.label.unwrap_or_else(|| name.clone()),
-            name,
-            command: c.command.into_inner(),
-            env: env_vec(c.env),
-            arms: arm_idx,
-            timeout: Duration::from_secs_f64(timeout),
-        });
-    }
-
-    // Figure.
-    let f = raw.figure;
-    let kind = *f.kind.get_ref();
-    let group = f.group.clone().unwrap_or_else(|| "value".to_string());
-    let unused = |present: bool, key: &str| -> anyhow::Result<()> {
-        if present {
-            ctx.err(
-                f.kind.span(),
-                &format!("figure.{key}"),
-                format!("not used by figure kind `{kind:?}`").to_lowercase(),
-            )
-        } else {
-            Ok(())
-        }
-    };
-    let figure = match kind {
-        FigureKind::Regex | FigureKind::Steady => {
-            let Some(pattern) = &f.pattern else {
-                return ctx.err(
-                    f.kind.span(),
-                    "figure.pattern",
-                    "this figure kind needs a regex `pattern`",
-                );
-            };
-            let re = ctx.regex(pattern, "figure.pattern", &group)?;
-            let source = source_of(&ctx, f.source, f.file, "figure.source")?;
-            if kind == FigureKind::Regex {
-                unused(f.warmup_s.is_some(), "warmup_s")?;
-                unused(f.window_s.is_some(), "window_s")?;
-                unused(f.windows.is_some(), "windows")?;
-                unused(f.per_window.is_some(), "per_window")?;
-                unused(f.warmup_runs.is_some(), "warmup_runs")?;
-                FigureSpec::Regex {
-                    source,
-                    pattern: re,
-                    group,
-                    pick: f.pick.unwrap_or_default(),
-                }
-            } else {
-                unused(f.pick.is_some(), "pick")?;
-                unused(f.warmup_runs.is_some(), "warmup_runs")?;
-                let pos = |v: &Option<Spanned<f64>>,
-                           key: &str,
-                           def: f64,
-                           zero_ok: bool|
-                 -> anyhow::Result<f64> {
-                    match v {
-                        None => Ok(def),
-                        Some(s) => {
-                            let x = *s.get_ref();
-                            if x.is_finite() && (x > 0.0 || (zero_ok && x == 0.0)) {
-                                Ok(x)
-                            } else {
-                                ctx.err(s.span(), key, "must be a positive number of seconds")
-                            }
-                        }
-                    }
-                };
-                let windows = match &f.windows {
-                    None => 3,
-                    Some(w) if *w.get_ref() >= 1 => *w.get_ref(),
-                    Some(w) => return ctx.err(w.span(), "figure.windows", "must be at least 1"),
-                };
-                FigureSpec::Steady {
-                    source,
-                    pattern: re,
-                    group,
-                    warmup: pos(&f.warmup_s, "figure.warmup_s", 0.0, true)?,
-                    window: pos(&f.window_s, "figure.window_s", 2.0, false)?,
-                    windows,
-                    per_window: f.per_window.unwrap_or_default(),
-                }
-            }
-        }
-        FigureKind::Wall => {
-            unused(f.pattern.is_some(), "pattern")?;
-            unused(f.source.is_some() || f.file.is_some(), "source")?;
-            unused(f.pick.is_some(), "pick")?;
-            unused(f.windows.is_some() || f.window_s.is_some(), "windows")?;
-            unused(f.metric.is_some(), "metric")?;
-            FigureSpec::Wall {
-                warmup_runs: f.warmup_runs.unwrap_or(0),
-            }
-        }
-        FigureKind::Pilot => {
-            unused(f.pattern.is_some(), "pattern")?;
-            unused(f.source.is_some() || f.file.is_some(), "source")?;
-            unused(f.pick.is_some(), "pick")?;
-            unused(f.windows.is_some() || f.window_s.is_some(), "windows")?;
-            unused(f.warmup_runs.is_some(), "warmup_runs")?;
-            FigureSpec::Pilot {
-                metric: f.metric.unwrap_or(PilotMetric::P50),
-            }
-        }
-    };
-    if kind != FigureKind::Pilot && kind != FigureKind::Wall && f.metric.is_some() {
-        return ctx.err(
-            f.kind.span(),
-            "figure.metric",
-            "only used by figure kind `pilot`",
-        );
-    }
-
-    // Sampler: on by default, at 10 Hz.
-    let sampler = match raw.sampler {
-        Some(RawSampler {
-            enabled: Some(false),
-            ..
-        }) => None,
-        None => Some(SamplerSpec {
-            interval: Duration::from_millis(100),
-            labels: Vec::new(),
-            phase_pattern: None,
-            phase_marks: Vec::new(),
-            generic: Vec::new(),
-        }),
-        Some(s) => {
-            let interval = match &s.interval_ms {
-                None => 100.0,
-                Some(i) if *i.get_ref() >= 1.0 && i.get_ref().is_finite() => *i.get_ref(),
-                Some(i) => {
-                    return ctx.err(i.span(), "sampler.interval_ms", "must be at least 1 ms")
-                }
-            };
-            let mut labels = Vec::new();
-            for (label, re) in s.processes {
-                let key = format!("sampler.processes.{label}");
-                match Regex::new(re.get_ref()) {
-                    Ok(r) => labels.push(ProcessLabel { label, cmdline: r }),
-                    Err(e) => return ctx.err(re.span(), &key, format!("invalid regex: {e}")),
-                }
-            }
-            let phase_pattern = match &s.phase_pattern {
-                None => None,
-                Some(p) => {
-                    let re = ctx.regex(p, "sampler.phase_pattern", "phase")?;
-                    let src = match (s.phase_source, s.phase_file) {
-                        (Some(Source::Stderr), _) => LineSource::Stderr,
-                        (_, Some(f)) => LineSource::File(f),
-                        (Some(Source::File), None) => {
-                            return ctx.err(
-                                p.span(),
-                                "sampler.phase_source",
-                                "source = \"file\" needs `phase_file`",
-                            )
-                        }
-                        _ => LineSource::Stdout,
-                    };
-                    Some((src, re))
-                }
-            };
-            let mut generic = Vec::new();
-            for g in s.generic {
-                let source = match (g.file, g.command) {
-                    (Some(f), None) => GenericSource::File(PathBuf::from(f)),
-                    (None, Some(c)) => GenericSource::Command(c),
-                    _ => {
-                        return ctx.err(
-                            g.name.span(),
-                            "sampler.generic",
-                            "give exactly one of `file` or `command`",
-                        )
-                    }
-                };
-                generic.push(GenericSpec {
-                    name: g.name.into_inner(),
-                    source,
-                    interval: Duration::from_secs_f64(
-                        g.interval_ms.unwrap_or(interval).max(1.0) / 1000.0,
-                    ),
-                });
-            }
-            Some(SamplerSpec {
-                interval: Duration::from_secs_f64(interval / 1000.0),
-                labels,
-                phase_pattern,
-                phase_marks: s
-                    .phase_marks
-                    .into_iter()
-                    .map(|m| PhaseMark {
-                        at_s: m.at_s,
-                        name: m.name,
-                    })
-                    .collect(),
-                generic,
-            })
-        }
-    };
+    let cases = cases_of(&ctx, raw.case, &arms, default_timeout)?;
+    let kind = *raw.figure.kind.get_ref();
+    let figure = figure_of(&ctx, raw.figure)?;
+    let sampler = sampler_of(&ctx, raw.sampler)?;
 
     let repeats = match &raw.repeats {
         None => 3,
@@ -724,6 +453,319 @@ pub fn parse(path: &Path, text: &str) -> anyhow::Result<MatrixSpec> {
         sampler,
         arms,
         cases,
+    })
+}
+
+fn arms_of(ctx: &Ctx<'_>, raw: Vec<RawArm>) -> anyhow::Result<Vec<Arm>> {
+    let mut arms: Vec<Arm> = Vec::new();
+    for a in raw {
+        let name = ctx.new_name(&a.name, "arm", arms.iter().map(|x| x.name.as_str()))?;
+        arms.push(Arm {
+            label: a.label.unwrap_or_else(|| name.clone()),
+            name,
+            env: env_vec(a.env),
+            args: a.args,
+            setup: a.setup,
+        });
+    }
+    Ok(arms)
+}
+
+fn baseline_of(
+    ctx: &Ctx<'_>,
+    raw: Option<&Spanned<String>>,
+    arms: &[Arm],
+) -> anyhow::Result<usize> {
+    Ok(match raw {
+        None => 0,
+        Some(b) => match arms.iter().position(|a| &a.name == b.get_ref()) {
+            Some(i) => i,
+            None => {
+                return ctx.err(
+                    b.span(),
+                    "baseline",
+                    format!("no arm named `{}` (arms: {})", b.get_ref(), names(arms)),
+                )
+            }
+        },
+    })
+}
+
+fn default_timeout_of(ctx: &Ctx<'_>, raw: Option<&Spanned<f64>>) -> anyhow::Result<f64> {
+    Ok(match raw {
+        None => 60.0,
+        Some(t) if *t.get_ref() > 0.0 && t.get_ref().is_finite() => *t.get_ref(),
+        Some(t) => {
+            return ctx.err(
+                t.span(),
+                "timeout_s",
+                "must be a positive number of seconds",
+            )
+        }
+    })
+}
+
+fn cases_of(
+    ctx: &Ctx<'_>,
+    raw: Vec<RawCase>,
+    arms: &[Arm],
+    default_timeout: f64,
+) -> anyhow::Result<Vec<Case>> {
+    let mut cases: Vec<Case> = Vec::new();
+    for c in raw {
+        let name = ctx.new_name(&c.name, "case", cases.iter().map(|x| x.name.as_str()))?;
+        if c.command.get_ref().trim().is_empty() {
+            return ctx.err(c.command.span(), "case.command", "the command is empty");
+        }
+        let arm_idx = match &c.arms {
+            None => (0..arms.len()).collect(),
+            Some(list) => {
+                let mut v = Vec::new();
+                for a in list {
+                    match arms.iter().position(|x| &x.name == a.get_ref()) {
+                        Some(i) => v.push(i),
+                        None => {
+                            return ctx.err(
+                                a.span(),
+                                "case.arms",
+                                format!(
+                                    "case `{name}` names arm `{}`, which is not defined (arms: {})",
+                                    a.get_ref(),
+                                    names(arms)
+                                ),
+                            )
+                        }
+                    }
+                }
+                v
+            }
+        };
+        let timeout = match c.timeout_s {
+            Some(t) if t > 0.0 && t.is_finite() => t,
+            Some(_) => {
+                return ctx.err(
+                    c.name.span(),
+                    "case.timeout_s",
+                    "must be a positive number of seconds",
+                )
+            }
+            None => default_timeout,
+        };
+        cases.push(Case {
+            label: c.label.unwrap_or_else(|| name.clone()),
+            name,
+            command: c.command.into_inner(),
+            env: env_vec(c.env),
+            arms: arm_idx,
+            timeout: Duration::from_secs_f64(timeout),
+        });
+    }
+
+    Ok(cases)
+}
+
+fn figure_of(ctx: &Ctx<'_>, f: RawFigure) -> anyhow::Result<FigureSpec> {
+    let kind = *f.kind.get_ref();
+    let group = f.group.clone().unwrap_or_else(|| "value".to_string());
+    let unused = |present: bool, key: &str| -> anyhow::Result<()> {
+        if present {
+            ctx.err(
+                f.kind.span(),
+                &format!("figure.{key}"),
+                format!("not used by figure kind `{kind:?}`").to_lowercase(),
+            )
+        } else {
+            Ok(())
+        }
+    };
+    let figure = match kind {
+        FigureKind::Regex | FigureKind::Steady => {
+            let Some(pattern) = &f.pattern else {
+                return ctx.err(
+                    f.kind.span(),
+                    "figure.pattern",
+                    "this figure kind needs a regex `pattern`",
+                );
+            };
+            let re = ctx.regex(pattern, "figure.pattern", &group)?;
+            let source = source_of(ctx, f.source, f.file, "figure.source")?;
+            if kind == FigureKind::Regex {
+                unused(f.warmup_s.is_some(), "warmup_s")?;
+                unused(f.window_s.is_some(), "window_s")?;
+                unused(f.windows.is_some(), "windows")?;
+                unused(f.per_window.is_some(), "per_window")?;
+                unused(f.warmup_runs.is_some(), "warmup_runs")?;
+                FigureSpec::Regex {
+                    source,
+                    pattern: re,
+                    group,
+                    pick: f.pick.unwrap_or_default(),
+                }
+            } else {
+                unused(f.pick.is_some(), "pick")?;
+                unused(f.warmup_runs.is_some(), "warmup_runs")?;
+                let windows = match &f.windows {
+                    None => 3,
+                    Some(w) if *w.get_ref() >= 1 => *w.get_ref(),
+                    Some(w) => return ctx.err(w.span(), "figure.windows", "must be at least 1"),
+                };
+                FigureSpec::Steady {
+                    source,
+                    pattern: re,
+                    group,
+                    warmup: seconds_of(ctx, &f.warmup_s, "figure.warmup_s", 0.0, true)?,
+                    window: seconds_of(ctx, &f.window_s, "figure.window_s", 2.0, false)?,
+                    windows,
+                    per_window: f.per_window.unwrap_or_default(),
+                }
+            }
+        }
+        FigureKind::Wall => {
+            unused(f.pattern.is_some(), "pattern")?;
+            unused(f.source.is_some() || f.file.is_some(), "source")?;
+            unused(f.pick.is_some(), "pick")?;
+            unused(f.windows.is_some() || f.window_s.is_some(), "windows")?;
+            unused(f.metric.is_some(), "metric")?;
+            FigureSpec::Wall {
+                warmup_runs: f.warmup_runs.unwrap_or(0),
+            }
+        }
+        FigureKind::Pilot => {
+            unused(f.pattern.is_some(), "pattern")?;
+            unused(f.source.is_some() || f.file.is_some(), "source")?;
+            unused(f.pick.is_some(), "pick")?;
+            unused(f.windows.is_some() || f.window_s.is_some(), "windows")?;
+            unused(f.warmup_runs.is_some(), "warmup_runs")?;
+            FigureSpec::Pilot {
+                metric: f.metric.unwrap_or(PilotMetric::P50),
+            }
+        }
+    };
+    if kind != FigureKind::Pilot && kind != FigureKind::Wall && f.metric.is_some() {
+        return ctx.err(
+            f.kind.span(),
+            "figure.metric",
+            "only used by figure kind `pilot`",
+        );
+    }
+
+    Ok(figure)
+}
+
+/// Generic samplers; each runs at the sampler's interval (ms) unless it names its own.
+fn generic_of(
+    ctx: &Ctx<'_>,
+    raw: Vec<RawGeneric>,
+    interval: f64,
+) -> anyhow::Result<Vec<GenericSpec>> {
+    let mut generic = Vec::new();
+    for g in raw {
+        let source = match (g.file, g.command) {
+            (Some(f), None) => GenericSource::File(PathBuf::from(f)),
+            (None, Some(c)) => GenericSource::Command(c),
+            _ => {
+                return ctx.err(
+                    g.name.span(),
+                    "sampler.generic",
+                    "give exactly one of `file` or `command`",
+                )
+            }
+        };
+        generic.push(GenericSpec {
+            name: g.name.into_inner(),
+            source,
+            interval: Duration::from_secs_f64(g.interval_ms.unwrap_or(interval).max(1.0) / 1000.0),
+        });
+    }
+    Ok(generic)
+}
+
+/// A number of seconds: `def` when absent; positive (or zero when `zero_ok`) when given.
+fn seconds_of(
+    ctx: &Ctx<'_>,
+    v: &Option<Spanned<f64>>,
+    key: &str,
+    def: f64,
+    zero_ok: bool,
+) -> anyhow::Result<f64> {
+    match v {
+        None => Ok(def),
+        Some(s) => {
+            let x = *s.get_ref();
+            if x.is_finite() && (x > 0.0 || (zero_ok && x == 0.0)) {
+                Ok(x)
+            } else {
+                ctx.err(s.span(), key, "must be a positive number of seconds")
+            }
+        }
+    }
+}
+
+/// The sampler: on by default, at 10 Hz.
+fn sampler_of(ctx: &Ctx<'_>, raw: Option<RawSampler>) -> anyhow::Result<Option<SamplerSpec>> {
+    Ok(match raw {
+        Some(RawSampler {
+            enabled: Some(false),
+            ..
+        }) => None,
+        None => Some(SamplerSpec {
+            interval: Duration::from_millis(100),
+            labels: Vec::new(),
+            phase_pattern: None,
+            phase_marks: Vec::new(),
+            generic: Vec::new(),
+        }),
+        Some(s) => {
+            let interval = match &s.interval_ms {
+                None => 100.0,
+                Some(i) if *i.get_ref() >= 1.0 && i.get_ref().is_finite() => *i.get_ref(),
+                Some(i) => {
+                    return ctx.err(i.span(), "sampler.interval_ms", "must be at least 1 ms")
+                }
+            };
+            let mut labels = Vec::new();
+            for (label, re) in s.processes {
+                let key = format!("sampler.processes.{label}");
+                match Regex::new(re.get_ref()) {
+                    Ok(r) => labels.push(ProcessLabel { label, cmdline: r }),
+                    Err(e) => return ctx.err(re.span(), &key, format!("invalid regex: {e}")),
+                }
+            }
+            let phase_pattern = match &s.phase_pattern {
+                None => None,
+                Some(p) => {
+                    let re = ctx.regex(p, "sampler.phase_pattern", "phase")?;
+                    let src = match (s.phase_source, s.phase_file) {
+                        (Some(Source::Stderr), _) => LineSource::Stderr,
+                        (_, Some(f)) => LineSource::File(f),
+                        (Some(Source::File), None) => {
+                            return ctx.err(
+                                p.span(),
+                                "sampler.phase_source",
+                                "source = \"file\" needs `phase_file`",
+                            )
+                        }
+                        _ => LineSource::Stdout,
+                    };
+                    Some((src, re))
+                }
+            };
+            let generic = generic_of(ctx, s.generic, interval)?;
+            Some(SamplerSpec {
+                interval: Duration::from_secs_f64(interval / 1000.0),
+                labels,
+                phase_pattern,
+                phase_marks: s
+                    .phase_marks
+                    .into_iter()
+                    .map(|m| PhaseMark {
+                        at_s: m.at_s,
+                        name: m.name,
+                    })
+                    .collect(),
+                generic,
+            })
+        }
     })
 }
 
