@@ -867,145 +867,89 @@ fn overview_table(sums: &[GcSummary]) -> Table {
     } else {
         "GC overview".to_string()
     });
-    let per = |f: &dyn Fn(&GcSummary) -> (String, Option<f64>)| -> Vec<(String, Option<f64>)> {
-        sums.iter().map(f).collect()
+    let rule = NoiseRule::default();
+    push_overview_rows(&mut t, sums, &rule);
+    overview_notes(&mut t, sums, &rule);
+    t
+}
+
+type Figure<'a> = &'a dyn Fn(&GcSummary) -> (String, Option<f64>);
+
+/// The overview's figures, a row each, with a column per file.
+fn overview_rows(sums: &[GcSummary]) -> Vec<Metric> {
+    let row = |label, delta, pause_q, f: Figure| Metric {
+        label,
+        values: sums.iter().map(f).collect(),
+        delta,
+        pause_q,
     };
     let opt_ms = |v: Option<f64>| match v {
         Some(x) => (fmt_ms(x), Some(x)),
         None => ("-".to_string(), None),
     };
     let count = |n: u64| (fmt_count(n as i64), Some(n as f64));
-    let rows = vec![
-        Metric {
-            label: "collector",
-            values: per(&|s| (s.collector.clone().unwrap_or_else(|| "-".into()), None)),
-            delta: false,
-            pause_q: None,
-        },
-        Metric {
-            label: "log span",
-            values: per(&|s| match s.span {
-                Some((a, b)) => (fmt_secs(b - a), Some(b - a)),
-                None => ("-".into(), None),
-            }),
-            delta: false,
-            pause_q: None,
-        },
-        Metric {
-            label: "pauses (n)",
-            values: per(&|s| count(s.all.ms.count())),
-            delta: true,
-            pause_q: None,
-        },
-        Metric {
-            label: "total pause",
-            values: per(&|s| (fmt_ms(s.all.ms.sum()), Some(s.all.ms.sum()))),
-            delta: true,
-            pause_q: None,
-        },
-        Metric {
-            label: "pause share of span",
-            values: per(&|s| match s.span {
-                Some((a, b)) if b > a => {
-                    let pct = s.all.ms.sum() / 1000.0 / (b - a) * 100.0;
-                    (format!("{pct:.2} %"), Some(pct))
-                }
-                _ => ("-".into(), None),
-            }),
-            delta: true,
-            pause_q: None,
-        },
-        Metric {
-            label: "median pause",
-            values: per(&|s| opt_ms(s.all.ms.quantile(0.5))),
-            delta: true,
-            pause_q: Some(0.5),
-        },
-        Metric {
-            label: "p90 pause",
-            values: per(&|s| opt_ms(s.all.ms.quantile(0.9))),
-            delta: true,
-            pause_q: Some(0.9),
-        },
-        Metric {
-            label: "p99 pause",
-            values: per(&|s| opt_ms(s.all.ms.quantile(0.99))),
-            delta: true,
-            pause_q: Some(0.99),
-        },
-        Metric {
-            label: "max pause",
-            values: per(&|s| opt_ms(s.all.ms.summary().map(|x| x.max))),
-            delta: true,
-            pause_q: None,
-        },
-        Metric {
-            label: "of which humongous (n)",
-            values: per(&|s| count(s.all.humongous)),
-            delta: true,
-            pause_q: None,
-        },
-        Metric {
-            label: "humongous pause total",
-            values: per(&|s| (fmt_ms(s.all.humongous_ms), Some(s.all.humongous_ms))),
-            delta: true,
-            pause_q: None,
-        },
-        Metric {
-            label: "concurrent cycles (n)",
-            values: per(&|s| count(s.cycles.iter().map(|c| c.1).sum())),
-            delta: true,
-            pause_q: None,
-        },
-        Metric {
-            label: "allocation/relocation stalls (n)",
-            values: per(&|s| count(s.stalls.count())),
-            delta: true,
-            pause_q: None,
-        },
-        Metric {
-            label: "stall total",
-            values: per(&|s| (fmt_ms(s.stalls.sum()), Some(s.stalls.sum()))),
-            delta: true,
-            pause_q: None,
-        },
-        Metric {
-            label: "stall max",
-            values: per(&|s| opt_ms(s.stalls.summary().map(|x| x.max))),
-            delta: true,
-            pause_q: None,
-        },
-        Metric {
-            label: "heap before GC, p50",
-            values: per(&|s| mb_opt(s.heap_before_mb.quantile(0.5))),
-            delta: true,
-            pause_q: None,
-        },
-        Metric {
-            label: "heap after GC, p50",
-            values: per(&|s| mb_opt(s.heap_after_mb.quantile(0.5))),
-            delta: true,
-            pause_q: None,
-        },
-        Metric {
-            label: "heap after GC, max",
-            values: per(&|s| mb_opt(s.heap_after_mb.summary().map(|x| x.max))),
-            delta: true,
-            pause_q: None,
-        },
-        Metric {
-            label: "peak committed",
-            values: per(&|s| match s.peak_committed {
-                Some(b) => (
-                    format!("{:.0}MB", b as f64 / 1048576.0),
-                    Some(b as f64 / 1048576.0),
-                ),
-                None => ("-".into(), None),
-            }),
-            delta: true,
-            pause_q: None,
-        },
-    ];
+    let ms = |x: f64| (fmt_ms(x), Some(x));
+    vec![
+        row("collector", false, None, &|s| {
+            (s.collector.clone().unwrap_or_else(|| "-".into()), None)
+        }),
+        row("log span", false, None, &|s| match s.span {
+            Some((a, b)) => (fmt_secs(b - a), Some(b - a)),
+            None => ("-".into(), None),
+        }),
+        row("pauses (n)", true, None, &|s| count(s.all.ms.count())),
+        row("total pause", true, None, &|s| ms(s.all.ms.sum())),
+        row("pause share of span", true, None, &|s| match s.span {
+            Some((a, b)) if b > a => {
+                let pct = s.all.ms.sum() / 1000.0 / (b - a) * 100.0;
+                (format!("{pct:.2} %"), Some(pct))
+            }
+            _ => ("-".into(), None),
+        }),
+        row("median pause", true, Some(0.5), &|s| {
+            opt_ms(s.all.ms.quantile(0.5))
+        }),
+        row("p90 pause", true, Some(0.9), &|s| {
+            opt_ms(s.all.ms.quantile(0.9))
+        }),
+        row("p99 pause", true, Some(0.99), &|s| {
+            opt_ms(s.all.ms.quantile(0.99))
+        }),
+        row("max pause", true, None, &|s| {
+            opt_ms(s.all.ms.summary().map(|x| x.max))
+        }),
+        row("of which humongous (n)", true, None, &|s| {
+            count(s.all.humongous)
+        }),
+        row("humongous pause total", true, None, &|s| {
+            ms(s.all.humongous_ms)
+        }),
+        row("concurrent cycles (n)", true, None, &|s| {
+            count(s.cycles.iter().map(|c| c.1).sum())
+        }),
+        row("allocation/relocation stalls (n)", true, None, &|s| {
+            count(s.stalls.count())
+        }),
+        row("stall total", true, None, &|s| ms(s.stalls.sum())),
+        row("stall max", true, None, &|s| {
+            opt_ms(s.stalls.summary().map(|x| x.max))
+        }),
+        row("heap before GC, p50", true, None, &|s| {
+            mb_opt(s.heap_before_mb.quantile(0.5))
+        }),
+        row("heap after GC, p50", true, None, &|s| {
+            mb_opt(s.heap_after_mb.quantile(0.5))
+        }),
+        row("heap after GC, max", true, None, &|s| {
+            mb_opt(s.heap_after_mb.summary().map(|x| x.max))
+        }),
+        row("peak committed", true, None, &|s| {
+            mb_opt(s.peak_committed.map(|b| b as f64 / 1048576.0))
+        }),
+    ]
+}
+
+fn push_overview_rows(t: &mut Table, sums: &[GcSummary], rule: &NoiseRule) {
     // Every pause of each file, for the noise verdict on the pause quantiles; only when
     // there is a file to compare.
     let pauses: Vec<Vec<f64>> = if sums.len() > 1 {
@@ -1013,8 +957,7 @@ fn overview_table(sums: &[GcSummary]) -> Table {
     } else {
         Vec::new()
     };
-    let rule = NoiseRule::default();
-    for m in rows {
+    for m in overview_rows(sums) {
         let mut row = vec![Cell::text(m.label)];
         for (text, v) in &m.values {
             row.push(match v {
@@ -1026,7 +969,7 @@ fn overview_table(sums: &[GcSummary]) -> Table {
         for (k, (_, v)) in m.values.iter().enumerate().skip(1) {
             row.push(match (m.delta, m.pause_q, base, v) {
                 (true, Some(q), Some(_), Some(_)) => {
-                    pause_change_cell(&pauses[0], &pauses[k], q, &rule)
+                    pause_change_cell(&pauses[0], &pauses[k], q, rule)
                 }
                 (true, None, Some(b), Some(x)) => change_cell(pct_change(b, *x)),
                 _ => Cell::text("-"),
@@ -1034,6 +977,9 @@ fn overview_table(sums: &[GcSummary]) -> Table {
         }
         t.push_row(row);
     }
+}
+
+fn overview_notes(t: &mut Table, sums: &[GcSummary], rule: &NoiseRule) {
     for s in sums {
         for (name, n, st) in &s.cycles {
             let dur = match st.summary() {
@@ -1061,7 +1007,6 @@ fn overview_table(sums: &[GcSummary]) -> Table {
             rule.noise_bar_pct
         ));
     }
-    t
 }
 
 fn mb_opt(v: Option<f64>) -> (String, Option<f64>) {
