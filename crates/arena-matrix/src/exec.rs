@@ -284,24 +284,7 @@ pub fn execute(launch: &Launch, interrupt: &AtomicBool) -> Finished {
         ..Finished::default()
     };
     let _ = std::fs::create_dir_all(&launch.run_dir);
-    let mut cmd = Command::new("/bin/sh");
-    cmd.arg("-c")
-        .arg(&launch.command)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .env("ARENA_RUN_DIR", &launch.run_dir);
-    for (k, v) in &launch.env {
-        cmd.env(k, v);
-    }
-    if let Some(d) = &launch.workdir {
-        cmd.current_dir(d);
-    }
-    // If this process dies without cleaning up, the command dies with it.
-    spawn::own_group_with_death_signal(&mut cmd);
-    if let Some(cores) = &launch.pin {
-        spawn::pin_to_cores(&mut cmd, cores);
-    }
+    let mut cmd = command_of(launch);
     let t0 = Instant::now();
     let mut child = match cmd.spawn() {
         Ok(c) => c,
@@ -317,58 +300,9 @@ pub fn execute(launch: &Launch, interrupt: &AtomicBool) -> Finished {
     let taps = Arc::new(launch.taps.clone());
     let hits: Hits = Arc::new(Mutex::new(vec![Vec::new(); launch.taps.len()]));
     let tail = Arc::new(Mutex::new(VecDeque::new()));
-    let stdout_log = File::create(
-        launch
-            .run_dir
-            .join(format!("{}stdout.log", launch.log_prefix)),
-    )
-    .ok()
-    .map(std::io::BufWriter::new);
-    let mut readers: Vec<JoinHandle<()>> = Vec::new();
-    let (done_tx, done_rx) = mpsc::channel::<()>();
-    if let Some(out) = child.stdout.take() {
-        let (taps, hits, done) = (taps.clone(), hits.clone(), done_tx.clone());
-        readers.extend(
-            std::thread::Builder::new()
-                .name("run-stdout".into())
-                .spawn(move || {
-                    pump(out, TapSource::Stdout, t0, taps, hits, stdout_log, None);
-                    let _ = done.send(());
-                })
-                .ok(),
-        );
-    }
-    if let Some(err) = child.stderr.take() {
-        let (taps, hits, tail, done) = (taps.clone(), hits.clone(), tail.clone(), done_tx);
-        readers.extend(
-            std::thread::Builder::new()
-                .name("run-stderr".into())
-                .spawn(move || {
-                    pump(err, TapSource::Stderr, t0, taps, hits, None, Some(tail));
-                    let _ = done.send(());
-                })
-                .ok(),
-        );
-    }
+    let readers = Readers::start(&mut child, launch, t0, &taps, &hits, &tail);
     let tail_stop = Arc::new(AtomicBool::new(false));
-    let mut file_paths: Vec<PathBuf> = Vec::new();
-    for tap in launch.taps.iter() {
-        if let TapSource::File(p) = &tap.source {
-            if !file_paths.contains(p) {
-                file_paths.push(p.clone());
-            }
-        }
-    }
-    let mut tailers: Vec<JoinHandle<()>> = Vec::new();
-    for p in file_paths {
-        let (taps, hits, stop) = (taps.clone(), hits.clone(), tail_stop.clone());
-        tailers.extend(
-            std::thread::Builder::new()
-                .name("run-logtail".into())
-                .spawn(move || tail_file(p, t0, taps, hits, stop))
-                .ok(),
-        );
-    }
+    let tailers = start_tailers(launch, t0, &taps, &hits, &tail_stop);
     let tree = launch
         .tree
         .as_ref()
@@ -389,34 +323,7 @@ pub fn execute(launch: &Launch, interrupt: &AtomicBool) -> Finished {
     // Drop the std handle without waiting: the pid is reaped below, after the last sample.
     drop(child);
 
-    let deadline = t0 + launch.timeout;
-    let mut forced: Option<Outcome> = None;
-    let exited_at = loop {
-        let now = Instant::now();
-        if interrupt.load(Ordering::Relaxed) {
-            forced = Some(Outcome::Interrupted);
-        } else if now >= deadline {
-            forced = Some(Outcome::Timeout);
-        }
-        if forced.is_some() {
-            kill::signal_group(pid, libc::SIGTERM);
-            let at = match rx.recv_timeout(Duration::from_millis(300)) {
-                Ok(at) => at,
-                Err(_) => {
-                    kill::signal_group(pid, libc::SIGKILL);
-                    rx.recv_timeout(Duration::from_secs(5))
-                        .unwrap_or_else(|_| Instant::now())
-                }
-            };
-            break at;
-        }
-        let step = (deadline - now).min(Duration::from_millis(50));
-        match rx.recv_timeout(step) {
-            Ok(at) => break at,
-            Err(mpsc::RecvTimeoutError::Timeout) => continue,
-            Err(mpsc::RecvTimeoutError::Disconnected) => break Instant::now(),
-        }
-    };
+    let (exited_at, forced) = wait_for_end(&rx, pid, t0 + launch.timeout, interrupt);
     fin.wall_s = exited_at.duration_since(t0).as_secs_f64();
 
     let (cpu, live) = match tree {
@@ -442,22 +349,7 @@ pub fn execute(launch: &Launch, interrupt: &AtomicBool) -> Finished {
     fin.cpu = cpu;
     fin.generic = generic.into_iter().map(|g| g.stop()).collect();
 
-    // Readers end when the last holder of the pipes is gone; a process that escaped the
-    // group could hold them forever, so give up on it after a short wait.
-    let give_up = Instant::now() + Duration::from_secs(2);
-    let mut ended = 0;
-    while ended < readers.len() {
-        let left = give_up.saturating_duration_since(Instant::now());
-        if done_rx.recv_timeout(left).is_err() {
-            break;
-        }
-        ended += 1;
-    }
-    for r in readers {
-        if r.is_finished() {
-            let _ = r.join();
-        }
-    }
+    readers.finish();
     tail_stop.store(true, Ordering::Release);
     for t in tailers {
         let _ = t.join();
@@ -474,6 +366,167 @@ pub fn execute(launch: &Launch, interrupt: &AtomicBool) -> Finished {
         &fin.stderr_tail,
     );
     fin
+}
+
+/// The shell command of `launch`, in a process group of its own, pinned if asked.
+fn command_of(launch: &Launch) -> Command {
+    let mut cmd = Command::new("/bin/sh");
+    cmd.arg("-c")
+        .arg(&launch.command)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .env("ARENA_RUN_DIR", &launch.run_dir);
+    for (k, v) in &launch.env {
+        cmd.env(k, v);
+    }
+    if let Some(d) = &launch.workdir {
+        cmd.current_dir(d);
+    }
+    // If this process dies without cleaning up, the command dies with it.
+    spawn::own_group_with_death_signal(&mut cmd);
+    if let Some(cores) = &launch.pin {
+        spawn::pin_to_cores(&mut cmd, cores);
+    }
+    cmd
+}
+
+/// The threads pumping the command's stdout and stderr through the taps.
+struct Readers {
+    threads: Vec<JoinHandle<()>>,
+    done: mpsc::Receiver<()>,
+}
+
+impl Readers {
+    fn start(
+        child: &mut std::process::Child,
+        launch: &Launch,
+        t0: Instant,
+        taps: &Arc<Vec<Tap>>,
+        hits: &Hits,
+        tail: &Arc<Mutex<VecDeque<String>>>,
+    ) -> Readers {
+        let stdout_log = File::create(
+            launch
+                .run_dir
+                .join(format!("{}stdout.log", launch.log_prefix)),
+        )
+        .ok()
+        .map(std::io::BufWriter::new);
+        let mut threads: Vec<JoinHandle<()>> = Vec::new();
+        let (done_tx, done) = mpsc::channel::<()>();
+        if let Some(out) = child.stdout.take() {
+            let (taps, hits, done) = (taps.clone(), hits.clone(), done_tx.clone());
+            threads.extend(
+                std::thread::Builder::new()
+                    .name("run-stdout".into())
+                    .spawn(move || {
+                        pump(out, TapSource::Stdout, t0, taps, hits, stdout_log, None);
+                        let _ = done.send(());
+                    })
+                    .ok(),
+            );
+        }
+        if let Some(err) = child.stderr.take() {
+            let (taps, hits, tail, done) = (taps.clone(), hits.clone(), tail.clone(), done_tx);
+            threads.extend(
+                std::thread::Builder::new()
+                    .name("run-stderr".into())
+                    .spawn(move || {
+                        pump(err, TapSource::Stderr, t0, taps, hits, None, Some(tail));
+                        let _ = done.send(());
+                    })
+                    .ok(),
+            );
+        }
+        Readers { threads, done }
+    }
+
+    /// Readers end when the last holder of the pipes is gone; a process that escaped the
+    /// group could hold them forever, so give up on it after a short wait.
+    fn finish(self) {
+        let give_up = Instant::now() + Duration::from_secs(2);
+        let mut ended = 0;
+        while ended < self.threads.len() {
+            let left = give_up.saturating_duration_since(Instant::now());
+            if self.done.recv_timeout(left).is_err() {
+                break;
+            }
+            ended += 1;
+        }
+        for r in self.threads {
+            if r.is_finished() {
+                let _ = r.join();
+            }
+        }
+    }
+}
+
+/// One tailing thread per distinct file the taps read.
+fn start_tailers(
+    launch: &Launch,
+    t0: Instant,
+    taps: &Arc<Vec<Tap>>,
+    hits: &Hits,
+    stop: &Arc<AtomicBool>,
+) -> Vec<JoinHandle<()>> {
+    let mut file_paths: Vec<PathBuf> = Vec::new();
+    for tap in launch.taps.iter() {
+        if let TapSource::File(p) = &tap.source {
+            if !file_paths.contains(p) {
+                file_paths.push(p.clone());
+            }
+        }
+    }
+    let mut tailers: Vec<JoinHandle<()>> = Vec::new();
+    for p in file_paths {
+        let (taps, hits, stop) = (taps.clone(), hits.clone(), stop.clone());
+        tailers.extend(
+            std::thread::Builder::new()
+                .name("run-logtail".into())
+                .spawn(move || tail_file(p, t0, taps, hits, stop))
+                .ok(),
+        );
+    }
+    tailers
+}
+
+/// Waits for the command's exit, its deadline or an interrupt; on the last two the group
+/// gets SIGTERM, then SIGKILL after 300 ms. Returns when it ended and why, if forced.
+fn wait_for_end(
+    rx: &mpsc::Receiver<Instant>,
+    pid: i32,
+    deadline: Instant,
+    interrupt: &AtomicBool,
+) -> (Instant, Option<Outcome>) {
+    loop {
+        let now = Instant::now();
+        let forced = if interrupt.load(Ordering::Relaxed) {
+            Some(Outcome::Interrupted)
+        } else if now >= deadline {
+            Some(Outcome::Timeout)
+        } else {
+            None
+        };
+        if forced.is_some() {
+            kill::signal_group(pid, libc::SIGTERM);
+            let at = match rx.recv_timeout(Duration::from_millis(300)) {
+                Ok(at) => at,
+                Err(_) => {
+                    kill::signal_group(pid, libc::SIGKILL);
+                    rx.recv_timeout(Duration::from_secs(5))
+                        .unwrap_or_else(|_| Instant::now())
+                }
+            };
+            return (at, forced);
+        }
+        let step = (deadline - now).min(Duration::from_millis(50));
+        match rx.recv_timeout(step) {
+            Ok(at) => return (at, None),
+            Err(mpsc::RecvTimeoutError::Timeout) => continue,
+            Err(mpsc::RecvTimeoutError::Disconnected) => return (Instant::now(), None),
+        }
+    }
 }
 
 fn write_tail(path: &Path, lines: &[String]) {
