@@ -9,14 +9,15 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
-use crate::exec::{execute, Launch, Outcome, Tap};
+use crate::exec::{execute, Finished, Launch, Outcome, Tap};
 use crate::figure::{read_figure, read_pilot, Figure};
 use crate::machine::Machine;
 use crate::sampler::{
-    cpu_by_phase, GenericSeries, PhaseCpu, PhaseMark, ProcessCpu, ThreadCpu, TreeSamplerConfig,
+    cpu_by_phase, GenericSeries, PhaseCpu, PhaseMark, ProcessCpu, ThreadCpu, TreeCpu,
+    TreeSamplerConfig,
 };
 use crate::schedule::{plan, Slot};
-use crate::spec::{Better, FigureSpec, MatrixSpec, Stat};
+use crate::spec::{Arm, Better, Case, FigureSpec, MatrixSpec, Stat};
 
 /// What a run produced, as a table cell sees it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -312,18 +313,7 @@ fn run_one(
 ) -> RunResult {
     let case = &spec.cases[slot.case];
     let arm = &spec.arms[slot.arm];
-    let dir = opts
-        .out_dir
-        .join("runs")
-        .join(safe_name(&case.name))
-        .join(safe_name(&arm.name))
-        .join(format!(
-            "{}{}",
-            if slot.warmup { "w" } else { "r" },
-            slot.repeat + 1
-        ));
-    let _ = std::fs::create_dir_all(&dir);
-    let dir = dir.canonicalize().unwrap_or(dir);
+    let dir = run_dir_of(opts, slot, case, arm);
     let command = spec.command_for(case, arm, slot.repeat + 1, &dir);
     let mut env = spec.env_for(case, arm, slot.repeat + 1, &dir);
     env.push(("ARENA_CASE".into(), case.name.clone()));
@@ -348,138 +338,23 @@ fn run_one(
         bookkeeping_ms: 0.0,
     };
 
-    if let Some(setup) = &arm.setup {
-        let launch = Launch {
-            command: setup.replace("{run_dir}", &dir.to_string_lossy()),
-            env: env.clone(),
-            workdir: spec.workdir.clone(),
-            run_dir: dir.clone(),
-            log_prefix: "setup-".into(),
-            timeout: case.timeout,
-            pin: None,
-            taps: Vec::new(),
-            tree: None,
-            generic: Vec::new(),
-        };
-        let fin = execute(&launch, interrupt);
-        let outcome = fin.outcome.unwrap_or(Outcome::Exited { code: -1 });
-        if !outcome.success() {
-            r.status = RunStatus::SetupFailed(outcome.describe());
-            r.outcome = Some(outcome);
-            return r;
-        }
+    if let Err(outcome) = run_setup(spec, case, arm, &dir, &env, interrupt) {
+        r.status = RunStatus::SetupFailed(outcome.describe());
+        r.outcome = Some(outcome);
+        return r;
     }
 
-    // Taps: the figure's metric lines first, then the phase marks.
-    let mut taps: Vec<Tap> = Vec::new();
-    let figure_tap = match &spec.figure {
-        FigureSpec::Regex {
-            source,
-            pattern,
-            group,
-            ..
-        }
-        | FigureSpec::Steady {
-            source,
-            pattern,
-            group,
-            ..
-        } => {
-            taps.push(Tap {
-                source: source.tap_source(&dir, spec.workdir.as_deref()),
-                regex: pattern.clone(),
-                value_group: Some(group.clone()),
-                text_group: None,
-                time_group: pattern
-                    .capture_names()
-                    .flatten()
-                    .any(|n| n == "t")
-                    .then(|| "t".to_string()),
-            });
-            Some(0)
-        }
-        _ => None,
-    };
-    let phase_tap = spec
-        .sampler
-        .as_ref()
-        .and_then(|s| s.phase_pattern.as_ref())
-        .map(|(src, re)| {
-            taps.push(Tap {
-                source: src.tap_source(&dir, spec.workdir.as_deref()),
-                regex: re.clone(),
-                value_group: None,
-                text_group: Some("phase".into()),
-                time_group: None,
-            });
-            taps.len() - 1
-        });
-    let launch = Launch {
-        command,
-        env,
-        workdir: spec.workdir.clone(),
-        run_dir: dir.clone(),
-        log_prefix: String::new(),
-        timeout: case.timeout,
-        pin: spec.pin.clone(),
-        taps,
-        tree: spec.sampler.as_ref().map(|s| TreeSamplerConfig {
-            interval: s.interval,
-            labels: s.labels.clone(),
-        }),
-        generic: spec
-            .sampler
-            .as_ref()
-            .map(|s| s.generic.clone())
-            .unwrap_or_default(),
-    };
-    let fin = execute(&launch, interrupt);
+    let (taps, figure_tap, phase_tap) = taps_of(spec, &dir);
+    let launch = launch_of(spec, case, command, env, &dir, taps);
+    let mut fin = execute(&launch, interrupt);
     r.wall_s = fin.wall_s;
     r.stragglers_killed = fin.stragglers_killed;
-    r.generic = fin.generic;
-    let outcome = fin.outcome.unwrap_or(Outcome::Exited { code: -1 });
-
-    let mut marks: Vec<PhaseMark> = spec
-        .sampler
-        .as_ref()
-        .map(|s| s.phase_marks.clone())
-        .unwrap_or_default();
-    if let Some(i) = phase_tap {
-        for h in fin.hits.get(i).into_iter().flatten() {
-            if let Some(name) = &h.text {
-                marks.push(PhaseMark {
-                    at_s: h.t,
-                    name: name.clone(),
-                });
-            }
-        }
-    }
-    if let Some(tree) = fin.cpu {
-        let phases = if marks.is_empty() {
-            Vec::new()
-        } else {
-            cpu_by_phase(&tree, &marks)
-        };
-        r.cpu = Some(RunCpu {
-            interval_ms: tree.interval_ms,
-            samples: tree.samples,
-            span_s: tree.span_s,
-            tree_pct_of_core: tree.tree_pct_of_core,
-            sampler_cpu_s: tree.sampler_cpu_s,
-            threads: tree.threads,
-            processes: tree.processes,
-            phases,
-        });
-    }
+    r.generic = std::mem::take(&mut fin.generic);
+    let outcome = fin.outcome.take().unwrap_or(Outcome::Exited { code: -1 });
+    let marks = phase_marks_of(spec, &fin, phase_tap);
+    r.cpu = fin.cpu.take().map(|tree| cpu_of(tree, &marks));
     r.phase_marks = marks;
-
-    r.status = match &outcome {
-        Outcome::Exited { code: 0 } => RunStatus::Ok,
-        Outcome::Exited { .. } | Outcome::Signaled { .. } => RunStatus::Died(outcome.describe()),
-        Outcome::Timeout => RunStatus::Timeout,
-        Outcome::Interrupted => RunStatus::Died("interrupted".into()),
-        Outcome::SpawnFailed { error } => RunStatus::NotStarted(error.clone()),
-    };
+    r.status = status_of(&outcome);
     r.outcome = Some(outcome);
     if r.status == RunStatus::Ok {
         let read = match &spec.figure {
@@ -499,4 +374,180 @@ fn run_one(
         }
     }
     r
+}
+
+/// The arm's setup command, if it has one; its outcome when it failed.
+fn run_setup(
+    spec: &MatrixSpec,
+    case: &Case,
+    arm: &Arm,
+    dir: &Path,
+    env: &[(String, String)],
+    interrupt: &AtomicBool,
+) -> Result<(), Outcome> {
+    let Some(setup) = &arm.setup else {
+        return Ok(());
+    };
+    let launch = Launch {
+        command: setup.replace("{run_dir}", &dir.to_string_lossy()),
+        env: env.to_vec(),
+        workdir: spec.workdir.clone(),
+        run_dir: dir.to_path_buf(),
+        log_prefix: "setup-".into(),
+        timeout: case.timeout,
+        pin: None,
+        taps: Vec::new(),
+        tree: None,
+        generic: Vec::new(),
+    };
+    let outcome = execute(&launch, interrupt)
+        .outcome
+        .unwrap_or(Outcome::Exited { code: -1 });
+    if outcome.success() {
+        Ok(())
+    } else {
+        Err(outcome)
+    }
+}
+
+/// The measured command, sampled as the matrix file says.
+fn launch_of(
+    spec: &MatrixSpec,
+    case: &Case,
+    command: String,
+    env: Vec<(String, String)>,
+    dir: &Path,
+    taps: Vec<Tap>,
+) -> Launch {
+    Launch {
+        command,
+        env,
+        workdir: spec.workdir.clone(),
+        run_dir: dir.to_path_buf(),
+        log_prefix: String::new(),
+        timeout: case.timeout,
+        pin: spec.pin.clone(),
+        taps,
+        tree: spec.sampler.as_ref().map(|s| TreeSamplerConfig {
+            interval: s.interval,
+            labels: s.labels.clone(),
+        }),
+        generic: spec
+            .sampler
+            .as_ref()
+            .map(|s| s.generic.clone())
+            .unwrap_or_default(),
+    }
+}
+
+/// `runs/<case>/<arm>/r<N>` (`w<N>` for warm-ups), created, canonical when it can be.
+fn run_dir_of(opts: &MatrixOptions, slot: &Slot, case: &Case, arm: &Arm) -> PathBuf {
+    let dir = opts
+        .out_dir
+        .join("runs")
+        .join(safe_name(&case.name))
+        .join(safe_name(&arm.name))
+        .join(format!(
+            "{}{}",
+            if slot.warmup { "w" } else { "r" },
+            slot.repeat + 1
+        ));
+    let _ = std::fs::create_dir_all(&dir);
+    dir.canonicalize().unwrap_or(dir)
+}
+
+/// Taps: the figure's metric lines first, then the phase marks; with their indexes.
+fn taps_of(spec: &MatrixSpec, dir: &Path) -> (Vec<Tap>, Option<usize>, Option<usize>) {
+    let mut taps: Vec<Tap> = Vec::new();
+    let figure_tap = match &spec.figure {
+        FigureSpec::Regex {
+            source,
+            pattern,
+            group,
+            ..
+        }
+        | FigureSpec::Steady {
+            source,
+            pattern,
+            group,
+            ..
+        } => {
+            taps.push(Tap {
+                source: source.tap_source(dir, spec.workdir.as_deref()),
+                regex: pattern.clone(),
+                value_group: Some(group.clone()),
+                text_group: None,
+                time_group: pattern
+                    .capture_names()
+                    .flatten()
+                    .any(|n| n == "t")
+                    .then(|| "t".to_string()),
+            });
+            Some(0)
+        }
+        _ => None,
+    };
+    let phase_tap = spec
+        .sampler
+        .as_ref()
+        .and_then(|s| s.phase_pattern.as_ref())
+        .map(|(src, re)| {
+            taps.push(Tap {
+                source: src.tap_source(dir, spec.workdir.as_deref()),
+                regex: re.clone(),
+                value_group: None,
+                text_group: Some("phase".into()),
+                time_group: None,
+            });
+            taps.len() - 1
+        });
+    (taps, figure_tap, phase_tap)
+}
+
+/// The file's fixed phase marks, then the ones the command printed.
+fn phase_marks_of(spec: &MatrixSpec, fin: &Finished, phase_tap: Option<usize>) -> Vec<PhaseMark> {
+    let mut marks: Vec<PhaseMark> = spec
+        .sampler
+        .as_ref()
+        .map(|s| s.phase_marks.clone())
+        .unwrap_or_default();
+    if let Some(i) = phase_tap {
+        for h in fin.hits.get(i).into_iter().flatten() {
+            if let Some(name) = &h.text {
+                marks.push(PhaseMark {
+                    at_s: h.t,
+                    name: name.clone(),
+                });
+            }
+        }
+    }
+    marks
+}
+
+fn cpu_of(tree: TreeCpu, marks: &[PhaseMark]) -> RunCpu {
+    let phases = if marks.is_empty() {
+        Vec::new()
+    } else {
+        cpu_by_phase(&tree, marks)
+    };
+    RunCpu {
+        interval_ms: tree.interval_ms,
+        samples: tree.samples,
+        span_s: tree.span_s,
+        tree_pct_of_core: tree.tree_pct_of_core,
+        sampler_cpu_s: tree.sampler_cpu_s,
+        threads: tree.threads,
+        processes: tree.processes,
+        phases,
+    }
+}
+
+fn status_of(outcome: &Outcome) -> RunStatus {
+    match outcome {
+        Outcome::Exited { code: 0 } => RunStatus::Ok,
+        Outcome::Exited { .. } | Outcome::Signaled { .. } => RunStatus::Died(outcome.describe()),
+        Outcome::Timeout => RunStatus::Timeout,
+        Outcome::Interrupted => RunStatus::Died("interrupted".into()),
+        Outcome::SpawnFailed { error } => RunStatus::NotStarted(error.clone()),
+    }
 }
