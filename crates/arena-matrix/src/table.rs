@@ -90,42 +90,8 @@ pub fn matrix_table_of(m: &MatrixResult, r: &Reduced) -> Table {
     };
     let mut cols = vec![Column::left(m.case_label.clone())];
     cols.extend(arms.iter().map(|&a| Column::right(m.arm_labels[a].clone())));
-    // n as run, not as planned: an interrupted matrix has fewer.
-    let counts: Vec<usize> = m
-        .cells
-        .iter()
-        .map(|&(c, a)| m.runs_of(c, a).count())
-        .collect();
-    let n_max = counts.iter().copied().max().unwrap_or(0);
-    let n_min = counts.iter().copied().min().unwrap_or(0);
-    let n_text = if n_min == n_max {
-        n_max.to_string()
-    } else {
-        format!("{n_min}-{n_max}")
-    };
-    let stat = match m.stat {
-        Stat::Best => format!("best of {n_text}"),
-        Stat::Median => format!("median of {n_text}"),
-    };
-    let unit = if m.unit.is_empty() {
-        String::new()
-    } else {
-        format!(", {}", m.unit)
-    };
-    let start = if m.figure_kind == "steady" {
-        " (start figure in parentheses)"
-    } else {
-        ""
-    };
-    let title = format!(
-        "{}{stat}{unit}{start}, % against {}",
-        m.title
-            .as_ref()
-            .map(|t| format!("{t}: "))
-            .unwrap_or_default(),
-        m.arm_labels[m.baseline]
-    );
-    let mut t = Table::new(cols).with_title(title);
+    let n_text = runs_per_cell(m);
+    let mut t = Table::new(cols).with_title(title_of(m, &n_text));
     let mut fewer_windows = 0;
     let mut failed = 0;
     for &c in &cases {
@@ -151,6 +117,54 @@ pub fn matrix_table_of(m: &MatrixResult, r: &Reduced) -> Table {
             .count();
         t.push_row(row);
     }
+    rule_notes(&mut t, m, r, &n_text);
+    run_notes(&mut t, m, fewer_windows, failed);
+    t
+}
+
+/// Runs per cell as run, not as planned: an interrupted matrix has fewer (`3`, `2-3`).
+fn runs_per_cell(m: &MatrixResult) -> String {
+    let counts: Vec<usize> = m
+        .cells
+        .iter()
+        .map(|&(c, a)| m.runs_of(c, a).count())
+        .collect();
+    let n_max = counts.iter().copied().max().unwrap_or(0);
+    let n_min = counts.iter().copied().min().unwrap_or(0);
+    if n_min == n_max {
+        n_max.to_string()
+    } else {
+        format!("{n_min}-{n_max}")
+    }
+}
+
+fn title_of(m: &MatrixResult, n_text: &str) -> String {
+    let stat = match m.stat {
+        Stat::Best => format!("best of {n_text}"),
+        Stat::Median => format!("median of {n_text}"),
+    };
+    let unit = if m.unit.is_empty() {
+        String::new()
+    } else {
+        format!(", {}", m.unit)
+    };
+    let start = if m.figure_kind == "steady" {
+        " (start figure in parentheses)"
+    } else {
+        ""
+    };
+    format!(
+        "{}{stat}{unit}{start}, % against {}",
+        m.title
+            .as_ref()
+            .map(|t| format!("{t}: "))
+            .unwrap_or_default(),
+        m.arm_labels[m.baseline]
+    )
+}
+
+/// What `~` means and which test applied.
+fn rule_notes(t: &mut Table, m: &MatrixResult, r: &Reduced, n_text: &str) {
     let better = match m.better {
         Better::Higher => "higher is better",
         Better::Lower => "lower is better",
@@ -178,6 +192,10 @@ pub fn matrix_table_of(m: &MatrixResult, r: &Reduced) -> Table {
     if m.figure_kind == "steady" {
         t.note("each run's figure is the mean of its steady windows; the start figure is its first window");
     }
+}
+
+/// Runs that fell short, an interruption, and the machine the runs ran on.
+fn run_notes(t: &mut Table, m: &MatrixResult, fewer_windows: usize, failed: usize) {
     if fewer_windows > 0 {
         t.note(format!(
             "{fewer_windows} runs ended before all their steady windows (see run-meta.json)"
@@ -219,7 +237,6 @@ pub fn matrix_table_of(m: &MatrixResult, r: &Reduced) -> Table {
             .unwrap_or_default(),
         m.out_dir.display()
     ));
-    t
 }
 
 /// A row per cell: its busiest thread (range over runs) and the whole tree's CPU.
