@@ -12,7 +12,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use serde::Serialize;
 
-use crate::group::{digest, groups, By};
+use crate::group::{digest, groups, By, Group};
 
 /// Series colours (Tableau 10): one per arm, in order of first appearance.
 pub const PALETTE: [(u8, u8, u8); 10] = [
@@ -163,6 +163,23 @@ fn ticks_125(lo: f64, hi: f64) -> Vec<f64> {
     out
 }
 
+// Latencies are drawn on log axes; a zero or negative reading is clamped to 0.01 ms.
+fn floor(v: f64) -> f64 {
+    v.max(0.01)
+}
+
+/// The axis range of some values, with a margin; 1-10 ms when there are none.
+fn span(vals: &mut dyn Iterator<Item = f64>) -> (f64, f64) {
+    let (lo, hi) = vals.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+        (a.min(v), b.max(v))
+    });
+    if lo.is_finite() {
+        (lo * 0.9, (hi * 1.1).max(lo * 1.5))
+    } else {
+        (1.0, 10.0)
+    }
+}
+
 fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     runs: &[Run],
@@ -175,61 +192,55 @@ where
     let arms = groups(&data, By::Arm);
     root.fill(&WHITE)?;
     let (top, bottom) = root.split_vertically(500);
-
-    // Latencies are drawn on log axes; a zero or negative reading is clamped to 0.01 ms.
-    let floor = |v: f64| v.max(0.01);
     let warm: Vec<Vec<f64>> = arms
         .iter()
         .map(|g| g.values(metric).into_iter().map(floor).collect())
         .collect();
-    let span = |vals: &mut dyn Iterator<Item = f64>| {
-        let (lo, hi) = vals.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
-            (a.min(v), b.max(v))
-        });
-        if lo.is_finite() {
-            (lo * 0.9, (hi * 1.1).max(lo * 1.5))
-        } else {
-            (1.0, 10.0)
-        }
-    };
-    // The CDF spans warm loops only; the timeline also shows the cold ones.
-    let (cdf_lo, cdf_hi) = span(&mut warm.iter().flatten().copied());
-    let timeline: Vec<(Points, Points)> = arms
-        .iter()
-        .map(|g| {
-            let mut warm_pts = Vec::new();
-            let mut cold_pts = Vec::new();
-            for r in &g.runs {
-                for l in &r.run.loops {
-                    if let Some(v) = metric.of(l).filter(|v| !v.is_nan()) {
-                        let p = (l.index as f64, floor(v));
-                        if l.cold {
-                            cold_pts.push(p);
-                        } else {
-                            warm_pts.push(p);
-                        }
-                    }
+    draw_cdf(&top, &arms, &warm, metric.name())?;
+    let timeline: Vec<(Points, Points)> = arms.iter().map(|g| timeline_of(g, metric)).collect();
+    let (points, cold_points) = draw_timeline(&bottom, &arms, &timeline, metric.name())?;
+    root.present()?;
+    Ok(PlotInfo {
+        series: arms.len(),
+        arms: arms.iter().map(|g| g.name.clone()).collect(),
+        timeline_points: points,
+        cold_points,
+    })
+}
+
+/// An arm's (click index, value) points, warm (thinned to MAX_POINTS) and cold.
+fn timeline_of(g: &Group<'_>, metric: Metric) -> (Points, Points) {
+    let mut warm_pts = Vec::new();
+    let mut cold_pts = Vec::new();
+    for r in &g.runs {
+        for l in &r.run.loops {
+            if let Some(v) = metric.of(l).filter(|v| !v.is_nan()) {
+                let p = (l.index as f64, floor(v));
+                if l.cold {
+                    cold_pts.push(p);
+                } else {
+                    warm_pts.push(p);
                 }
             }
-            let stride = warm_pts.len().div_ceil(MAX_POINTS).max(1);
-            let warm_pts = warm_pts.into_iter().step_by(stride).collect();
-            (warm_pts, cold_pts)
-        })
-        .collect();
-    let (lo, hi) = span(
-        &mut timeline
-            .iter()
-            .flat_map(|(w, c)| w.iter().chain(c))
-            .map(|p| p.1),
-    );
-    let max_index = timeline
-        .iter()
-        .flat_map(|(w, c)| w.iter().chain(c))
-        .map(|p| p.0)
-        .fold(1.0f64, f64::max);
+        }
+    }
+    let stride = warm_pts.len().div_ceil(MAX_POINTS).max(1);
+    let warm_pts = warm_pts.into_iter().step_by(stride).collect();
+    (warm_pts, cold_pts)
+}
 
-    let name = metric.name();
-    let mut cdf = ChartBuilder::on(&top)
+/// The CDF spans warm loops only; the timeline also shows the cold ones.
+fn draw_cdf<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    arms: &[Group<'_>],
+    warm: &[Vec<f64>],
+    name: &str,
+) -> DrawResult<()>
+where
+    DB::ErrorType: 'static,
+{
+    let (cdf_lo, cdf_hi) = span(&mut warm.iter().flatten().copied());
+    let mut cdf = ChartBuilder::on(area)
         .caption(
             format!("{name}: CDF of warm answered loops per arm (log x)"),
             ("sans-serif", 22),
@@ -248,7 +259,7 @@ where
         .x_desc(format!("{name}, ms"))
         .y_desc("fraction of loops")
         .draw()?;
-    for (i, (g, v)) in arms.iter().zip(&warm).enumerate() {
+    for (i, (g, v)) in arms.iter().zip(warm).enumerate() {
         let c = color(i);
         cdf.draw_series(LineSeries::new(thin_cdf(v), c.stroke_width(2)))?
             .label(format!("{} (n={})", g.name, v.len()))
@@ -260,8 +271,23 @@ where
         .border_style(BLACK)
         .label_font(("sans-serif", 16))
         .draw()?;
+    Ok(())
+}
 
-    let mut tl = ChartBuilder::on(&bottom)
+/// Every loop by click index, cold ones as crosses; returns (points, cold points) drawn.
+fn draw_timeline<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    arms: &[Group<'_>],
+    timeline: &[(Points, Points)],
+    name: &str,
+) -> DrawResult<(usize, usize)>
+where
+    DB::ErrorType: 'static,
+{
+    let all = || timeline.iter().flat_map(|(w, c)| w.iter().chain(c));
+    let (lo, hi) = span(&mut all().map(|p| p.1));
+    let max_index = all().map(|p| p.0).fold(1.0f64, f64::max);
+    let mut tl = ChartBuilder::on(area)
         .caption(
             format!("{name} per click (x = cold: first interaction of a page)"),
             ("sans-serif", 22),
@@ -280,7 +306,7 @@ where
         .y_desc(format!("{name}, ms (log)"))
         .draw()?;
     let (mut points, mut cold_points) = (0, 0);
-    for (i, (g, (w, c))) in arms.iter().zip(&timeline).enumerate() {
+    for (i, (g, (w, c))) in arms.iter().zip(timeline).enumerate() {
         let col = color(i);
         points += w.len() + c.len();
         cold_points += c.len();
@@ -298,11 +324,5 @@ where
         .border_style(BLACK)
         .label_font(("sans-serif", 16))
         .draw()?;
-    root.present()?;
-    Ok(PlotInfo {
-        series: arms.len(),
-        arms: arms.iter().map(|g| g.name.clone()).collect(),
-        timeline_points: points,
-        cold_points,
-    })
+    Ok((points, cold_points))
 }
