@@ -70,51 +70,9 @@ fn idle_phase(run: &Run) -> Option<String> {
 pub fn check(groups: &[Group], metrics: &[Metric], opts: &CheckOptions) -> Vec<Finding> {
     let mut out = Vec::new();
     for g in groups {
+        few_samples(g, metrics, &mut out);
+        out.extend(idle(g, opts));
         let col = Some(g.name.clone());
-        for &m in metrics {
-            let n = g.count(m);
-            for (q, stat) in SIZE_CHECKED {
-                let need = (1.0 / (1.0 - q)).round() as usize;
-                if n > 0 && n < need {
-                    out.push(Finding {
-                        code: "few_samples".into(),
-                        column: col.clone(),
-                        metric: Some(m.name()),
-                        stat: Some(stat.into()),
-                        message: format!(
-                            "{stat} from {n} loops (fewer than {need}): close to the max, not a {stat}"
-                        ),
-                    });
-                }
-            }
-        }
-
-        let (answered, big, threshold) = g.replies_over_idle();
-        let phase = g.runs.iter().find_map(|r| idle_phase(r.run));
-        if answered > 0 && (big as f64) < opts.idle_share * answered as f64 || phase.is_some() {
-            let why = match &phase {
-                Some(p) => format!("phase '{p}'"),
-                None => format!(
-                    "{big} of {answered} replies {} ({:.0} %, threshold {:.0} %)",
-                    match threshold {
-                        0 => "over 4 KB".to_string(),
-                        t => format!("of {} B or more", arena_report::fmt_count(t as i64)),
-                    },
-                    100.0 * big as f64 / answered.max(1) as f64,
-                    100.0 * opts.idle_share
-                ),
-            };
-            out.push(Finding {
-                code: "idle".into(),
-                column: col.clone(),
-                metric: None,
-                stat: None,
-                message: format!(
-                    "looks idle: {why}; an idle board makes CPU look free: measure a busy phase, or set `target.idle_reply_bytes` in the pilot file to what a working answer weighs"
-                ),
-            });
-        }
-
         let unanswered = g.unanswered();
         if unanswered > 0 {
             out.push(Finding {
@@ -128,12 +86,11 @@ pub fn check(groups: &[Group], metrics: &[Metric], opts: &CheckOptions) -> Vec<F
                 ),
             });
         }
-
         let cold = g.cold();
         if opts.include_cold && cold > 0 {
             out.push(Finding {
                 code: "cold_mixed".into(),
-                column: col.clone(),
+                column: col,
                 metric: None,
                 stat: None,
                 message: format!(
@@ -141,37 +98,95 @@ pub fn check(groups: &[Group], metrics: &[Metric], opts: &CheckOptions) -> Vec<F
                 ),
             });
         }
-        for (i, r) in g.runs.iter().enumerate() {
-            if let Some(msg) = suspect_cold(r) {
-                let which = if g.runs.len() > 1 {
-                    format!("run {}: ", i + 1)
-                } else {
-                    String::new()
-                };
+        per_run(g, &mut out);
+    }
+    out.extend(unstable(groups, metrics, opts));
+    out
+}
+
+/// A tail quantile from fewer loops than it needs is the max under another name.
+fn few_samples(g: &Group, metrics: &[Metric], out: &mut Vec<Finding>) {
+    for &m in metrics {
+        let n = g.count(m);
+        for (q, stat) in SIZE_CHECKED {
+            let need = (1.0 / (1.0 - q)).round() as usize;
+            if n > 0 && n < need {
                 out.push(Finding {
-                    code: "cold_suspect".into(),
-                    column: col.clone(),
-                    metric: Some(Metric::InputToPaint.name()),
-                    stat: Some("max".into()),
-                    message: format!("{which}{msg}"),
-                });
-            }
-            for w in &r.run.meta.warnings {
-                if w.code == "unanswered" || w.code == "idle" {
-                    continue; // computed above from the loops themselves
-                }
-                out.push(Finding {
-                    code: format!("run:{}", w.code),
-                    column: col.clone(),
-                    metric: None,
-                    stat: None,
-                    message: format!("run.json of {}: {}", r.run.meta.started_at, w.message),
+                    code: "few_samples".into(),
+                    column: Some(g.name.clone()),
+                    metric: Some(m.name()),
+                    stat: Some(stat.into()),
+                    message: format!(
+                        "{stat} from {n} loops (fewer than {need}): close to the max, not a {stat}"
+                    ),
                 });
             }
         }
     }
-    out.extend(unstable(groups, metrics, opts));
-    out
+}
+
+/// A column whose answers are mostly small (or whose pilot says it is idle).
+fn idle(g: &Group, opts: &CheckOptions) -> Option<Finding> {
+    let (answered, big, threshold) = g.replies_over_idle();
+    let phase = g.runs.iter().find_map(|r| idle_phase(r.run));
+    let small = answered > 0 && (big as f64) < opts.idle_share * answered as f64;
+    if !small && phase.is_none() {
+        return None;
+    }
+    let why = match &phase {
+        Some(p) => format!("phase '{p}'"),
+        None => format!(
+            "{big} of {answered} replies {} ({:.0} %, threshold {:.0} %)",
+            match threshold {
+                0 => "over 4 KB".to_string(),
+                t => format!("of {} B or more", arena_report::fmt_count(t as i64)),
+            },
+            100.0 * big as f64 / answered.max(1) as f64,
+            100.0 * opts.idle_share
+        ),
+    };
+    Some(Finding {
+        code: "idle".into(),
+        column: Some(g.name.clone()),
+        metric: None,
+        stat: None,
+        message: format!(
+            "looks idle: {why}; an idle board makes CPU look free: measure a busy phase, or set `target.idle_reply_bytes` in the pilot file to what a working answer weighs"
+        ),
+    })
+}
+
+/// Each run's suspect cold loop and the warnings its run.json carries.
+fn per_run(g: &Group, out: &mut Vec<Finding>) {
+    let col = Some(g.name.clone());
+    for (i, r) in g.runs.iter().enumerate() {
+        if let Some(msg) = suspect_cold(r) {
+            let which = if g.runs.len() > 1 {
+                format!("run {}: ", i + 1)
+            } else {
+                String::new()
+            };
+            out.push(Finding {
+                code: "cold_suspect".into(),
+                column: col.clone(),
+                metric: Some(Metric::InputToPaint.name()),
+                stat: Some("max".into()),
+                message: format!("{which}{msg}"),
+            });
+        }
+        for w in &r.run.meta.warnings {
+            if w.code == "unanswered" || w.code == "idle" {
+                continue; // computed above from the loops themselves
+            }
+            out.push(Finding {
+                code: format!("run:{}", w.code),
+                column: col.clone(),
+                metric: None,
+                stat: None,
+                message: format!("run.json of {}: {}", r.run.meta.started_at, w.message),
+            });
+        }
+    }
 }
 
 /// The first loop in the figures of a run, when it looks like the cold cliff: the
