@@ -250,43 +250,12 @@ where
             Parsed::Record(r) => {
                 rep.records += 1;
                 if let Some(t) = P::time_of(&r) {
-                    if rep.first_time.is_none() {
-                        rep.first_time = Some(t);
-                        rep.first_time_line = rep.lines;
-                    }
-                    if let Some(p) = prev_time {
-                        if t < p {
-                            rep.backwards += 1;
-                            if rep.first_backwards.is_none() {
-                                rep.first_backwards = Some((rep.lines, t, p));
-                            }
-                        }
-                    }
-                    prev_time = Some(t);
-                    rep.last_seen_time = Some(t);
-                    rep.last_time = Some(rep.last_time.map_or(t, |l: f64| l.max(t)));
+                    note_time(rep, &mut prev_time, t);
                 }
                 sink(rep.lines, r);
             }
             Parsed::Known => rep.known += 1,
-            Parsed::Unknown => {
-                rep.unknown += 1;
-                let binary = memchr::memchr(0, line).is_some();
-                if binary {
-                    rep.binary_lines += 1;
-                }
-                if rep.samples.len() < SAMPLE_LINES {
-                    let text = String::from_utf8_lossy(&line[..line.len().min(SAMPLE_CHARS * 4)]);
-                    let mut text: String = text.chars().take(SAMPLE_CHARS).collect();
-                    if over_long || line.len() > text.len() {
-                        text.push('…');
-                    }
-                    rep.samples.push(Sample {
-                        line: rep.lines,
-                        text,
-                    });
-                }
-            }
+            Parsed::Unknown => note_unknown(rep, line, over_long),
         }
     };
 
@@ -306,21 +275,9 @@ where
                 filled = 0;
             }
         }
-        let n = match reader.read(&mut buf[filled..]) {
-            Ok(0) => break,
-            Ok(n) => {
-                crate::progress::add(n as u64);
-                n
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            // Say how far the text got: for gzip these are lines of the decompressed text.
-            Err(e) if rep.lines > 0 => {
-                return Err(io::Error::new(
-                    e.kind(),
-                    format!("{e}, after line {}", rep.lines),
-                ))
-            }
-            Err(e) => return Err(e),
+        let n = match read_some(&mut reader, &mut buf[filled..], rep.lines)? {
+            0 => break,
+            n => n,
         };
         rep.bytes += n as u64;
         let filled_up = filled + n == buf.len();
@@ -351,6 +308,62 @@ where
         on_line(&buf[start..filled], &mut rep, false);
     }
     Ok(rep)
+}
+
+/// A record's time: the first, the last, and any step backwards.
+fn note_time(rep: &mut ScanReport, prev_time: &mut Option<f64>, t: f64) {
+    if rep.first_time.is_none() {
+        rep.first_time = Some(t);
+        rep.first_time_line = rep.lines;
+    }
+    if let Some(p) = *prev_time {
+        if t < p {
+            rep.backwards += 1;
+            if rep.first_backwards.is_none() {
+                rep.first_backwards = Some((rep.lines, t, p));
+            }
+        }
+    }
+    *prev_time = Some(t);
+    rep.last_seen_time = Some(t);
+    rep.last_time = Some(rep.last_time.map_or(t, |l: f64| l.max(t)));
+}
+
+/// A line no parser knew: counted, and kept as a sample while there is room.
+fn note_unknown(rep: &mut ScanReport, line: &[u8], over_long: bool) {
+    rep.unknown += 1;
+    if memchr::memchr(0, line).is_some() {
+        rep.binary_lines += 1;
+    }
+    if rep.samples.len() < SAMPLE_LINES {
+        let text = String::from_utf8_lossy(&line[..line.len().min(SAMPLE_CHARS * 4)]);
+        let mut text: String = text.chars().take(SAMPLE_CHARS).collect();
+        if over_long || line.len() > text.len() {
+            text.push('…');
+        }
+        rep.samples.push(Sample {
+            line: rep.lines,
+            text,
+        });
+    }
+}
+
+/// One read, retried on EINTR; 0 at the end. An error says how far the text got (for
+/// gzip these are lines of the decompressed text).
+fn read_some(reader: &mut impl Read, buf: &mut [u8], lines: u64) -> io::Result<usize> {
+    loop {
+        match reader.read(buf) {
+            Ok(n) => {
+                crate::progress::add(n as u64);
+                return Ok(n);
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) if lines > 0 => {
+                return Err(io::Error::new(e.kind(), format!("{e}, after line {lines}")))
+            }
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// [`scan`] over a file, a pipe, stdin (`-`) or a gzip file ([`input::open`]), in one
