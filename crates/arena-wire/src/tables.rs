@@ -118,6 +118,13 @@ impl WireSummary {
         });
         row("unframed bytes", &|d| bytes(d.unframed_bytes));
         row("framing", &|d| Cell::text(d.framing.clone()));
+        self.direction_notes(&mut t, &port);
+        t
+    }
+
+    /// Units, sample counts, what was skipped, and each direction's framing notes.
+    fn direction_notes(&self, t: &mut Table, port: &str) {
+        let (a, b) = (&self.client_to_server, &self.server_to_client);
         t.note(format!(
             "bytes in B; rates over the {:.3}s from first to last record; frame sizes are \
              payload bytes of data frames (n={} / {}); control frames and pure ACKs counted apart",
@@ -144,7 +151,6 @@ impl WireSummary {
         for w in &self.warnings {
             t.note(format!("warning: {w}"));
         }
-        t
     }
 
     fn largest_table(&self) -> Table {
