@@ -259,12 +259,7 @@ pub fn watch_tables(url: &str, load: Vec<Receipt>, w: &IdleWindow) -> Vec<Table>
     vec![frames, idle_table(&[(url.to_string(), w)])]
 }
 
-/// `--format json` of the idle windows (`docs/schema/idle.json`).
-pub fn idle_json(windows: &[(String, &IdleWindow)]) -> Value {
-    let list: Vec<Value> = windows.iter().map(|(n, w)| window_json(n, w)).collect();
-    arena_report::json::document("idle", json!({ "windows": list }))
-}
-
+/// One idle window as JSON (the `idle` of `docs/schema/watch.json`).
 fn window_json(name: &str, w: &IdleWindow) -> Value {
     let f = idle_figures(w);
     json!({
