@@ -132,9 +132,10 @@ fn rows_of(w: &IdleWindow, f: &IdleFigures) -> Vec<(&'static str, String, Option
         ),
         _ => "-".into(),
     };
-    let why = |m: &str, w: &Option<String>| match w {
-        Some(r) => format!("{m}: unavailable ({r})"),
-        None => m.to_string(),
+    // A measure that could not be taken says why beside its dash.
+    let why = |v: Option<f64>, w: &Option<String>| match w {
+        Some(r) => format!("{} (unavailable: {r})", pct(v)),
+        None => pct(v),
     };
     vec![
         (
@@ -184,20 +185,12 @@ fn rows_of(w: &IdleWindow, f: &IdleFigures) -> Vec<(&'static str, String, Option
         ),
         (
             "likeness, pixels (median)",
-            format!(
-                "{} {}",
-                pct(f.pixels_median_pct),
-                why("", &w.pixels_unavailable).trim()
-            ),
+            why(f.pixels_median_pct, &w.pixels_unavailable),
             f.pixels_median_pct,
         ),
         (
             "likeness, bytes (median)",
-            format!(
-                "{} {}",
-                pct(f.bytes_median_pct),
-                why("", &w.bytes_unavailable).trim()
-            ),
+            why(f.bytes_median_pct, &w.bytes_unavailable),
             f.bytes_median_pct,
         ),
     ]
