@@ -16,7 +16,7 @@ use super::args::parse_seconds;
 /// input: frames, bytes, B/s, median gap, sizes, runs of near-identical frames.
 #[derive(Debug, ClapArgs)]
 pub struct Args {
-    /// Page to watch.
+    /// Page to watch (a path to a file on disk opens as its `file://` URL).
     #[arg(value_name = "URL")]
     pub url: String,
     /// Length of the window, seconds.
@@ -43,7 +43,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         chrome: a.chrome.clone(),
         headful: false,
     };
-    let url = a.url.clone();
+    let url = arena_pilot::page_url(&a.url);
     let seen = block_on(|cancel| async move {
         let req = WatchRequest {
             url: &url,
@@ -56,12 +56,13 @@ pub fn run(a: Args) -> Result<ExitCode> {
         watch(&browser, req).await
     })?;
     let load = receipts(&arena_pilot::write::events_of(&seen.load));
+    let url = arena_pilot::page_url(&a.url);
     if a.format == Format::Json {
-        let v = watch_json(&a.url, &load, seen.load_went_quiet, &seen.window);
+        let v = watch_json(&url, &load, seen.load_went_quiet, &seen.window);
         print!("{}", arena_report::json::to_text(&v));
         return Ok(ExitCode::SUCCESS);
     }
-    for t in watch_tables(&a.url, load, &seen.window) {
+    for t in watch_tables(&url, load, &seen.window) {
         println!("{}", t.render(a.format));
     }
     if !seen.load_went_quiet {

@@ -43,7 +43,7 @@ pub use plan::{BrowserOptions, Overrides, Plan, TargetPlan};
 pub use progress::{silent, OnProgress, Progress};
 pub use run::{run_arm, run_one, OutDir, Outcome, RunRequest};
 pub use scenario::{Arm, Pilot};
-pub use watch::{watch, WatchRequest, Watched};
+pub use watch::{page_url, watch, WatchRequest, Watched};
 
 /// Runs `f` to completion on the one runtime every browser-driving command uses, with
 /// Ctrl-C and SIGTERM setting the returned future's [`Cancel`].

@@ -28,6 +28,16 @@ pub struct WatchRequest<'a> {
     pub cancel: &'a Cancel,
 }
 
+/// The URL a page is opened at: a path to a file on disk becomes its `file://` URL, as a
+/// browser's address bar would take it; anything else is taken as given.
+pub fn page_url(arg: &str) -> String {
+    let path = std::path::Path::new(arg);
+    match (arg.contains("://"), path.canonicalize()) {
+        (false, Ok(abs)) if abs.is_file() => format!("file://{}", abs.display()),
+        _ => arg.to_string(),
+    }
+}
+
 /// What `watch` saw: the load, then the window.
 pub struct Watched {
     pub chromium_version: String,
@@ -41,7 +51,7 @@ pub struct Watched {
 /// Watches `req.url` in a browser of its own, closed on every path. A URL nothing accepts
 /// connections at is exit 3 before any browser starts.
 pub async fn watch(browser: &BrowserOptions, req: WatchRequest<'_>) -> Result<Watched> {
-    let addr = target_addr(req.url);
+    let addr = target_addr(req.url).filter(|_| !req.url.starts_with("file:"));
     if target_gone(addr) {
         return Err(anyhow!(Exit::new(
             ExitKind::TargetFailed,
