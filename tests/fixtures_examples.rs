@@ -39,7 +39,7 @@ impl Example {
     }
 
     fn needs_browser(&self) -> bool {
-        self.exit == 0 && matches!(self.args[0].as_str(), "pilot" | "ab" | "demo")
+        self.exit == 0 && matches!(self.args[0].as_str(), "pilot" | "ab" | "demo" | "watch")
     }
 }
 
@@ -123,6 +123,7 @@ fn expected(e: &Example) -> &'static [&'static str] {
         ("matrix", 0) => &["gzip, wall time", "gzip -1", "gzip -9", "class-load log"],
         ("pilot", 2) => &["typo-key.toml:9:", "cuont"],
         ("serve", 2) => &["knob `png_level`", "out of range"],
+        ("watch", 0) => &["first paint", "| frames | 0 |", "| rate | 0 B/s |"],
         ("completions", 0) => &["_arena__perf()", "complete -F", "--capture"],
         ("man", 0) => &[".TH arena-perf 1", ".TH arena-perf-pilot 1"],
         (c, n) => panic!("no expectation for `{c}` exiting {n}: add one here"),

@@ -530,3 +530,51 @@ fn pilot_cli_json_matches_its_schema() {
     assert!(doc["loops"]["total"].as_u64().unwrap() >= 2);
     assert_valid("run.json", &read_json(&out.join("run.json")));
 }
+
+#[test]
+fn frames_and_watch_json_match_their_schemas() {
+    use arena_compare::frames::{frames_json, FrameSource, BURST_GAP_MS};
+    // The binary on runs made before the cold window was kept: `cold` is null.
+    let doc = json_of(&["compare", "fixtures/runs", "--frames", "--format", "json"]);
+    assert_valid("frames.json", &doc);
+    assert!(doc["runs"][0]["cold"].is_null() && doc["runs"][0]["warm"]["frames"].is_u64());
+    // The library function the binary prints, on a run with a cold window and a capture.
+    let src = FrameSource {
+        name: "stock, run 1".into(),
+        cold: Some(vec![(2200.0, 677_712)]),
+        warm: vec![(5000.0, 2106)],
+        wire: Some(arena_run::WireDirection {
+            frames: 30,
+            app_bytes: 760_000,
+            ..Default::default()
+        }),
+    };
+    let doc = frames_json(&[src], BURST_GAP_MS);
+    assert_valid("frames.json", &doc);
+    assert_eq!(doc["runs"][0]["cold"]["first_paint"]["bytes"], 677_712);
+    let mut d = doc.clone();
+    d["runs"][0]["cold"]["first_paint"]["extra"] = json!(1);
+    assert_invalid("frames.json", &d, "an unknown key in the burst");
+
+    let w = arena_run::IdleWindow {
+        requested_s: 5.0,
+        start_ms: 1000.0,
+        end_ms: 6000.0,
+        similarity: "pixels".into(),
+        frames: vec![arena_run::IdleFrame {
+            seq: 9,
+            t_ms: 1500.0,
+            size: 43,
+            bytes_pct: None,
+            pixels_pct: Some(99.99),
+        }],
+        ..Default::default()
+    };
+    let doc = arena_compare::idle::watch_json("http://127.0.0.1:1/", &[(900.0, 677_712)], true, &w);
+    assert_valid("watch.json", &doc);
+    let mut meta = read_json(&fixture_runs()[0].join("run.json"));
+    meta["idle"] = serde_json::to_value(&w).unwrap();
+    assert_valid("run.json", &meta);
+    meta["idle"]["frames"][0]["pixels_pct"] = json!("99");
+    assert_invalid("run.json", &meta, "a likeness as a string");
+}

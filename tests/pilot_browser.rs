@@ -764,3 +764,6 @@ mod trace;
 
 #[path = "pilot_browser/breakdown.rs"]
 mod breakdown;
+
+#[path = "pilot_browser/frames.rs"]
+mod frames;

@@ -70,6 +70,21 @@ pub struct RunArgs {
     pub trace: bool,
     #[command(flatten)]
     pub split: super::compare::SplitArgs,
+    /// Leave the page alone for SECONDS after setup and the clear, before the clicks, and
+    /// record what the target sends with no input (frames, bytes, B/s, gaps, runs of
+    /// near-identical frames); printed after the run's tables, kept in run.json's `idle`.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
+    pub idle: Option<std::time::Duration>,
+}
+
+/// A window length in seconds: positive, finite, at most a day.
+pub fn parse_seconds(text: &str) -> Result<std::time::Duration, String> {
+    match text.trim().parse::<f64>() {
+        Ok(s) if s > 0.0 && s <= 86_400.0 => Ok(std::time::Duration::from_secs_f64(s)),
+        _ => Err(format!(
+            "`{text}`: a number of seconds above 0 and at most 86400"
+        )),
+    }
 }
 
 impl RunArgs {
@@ -94,6 +109,7 @@ impl RunArgs {
             capture: self.capture,
             link: self.link,
             trace: self.trace,
+            idle: self.idle,
         })
     }
 

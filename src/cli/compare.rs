@@ -150,10 +150,37 @@ pub struct CompareArgs {
     /// Also write the latency plots (latency.svg, latency.png) into DIR.
     #[arg(long, value_name = "DIR")]
     pub plot: Option<PathBuf>,
+    /// Instead of the comparison: each run's frame table (frames, total, p50/p90/p99
+    /// frame, largest, the first-paint burst), cold (load + setup) and warm (after the
+    /// clear) side by side, with wire figures when captured.
+    #[arg(long)]
+    pub frames: bool,
+    /// With --frames: the gap, ms, that ends a first-paint burst.
+    #[arg(long, value_name = "MS", default_value_t = arena_compare::frames::BURST_GAP_MS)]
+    pub burst_gap: f64,
     #[command(flatten)]
     pub stats: StatsArgs,
     #[command(flatten)]
     pub split: SplitArgs,
+}
+
+/// `compare --frames`: the frame table of every run given.
+fn frames(a: &CompareArgs) -> anyhow::Result<ExitCode> {
+    use arena_compare::frames::{frames_json, frames_table, run_sources};
+    if !(a.burst_gap.is_finite() && a.burst_gap > 0.0) {
+        return Err(
+            Exit::bad_input(format!("--burst-gap {}: must be above 0", a.burst_gap)).into(),
+        );
+    }
+    let sources = run_sources(&arena_compare::load_runs_with_events(&a.runs)?);
+    match a.format {
+        Format::Json => print!(
+            "{}",
+            arena_report::json::to_text(&frames_json(&sources, a.burst_gap))
+        ),
+        f => print!("{}", frames_table(&sources, a.burst_gap).render(f)),
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The comparison the flags ask for (`compare` and `report` take the same ones).
@@ -180,6 +207,9 @@ pub fn compare_options(
 }
 
 pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
+    if a.frames {
+        return frames(&a);
+    }
     let opts = compare_options(a.by, a.baseline, &a.metrics, &a.stats, &a.split)?;
     let metrics = opts.metrics.clone();
     let runs = load_runs(&a.runs)?;

@@ -17,6 +17,7 @@ mod pilot;
 mod plot;
 mod report;
 mod serve;
+mod watch;
 mod wire;
 
 /// Measure what a click in a browser-streamed app costs, in the median and in the tail,
@@ -58,6 +59,9 @@ pub enum Command {
     /// Run the built-in fixture match (a streamed-canvas board game with tunable costs) on
     /// 127.0.0.1 until Ctrl-C; prints its URL.
     Serve(serve::ServeArgs),
+    /// Open a page and record what its target sends with no input for a while: frames,
+    /// bytes, B/s, gaps, sizes, runs of near-identical frames (repaints for nothing).
+    Watch(watch::Args),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
     Completions(completions::CompletionsArgs),
     /// Print the man page of arena-perf and its subcommands (roff) to stdout.
@@ -90,6 +94,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Logs(a) => logs::run(a),
         Command::Wire(a) => wire::run(a),
         Command::Serve(a) => serve::run(a),
+        Command::Watch(a) => watch::run(a),
         Command::Completions(a) => completions::completions(a),
         Command::Man(a) => completions::man(a),
     }

@@ -58,6 +58,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
         print!("{}", arena_report::json::to_text(&v));
     } else {
         print!("{}", arm_table(&outcome.run).render(args.format));
+        if args.format != Format::Csv {
+            for t in arena_compare::frames::run_tables(&outcome.run) {
+                print!("\n{}", t.render(args.format));
+            }
+        }
     }
     split.print(std::slice::from_ref(&outcome.run), args.format)?;
     eprintln!("run folder: {}", outcome.dir.display());

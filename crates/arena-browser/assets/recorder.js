@@ -245,6 +245,7 @@
       var d = e.data;
       push(KIND_RECV, t, sizeOf(d), CLS_OTHER, typeof d === 'string' ? EV_TEXT : EV_BINARY, 1, socketIndex(this));
       lastRecv = lastActivity = t;
+      if (IDLE !== null) idleRecv(d);
       // Checked after this task: the app's own message listeners, which draw, run after
       // this one. A burst of messages arms one check, not one each.
       if (waiter !== null && waiter.due > t) rearm(0);
@@ -621,6 +622,96 @@
     });
   }
 
+  // ---- the idle window: how alike consecutive frames are (idleStart .. idleStop) ----
+  // Only while a window is open: outside it the receipt hook tests one variable and copies
+  // nothing, so recording stays allocation-free. Two measures, both per received message:
+  // bytes (the payload against the previous payload: the larger of equal bytes at equal
+  // offsets and common prefix + suffix, over the longer length) and pixels (the watched
+  // canvas after the first painted frame that followed the message, against the canvas
+  // before it: share of pixels unchanged). A message that drew nothing changed no pixel.
+  var IDLE = null;
+  function likeness(a, b) {
+    var n = Math.max(a.length, b.length), m = Math.min(a.length, b.length);
+    if (n === 0) return 1;
+    var same = 0, pre = 0, suf = 0;
+    for (var i = 0; i < m; i++) if (a[i] === b[i]) same++;
+    while (pre < m && a[pre] === b[pre]) pre++;
+    while (suf < m - pre && a[a.length - 1 - suf] === b[b.length - 1 - suf]) suf++;
+    return Math.max(same, pre + suf) / n;
+  }
+  function idleRecv(d) {
+    var I = IDLE, b = bytesOf(d);
+    I.seq.push(written - 1);
+    I.pixels.push(null);
+    if (b === null) { I.bytes.push(null); I.bytesWhy = 'Blob payloads cannot be read synchronously'; return; }
+    I.bytes.push(I.prev === null ? null : likeness(b, I.prev));
+    I.prev = b.slice();
+  }
+  function idleCanvas(sel) {
+    if (sel) { try { return document.querySelector(sel); } catch (err) { return null; } }
+    var all = document.getElementsByTagName('canvas'), best = null;
+    for (var i = 0; i < all.length; i++) {
+      if (best === null || all[i].width * all[i].height > best.width * best.height) best = all[i];
+    }
+    return best;
+  }
+  function idleSnap(I) {
+    var c = I.canvas;
+    if (c === null) return null;
+    var t0 = now();
+    try {
+      var px = readRegion(c, { x: 0, y: 0, w: c.width, h: c.height });
+      I.checkMs += now() - t0;
+      I.checks++;
+      return px;
+    } catch (why) { I.pixelsWhy = 'the canvas cannot be read: ' + why; I.canvas = null; return null; }
+  }
+  // Each animation frame of the window: messages received since the last look wait for the
+  // next painted frame; once one followed them, the canvas is read and compared.
+  function idleTick() {
+    var I = IDLE;
+    if (I === null) return;
+    var s = Math.max(I.scan, written - cap), upto = 0, idx = I.waiting;
+    for (; s < written; s++) {
+      var k = colKind[s % cap];
+      if (k === KIND_RECV) idx.push(I.seq.lastIndexOf(s));
+      else if (k === KIND_PAINT) upto = idx.length;
+    }
+    I.scan = written;
+    if (upto > 0 && I.canvas !== null) {
+      var cur = idleSnap(I);
+      if (cur !== null) {
+        var sim = I.snap !== null && I.snap.length === cur.length ? 1 - changed(cur, I.snap) / (cur.length / 4) : 0;
+        for (var j = 0; j < upto; j++) if (idx[j] >= 0) I.pixels[idx[j]] = sim;
+        I.snap = cur;
+      }
+      idx.splice(0, upto);
+    }
+    if (raf) raf(idleTick);
+  }
+  function idleStart(sel) {
+    var c = idleCanvas(sel);
+    IDLE = { t0: now(), seq: [], bytes: [], pixels: [], prev: null, scan: written, waiting: [],
+      canvas: HTMLCanvas && c instanceof HTMLCanvas ? c : null, snap: null, checks: 0, checkMs: 0,
+      pixelsWhy: null, bytesWhy: null };
+    if (IDLE.canvas === null) IDLE.pixelsWhy = 'no canvas' + (sel ? ' matching ' + sel : '') + ' on the page';
+    IDLE.snap = idleSnap(IDLE);
+    if (raf) raf(idleTick);
+    return IDLE.t0;
+  }
+  function idleStop() {
+    var I = IDLE;
+    if (I === null) return null;
+    idleTick();
+    IDLE = null;
+    // Messages no painted frame followed drew nothing: no pixel changed.
+    for (var i = 0; i < I.pixels.length; i++) if (I.pixels[i] === null && I.canvas !== null) I.pixels[i] = 1;
+    return { t0: I.t0, t1: now(), seq: I.seq, bytes: I.bytes, pixels: I.canvas === null ? null : I.pixels,
+      canvas: I.canvas === null ? null : canvasIndex(I.canvas), width: I.canvas === null ? 0 : I.canvas.width,
+      height: I.canvas === null ? 0 : I.canvas.height, checks: I.checks, check_ms: I.checkMs,
+      pixels_why: I.pixelsWhy, bytes_why: I.bytesWhy };
+  }
+
   // ---- the API the Rust side calls ----
   function drain() {
     var from = drained, lost = 0;
@@ -661,6 +752,9 @@
       // Turns the oracle off (a named fallback to the reply oracle).
       answerOff: function () { ORACLE = null; pending.length = 0; },
       canvasIndex: function (el) { return el ? canvasIndex(el) : NO_TARGET; },
+      // The idle window's similarity of consecutive frames (see idleStart above).
+      idleStart: idleStart,
+      idleStop: idleStop,
       // Benchmark only: runs the send-recording path n times, returns ms, then clears.
       probeSendPath: function (n, data) { return sendPathProbe ? sendPathProbe(n, data) : null; }
     }),

@@ -11,14 +11,23 @@ use arena_run::{Run, RUN_JSON};
 /// run, another schema version, an empty run, a value `Run::load` refuses, a run given
 /// twice (or a copy of one), or runs of different pilots.
 pub fn load_runs(paths: &[PathBuf]) -> Result<Vec<Run>> {
+    load_runs_with(paths, Run::load_loops_only)
+}
+
+/// [`load_runs`] with every run's raw records kept (`events.jsonl`, `setup_events.jsonl`):
+/// the frame tables read receipts.
+pub fn load_runs_with_events(paths: &[PathBuf]) -> Result<Vec<Run>> {
+    load_runs_with(paths, Run::load)
+}
+
+fn load_runs_with(paths: &[PathBuf], load: fn(&Path) -> Result<Run>) -> Result<Vec<Run>> {
     if paths.is_empty() {
         return Err(Exit::bad_input("no runs given").into());
     }
     let mut runs: Vec<(PathBuf, Run)> = Vec::new();
     for p in paths {
         for dir in Run::find_all(p)? {
-            let run = Run::load_loops_only(&dir)
-                .with_context(|| format!("loading run {}", dir.display()))?;
+            let run = load(&dir).with_context(|| format!("loading run {}", dir.display()))?;
             runs.push((dir, run));
         }
     }

@@ -11,9 +11,11 @@ mod breakdown_table;
 mod by_run;
 mod compare;
 mod findings;
+pub mod frames;
 mod gate;
 mod group;
 pub mod html;
+pub mod idle;
 mod input;
 mod json;
 pub mod plot;
@@ -32,7 +34,7 @@ pub use findings::{annotate, check, CheckOptions, Finding};
 pub use gate::{gate, CheckStatus, GateCheck, GateResult, Limit};
 pub use group::{digest, groups, By, Group, RunData};
 pub use html::{report_html, ReportOptions};
-pub use input::load_runs;
+pub use input::{load_runs, load_runs_with_events};
 pub use json::{
     ab_json, arm_json, breakdown_json, comparison_json, gate_json, num, run_json, summary_json,
     JSON_SCHEMA_VERSION,

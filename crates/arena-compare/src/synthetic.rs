@@ -80,9 +80,11 @@ pub fn run(arm: &str, input_to_paint: &[f64], reply_bytes: u64) -> Run {
             answer: None,
             link: None,
             trace: None,
+            idle: None,
         },
         loops,
         events: Vec::new(),
+        setup_events: None,
     }
 }
 

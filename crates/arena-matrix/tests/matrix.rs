@@ -693,9 +693,11 @@ fn pilot_figure_reads_the_nested_run_folder() {
                 answer: None,
                 link: None,
                 trace: None,
+                idle: None,
             },
             loops,
             events: Vec::new(),
+            setup_events: None,
         };
         let d = dir.join(format!("prebuilt-{arm}"));
         run.write(&d).unwrap();

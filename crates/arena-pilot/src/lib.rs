@@ -6,6 +6,7 @@
 //!    for an external page (and the capture, from `arena-wire`).
 //! 2. [`prepare`]: a fresh page with the recorder; the canvas, the setup steps, the clear
 //!    on attach, the viewport check; then [`oracle`]: what closes the loops.
+//!    With `--idle`, [`idle`] leaves the page alone for a while first.
 //! 3. [`click`]: each click shaped like a person's, waited for on the page's word;
 //!    drains land in [`collect`].
 //! 4. [`pair`]: records into loops, each closed by its [`answer`] at most once.
@@ -20,6 +21,7 @@ pub mod answer;
 pub mod cancel;
 pub mod click;
 pub mod collect;
+pub mod idle;
 pub mod oracle;
 pub mod pair;
 pub mod plan;
@@ -29,6 +31,7 @@ pub mod run;
 pub mod scenario;
 pub mod target;
 pub mod trace;
+pub mod watch;
 pub mod write;
 
 use std::future::Future;
@@ -40,6 +43,7 @@ pub use plan::{BrowserOptions, Overrides, Plan, TargetPlan};
 pub use progress::{silent, OnProgress, Progress};
 pub use run::{run_arm, run_one, OutDir, Outcome, RunRequest};
 pub use scenario::{Arm, Pilot};
+pub use watch::{page_url, watch, WatchRequest, Watched};
 
 /// Runs `f` to completion on the one runtime every browser-driving command uses, with
 /// Ctrl-C and SIGTERM setting the returned future's [`Cancel`].

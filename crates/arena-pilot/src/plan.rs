@@ -33,6 +33,8 @@ pub struct Overrides {
     /// Record Chromium's trace of the click loop into the run folder's `trace.json`, the
     /// loops merged in as a track.
     pub trace: bool,
+    /// An idle window of this length after the clear, before the clicks (`--idle`).
+    pub idle: Option<Duration>,
 }
 
 /// Browser options shared by every run of a command.
@@ -94,6 +96,8 @@ pub struct Plan<'a> {
     pub link: Option<arena_link::LinkSpec>,
     /// Trace the click loop (`trace.json`).
     pub trace: bool,
+    /// The idle window before the clicks (`--idle`), if any.
+    pub idle: Option<Duration>,
 }
 
 impl<'a> Plan<'a> {
@@ -155,6 +159,7 @@ impl<'a> Plan<'a> {
             capture: ov.capture,
             link,
             trace: ov.trace,
+            idle: ov.idle,
         })
     }
 

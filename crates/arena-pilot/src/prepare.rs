@@ -5,14 +5,30 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Context, Result};
-use arena_browser::{Page, SocketChoice};
+use arena_browser::{Drain, Page, Record, SocketChoice};
 use arena_report::{Exit, ExitKind};
 
 use crate::cancel::Cancel;
 use crate::scenario::Pilot;
 
-/// Drains the page and returns (payload bytes received, whether any message arrived).
-async fn received_since_last_drain(page: &Page) -> Result<(u64, bool)> {
+/// What the page recorded before the clear on attach, kept by every drain of the setup
+/// (the frame tables' cold window), and what the ring overwrote of it.
+#[derive(Debug, Default)]
+pub(crate) struct Kept {
+    pub records: Vec<Record>,
+    pub dropped: u64,
+}
+
+impl Kept {
+    pub(crate) fn take(&mut self, d: Drain) {
+        self.dropped += d.dropped;
+        self.records.extend(d.records);
+    }
+}
+
+/// Drains the page (keeping the records) and returns (payload bytes received, whether any
+/// message arrived).
+async fn received_since_last_drain(page: &Page, kept: &mut Kept) -> Result<(u64, bool)> {
     let d = page.drain().await?;
     let recvs = d
         .records
@@ -23,12 +39,18 @@ async fn received_since_last_drain(page: &Page) -> Result<(u64, bool)> {
         bytes += u64::from(r.size);
         any = true;
     }
+    kept.take(d);
     Ok((bytes, any))
 }
 
 /// Setup steps: waits drain the recorder to watch received bytes (those records predate
-/// the clear and are discarded with it).
-pub(crate) async fn run_setup(page: &Page, pilot: &Pilot, cancel: &Cancel) -> Result<()> {
+/// the clear: kept in `kept`, never paired).
+pub(crate) async fn run_setup(
+    page: &Page,
+    pilot: &Pilot,
+    cancel: &Cancel,
+    kept: &mut Kept,
+) -> Result<()> {
     let mut received: u64 = 0;
     let mut last_recv = Instant::now();
     for (i, step) in pilot.setup.iter().enumerate() {
@@ -40,7 +62,7 @@ pub(crate) async fn run_setup(page: &Page, pilot: &Pilot, cancel: &Cancel) -> Re
         if waiting {
             loop {
                 // Drain before judging, so messages that arrived during an earlier step count.
-                let (bytes, any) = received_since_last_drain(page).await?;
+                let (bytes, any) = received_since_last_drain(page, kept).await?;
                 received += bytes;
                 if any {
                     last_recv = Instant::now();

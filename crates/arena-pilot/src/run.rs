@@ -9,20 +9,21 @@ use std::time::{Duration, Instant, SystemTime};
 use anyhow::{anyhow, Context, Result};
 use arena_browser::{Browser, CanvasRect, Page};
 use arena_report::{Exit, ExitKind};
-use arena_run::{AnswerInfo, Run, RunStatus, SocketSource, Warning};
+use arena_run::{AnswerInfo, IdleWindow, Run, RunStatus, SocketSource, Warning};
 use arena_wire::RunCapture;
 
 use crate::cancel::Cancel;
 use crate::click::Clicker;
 use crate::collect::{drain_into, Collected, ToolCost};
+use crate::idle::idle_stage;
 use crate::oracle::resolve_answer;
 use crate::pair::{pair, PairConfig, Paired};
 use crate::plan::{BrowserOptions, Plan};
-use crate::prepare::{check_viewport, run_setup, wait_canvas};
+use crate::prepare::{check_viewport, run_setup, wait_canvas, Kept};
 use crate::progress::{OnProgress, Progress};
 use crate::target::{target_gone, Target};
 use crate::trace;
-use crate::write::{build_run, RunContext};
+use crate::write::{build_run, events_of, RunContext};
 
 /// One run of one arm.
 pub struct RunRequest<'a> {
@@ -95,6 +96,11 @@ struct Gathered {
     tracing: Option<trace::Tracing>,
     /// Why the trace could not be taken or written: a warning, the run itself stands.
     trace_problem: Option<String>,
+    /// What the page recorded before the clear (load and setup), and what its ring
+    /// overwrote of it: a population of its own, never paired.
+    setup: Option<Kept>,
+    /// The idle window (`--idle`).
+    idle: Option<IdleWindow>,
 }
 
 /// How a run ended, for its `run.json`.
@@ -146,6 +152,8 @@ pub async fn run_arm(browser: &Browser, req: RunRequest<'_>) -> Result<Outcome> 
         last_verdict: None,
         tracing: None,
         trace_problem: None,
+        setup: None,
+        idle: None,
     };
     let body = match &page {
         Ok(p) => measure(p, &req, &target, &mut g).await,
@@ -216,9 +224,15 @@ async fn measure(
     let (plan, cancel) = (req.plan, req.cancel);
     let pilot = plan.pilot;
     wait_canvas(page, pilot, cancel).await?;
-    run_setup(page, pilot, cancel).await?;
+    // The load and the setup (a board's first paint among them) are kept apart before the
+    // clear: the frame tables read them, pairing never does.
+    let mut kept = Kept::default();
+    run_setup(page, pilot, cancel, &mut kept).await?;
+    kept.take(page.drain().await.context("draining the setup records")?);
+    g.setup = Some(kept);
     page.clear().await.context("clearing the recorder")?;
     g.cleared = true;
+    g.idle = idle_stage(page, plan, cancel).await?;
     let rect = wait_canvas(page, pilot, cancel).await?;
     check_viewport(page, pilot, &rect, &plan.positions).await?;
     let (rule, info) = resolve_answer(page, pilot, &rect, &plan.positions).await?;
@@ -387,7 +401,18 @@ fn assemble(
         idle_reply_bytes: plan.pilot.target.idle_reply_bytes,
         link: target.link.clone(),
     };
-    build_run(&ctx, paired, &col.records)
+    let mut run = build_run(&ctx, paired, &col.records);
+    if let Some(Kept { records, dropped }) = g.setup.take() {
+        run.setup_events = Some(events_of(&records));
+        if dropped > 0 {
+            run.meta.warnings.push(Warning::new(
+                "setup_dropped",
+                format!("{dropped} records of the load and setup were overwritten in the ring before they were drained: the setup frame table misses them (raise recorder.capacity)"),
+            ));
+        }
+    }
+    run.meta.idle = g.idle.take();
+    run
 }
 
 /// The oracle's warning about inputs it could not judge ends with the page's reason.

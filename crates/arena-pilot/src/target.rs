@@ -157,7 +157,7 @@ fn with_authority(url: &str, addr: SocketAddr) -> String {
 }
 
 /// host:port of an http(s) URL, for the liveness probe.
-fn target_addr(url: &str) -> Option<SocketAddr> {
+pub(crate) fn target_addr(url: &str) -> Option<SocketAddr> {
     let rest = url.split_once("://").map(|(_, r)| r).unwrap_or(url);
     let hostport = rest.split(['/', '?', '#']).next()?;
     let with_port = if hostport

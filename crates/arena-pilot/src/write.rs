@@ -97,14 +97,21 @@ pub fn build_run(ctx: &RunContext, paired: Paired, records: &[Record]) -> Run {
         answer: ctx.answer.clone(),
         link: ctx.link.clone(),
         trace: None,
+        idle: None,
     };
-    let mut events: Vec<Event> = records.iter().map(to_event).collect();
-    events.sort_by_key(|e| e.seq);
     Run {
         meta,
         loops,
-        events,
+        events: events_of(records),
+        setup_events: None,
     }
+}
+
+/// Records as `events.jsonl` lines, in seq order.
+pub fn events_of(records: &[Record]) -> Vec<Event> {
+    let mut events: Vec<Event> = records.iter().map(to_event).collect();
+    events.sort_by_key(|e| e.seq);
+    events
 }
 
 /// The run's summary: counts by outcome, warm quantiles per metric, traffic.

@@ -16,6 +16,8 @@ use crate::validate;
 pub const RUN_JSON: &str = "run.json";
 pub const LOOPS_CSV: &str = "loops.csv";
 pub const EVENTS_JSONL: &str = "events.jsonl";
+/// What the page recorded before the clear on attach (load and setup), apart from the loops.
+pub const SETUP_EVENTS_JSONL: &str = "setup_events.jsonl";
 /// The capture of a run made with `--capture`, and its full summary (`arena-perf wire`).
 pub const WIRE_PCAP: &str = "wire.pcap";
 pub const WIRE_JSON: &str = "wire.json";
@@ -41,8 +43,19 @@ fn write_atomic(path: &Path, fill: impl FnOnce(&mut dyn Write) -> Result<()>) ->
     Ok(())
 }
 
+fn write_events(path: &Path, events: &[Event]) -> Result<()> {
+    write_atomic(path, |w| {
+        for e in events {
+            serde_json::to_writer(&mut *w, e)?;
+            w.write_all(b"\n")?;
+        }
+        Ok(())
+    })
+}
+
 impl Run {
-    /// Writes `run.json`, `loops.csv` and `events.jsonl` into `dir` (created if needed).
+    /// Writes `run.json`, `loops.csv`, `events.jsonl` and, when the run has them,
+    /// `setup_events.jsonl` into `dir` (created if needed).
     pub fn write(&self, dir: &Path) -> Result<()> {
         fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         write_atomic(&dir.join(RUN_JSON), |w| {
@@ -62,13 +75,10 @@ impl Run {
             csv.flush()?;
             Ok(())
         })?;
-        write_atomic(&dir.join(EVENTS_JSONL), |w| {
-            for e in &self.events {
-                serde_json::to_writer(&mut *w, e)?;
-                w.write_all(b"\n")?;
-            }
-            Ok(())
-        })?;
+        write_events(&dir.join(EVENTS_JSONL), &self.events)?;
+        if let Some(setup) = &self.setup_events {
+            write_events(&dir.join(SETUP_EVENTS_JSONL), setup)?;
+        }
         Ok(())
     }
 
@@ -79,11 +89,17 @@ impl Run {
     pub fn load(dir: &Path) -> Result<Run> {
         let meta = load_meta(dir)?;
         let loops = load_loops(dir, &meta)?;
-        let events = load_events(dir, true)?;
+        let events = load_events(&dir.join(EVENTS_JSONL), true)?;
+        let setup = dir.join(SETUP_EVENTS_JSONL);
+        let setup_events = match setup.is_file() {
+            true => Some(load_events(&setup, true)?),
+            false => None,
+        };
         Ok(Run {
             meta,
             loops,
             events,
+            setup_events,
         })
     }
 
@@ -93,11 +109,12 @@ impl Run {
     pub fn load_loops_only(dir: &Path) -> Result<Run> {
         let meta = load_meta(dir)?;
         let loops = load_loops(dir, &meta)?;
-        load_events(dir, false)?;
+        load_events(&dir.join(EVENTS_JSONL), false)?;
         Ok(Run {
             meta,
             loops,
             events: Vec::new(),
+            setup_events: None,
         })
     }
 
@@ -314,15 +331,14 @@ fn check_counts(
     Ok(())
 }
 
-/// Reads `events.jsonl` line by line and checks each record (JSON shape, a known kind, a
+/// Reads `events.jsonl` (or `setup_events.jsonl`) line by line and checks each record (JSON shape, a known kind, a
 /// finite time, sequence order); `keep` decides whether the records are returned or only
 /// checked (tables never need them, and a line buffer is all that checking holds).
-fn load_events(dir: &Path, keep: bool) -> Result<Vec<Event>> {
-    let path = dir.join(EVENTS_JSONL);
-    let file = fs::File::open(&path).map_err(|e| {
+fn load_events(path: &Path, keep: bool) -> Result<Vec<Event>> {
+    let file = fs::File::open(path).map_err(|e| {
         bad(format!(
-            "{}: not a run folder (cannot read {EVENTS_JSONL}: {e})",
-            dir.display()
+            "{}: not a run folder (cannot read it: {e})",
+            path.display()
         ))
     })?;
     let mut r = BufReader::with_capacity(1 << 16, file);

@@ -16,13 +16,13 @@ mod time;
 mod validate;
 
 pub use folder::{
-    default_run_dir, EVENTS_JSONL, LOOPS_CSV, LOOP_COLUMNS, RUN_JSON, TRACE_JSON, WIRE_JSON,
-    WIRE_PCAP,
+    default_run_dir, EVENTS_JSONL, LOOPS_CSV, LOOP_COLUMNS, RUN_JSON, SETUP_EVENTS_JSONL,
+    TRACE_JSON, WIRE_JSON, WIRE_PCAP,
 };
 pub use model::{
-    AnswerInfo, Event, Host, Loop, Metric, Outcome, Run, RunMeta, RunStatus, RunSummary,
-    SocketSource, TraceInfo, TraceOverhead, Warning, WireDirection, WireFigures, IDLE_SHARE,
-    SCHEMA_VERSION,
+    AnswerInfo, Event, Host, IdleFrame, IdleWindow, Loop, Metric, Outcome, Run, RunMeta, RunStatus,
+    RunSummary, SocketSource, TraceInfo, TraceOverhead, Warning, WireDirection, WireFigures,
+    IDLE_SHARE, SCHEMA_VERSION,
 };
 pub use time::rfc3339_utc;
 pub use validate::{check_distinct, LATER_COLUMNS, MAX_DURATION_MS, MAX_TIME_MS};

@@ -17,12 +17,17 @@ pub const SCHEMA_VERSION: u32 = 1;
 /// clicks over it, a deployment board 3 of 52.
 pub const IDLE_SHARE: f64 = 0.10;
 
-/// One run: `run.json` (meta), `loops.csv` (loops) and `events.jsonl` (events).
+/// One run: `run.json` (meta), `loops.csv` (loops), `events.jsonl` (events) and
+/// `setup_events.jsonl` (setup_events).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Run {
     pub meta: RunMeta,
     pub loops: Vec<Loop>,
     pub events: Vec<Event>,
+    /// What the page recorded from navigation to the clear on attach (the page's load and
+    /// the setup steps: a board's first paint arrives here). A population of its own: it
+    /// never enters pairing. `None` for a run folder without the file (made before it).
+    pub setup_events: Option<Vec<Event>>,
 }
 
 /// How the run ended. A partial run is still a run: its folder is written and readable,
@@ -132,6 +137,53 @@ pub struct RunMeta {
     /// otherwise, and in runs made before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<TraceInfo>,
+    /// The idle window (`--idle`): what the target sent with nobody touching it, after the
+    /// clear and before the clicks; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle: Option<IdleWindow>,
+}
+
+/// A window with no input (`pilot --idle`, `watch`): its bounds and every message the page
+/// received in it, with how alike each was to the one before.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct IdleWindow {
+    /// The length asked for, s.
+    pub requested_s: f64,
+    /// Page clock at its start and end, ms (`performance.now()`: 0 is the navigation).
+    pub start_ms: f64,
+    pub end_ms: f64,
+    /// UTC, RFC 3339, at its start and end.
+    pub started_at: String,
+    pub ended_at: String,
+    /// Which likeness judges a frame near-identical: `pixels` (the canvas could be read)
+    /// or `bytes`.
+    pub similarity: String,
+    /// Why pixels, or bytes, could not be compared, when they could not.
+    #[serde(default)]
+    pub pixels_unavailable: Option<String>,
+    #[serde(default)]
+    pub bytes_unavailable: Option<String>,
+    /// Whole-canvas reads the page made for the pixel likeness, and their page time, ms.
+    #[serde(default)]
+    pub pixel_checks: u64,
+    #[serde(default)]
+    pub pixel_check_ms: f64,
+    /// Every message received in the window, in order.
+    pub frames: Vec<IdleFrame>,
+}
+
+/// One message received in an idle window.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct IdleFrame {
+    pub seq: u64,
+    /// Page clock, ms.
+    pub t_ms: f64,
+    /// Payload bytes.
+    pub size: u32,
+    /// Likeness to the previous message, percent: equal bytes (`bytes_pct`) and unchanged
+    /// canvas pixels (`pixels_pct`); `null` where it could not be measured.
+    pub bytes_pct: Option<f64>,
+    pub pixels_pct: Option<f64>,
 }
 
 /// What `trace.json` holds, how its clock was aligned with the page's, and what taking

@@ -282,6 +282,36 @@ pub(crate) fn check_meta(meta: &RunMeta) -> Result<(), String> {
     if let Some(t) = &meta.trace {
         check_trace(t)?;
     }
+    if let Some(w) = &meta.idle {
+        check_idle(w)?;
+    }
+    Ok(())
+}
+
+/// `run.json`'s `idle`: its bounds in order, every time finite, every likeness a percent.
+fn check_idle(w: &crate::model::IdleWindow) -> Result<(), String> {
+    check_time("idle.start_ms", w.start_ms)?;
+    check_time("idle.end_ms", w.end_ms)?;
+    check_duration("idle.pixel_check_ms", w.pixel_check_ms)?;
+    if w.end_ms < w.start_ms || !(w.requested_s.is_finite() && w.requested_s >= 0.0) {
+        return Err(format!(
+            "idle: window {} .. {} ms of {} s is not a window",
+            show(w.start_ms),
+            show(w.end_ms),
+            show(w.requested_s)
+        ));
+    }
+    for (i, f) in w.frames.iter().enumerate() {
+        check_time(&format!("idle.frames[{i}].t_ms"), f.t_ms)?;
+        for (name, v) in [("bytes_pct", f.bytes_pct), ("pixels_pct", f.pixels_pct)] {
+            if let Some(v) = v.filter(|v| !(v.is_finite() && (0.0..=100.0).contains(v))) {
+                return Err(format!(
+                    "idle.frames[{i}].{name} is {}: not a percent",
+                    show(v)
+                ));
+            }
+        }
+    }
     Ok(())
 }
 

@@ -82,6 +82,7 @@ fn sample_run() -> Run {
             answer: None,
             link: None,
             trace: None,
+            idle: None,
         },
         loops,
         events: vec![Event {
@@ -95,6 +96,7 @@ fn sample_run() -> Run {
             target: 0,
             answers: None,
         }],
+        setup_events: None,
     }
 }
 
