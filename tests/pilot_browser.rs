@@ -726,6 +726,8 @@ fn capture_beside_a_run_sees_the_pages_frames_and_the_first_board() {
     let s = &o.run.meta.summary;
     let w = o.run.meta.wire.as_ref().expect("wire figures in run.json");
     assert_eq!(w.source, "pcap", "{w:?}");
+    // `auto`, as root on Linux: the AF_PACKET ring, and the run says so.
+    assert_eq!(w.backend.as_deref(), Some("af_packet"), "{w:?}");
     assert_eq!(w.kernel_drops, 0);
     let s2c = w.server_to_client.as_ref().unwrap();
     let c2s = w.client_to_server.as_ref().unwrap();

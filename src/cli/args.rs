@@ -56,6 +56,12 @@ pub struct RunArgs {
     /// root or CAP_NET_RAW; without it the run records interface byte counters and says so.
     #[arg(long)]
     pub capture: bool,
+    /// How `--capture` takes packets: `af-packet` (Linux's packet ring, always built in),
+    /// `pcap` (libpcap; only in a build with the `pcap` cargo feature), or `auto`:
+    /// AF_PACKET where it can open, else libpcap when built in. The run records which.
+    #[arg(long, value_name = "BACKEND", default_value = "auto", requires = "capture",
+          value_parser = <arena_wire::CaptureBackend as std::str::FromStr>::from_str)]
+    pub capture_backend: arena_wire::CaptureBackend,
     /// Put a shaped link between the browser and the target, e.g.
     /// `rtt=20ms,rate=25mbit[,jitter=2ms][,down=25mbit,up=5mbit]`: a loopback relay adds
     /// half the RTT each way, serialises at the rate behind a bounded queue, and jitters
@@ -107,6 +113,7 @@ impl RunArgs {
             knobs,
             capacity: self.capacity,
             capture: self.capture,
+            capture_backend: self.capture_backend,
             link: self.link,
             trace: self.trace,
             idle: self.idle,

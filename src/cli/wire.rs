@@ -23,8 +23,9 @@ pub struct WireArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum WireCommand {
-    /// Capture TCP on one port into a classic pcap (AF_PACKET ring; needs root or
-    /// CAP_NET_RAW, else only interface counters are reported).
+    /// Capture TCP on one port into a classic pcap (AF_PACKET ring, or libpcap in a build
+    /// with the `pcap` feature; needs root or CAP_NET_RAW, else only interface counters
+    /// are reported).
     Capture(CaptureArgs),
     /// Per-direction packets, bytes, WebSocket frames and messages, and app bytes after
     /// permessage-deflate, from a pcap.
@@ -48,6 +49,12 @@ pub struct CaptureArgs {
     /// Skip raw capture and report interface counters only.
     #[arg(long)]
     pub counters_only: bool,
+    /// `af-packet` (Linux's packet ring, always built in), `pcap` (libpcap; only in a
+    /// build with the `pcap` cargo feature), or `auto`: AF_PACKET where it can open, else
+    /// libpcap when built in.
+    #[arg(long, value_name = "BACKEND", default_value = "auto", conflicts_with = "counters_only",
+          value_parser = <arena_wire::CaptureBackend as std::str::FromStr>::from_str)]
+    pub capture_backend: arena_wire::CaptureBackend,
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
     /// Command to run while capturing; the capture ends when it exits.
@@ -110,6 +117,7 @@ fn capture(a: CaptureArgs) -> Result<ExitCode> {
     let stop = arena_sys::interrupt::flag();
     let mut opts = CaptureOptions::new(&a.iface, Some(a.port), &a.out);
     opts.force_fallback = a.counters_only;
+    opts.backend = a.capture_backend;
     let cap = Capture::start_with(opts)?;
     if let CaptureSource::InterfaceCounters { reason } = cap.source() {
         eprintln!("arena-perf: {reason}; reporting interface counters only");
@@ -176,8 +184,9 @@ fn stats_table(s: &CaptureStats) -> Table {
     ));
     let n = |x: u64| Cell::num(fmt_count(x as i64), x as f64);
     match &s.source {
-        CaptureSource::Pcap { path } => {
+        CaptureSource::Pcap { path, backend } => {
             t.push_row(vec!["source".into(), Cell::text(format!("pcap {path}"))]);
+            t.push_row(vec!["backend".into(), Cell::text(backend.name())]);
             t.push_row(vec!["packets written".into(), n(s.packets_written)]);
             t.push_row(vec![
                 "pcap size".into(),

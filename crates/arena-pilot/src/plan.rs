@@ -28,6 +28,8 @@ pub struct Overrides {
     pub capacity: Option<u32>,
     /// Capture the target's loopback port into the run folder's `wire.pcap`.
     pub capture: bool,
+    /// Which capture backend takes it (`--capture-backend`).
+    pub capture_backend: arena_wire::CaptureBackend,
     /// A shaped link for every arm, over the arms' own `link`.
     pub link: Option<arena_link::LinkSpec>,
     /// Record Chromium's trace of the click loop into the run folder's `trace.json`, the
@@ -92,6 +94,7 @@ pub struct Plan<'a> {
     /// The label of loops no classifier names.
     pub label: String,
     pub capture: bool,
+    pub capture_backend: arena_wire::CaptureBackend,
     /// The shaped link between the browser and the target, if any.
     pub link: Option<arena_link::LinkSpec>,
     /// Trace the click loop (`trace.json`).
@@ -157,6 +160,7 @@ impl<'a> Plan<'a> {
             recorder,
             label,
             capture: ov.capture,
+            capture_backend: ov.capture_backend,
             link,
             trace: ov.trace,
             idle: ov.idle,

@@ -211,7 +211,7 @@ fn start_capture(
     if !plan.capture {
         return Ok(None);
     }
-    RunCapture::start(target.addr("--capture")?, dir).map(Some)
+    RunCapture::start(target.addr("--capture")?, dir, plan.capture_backend).map(Some)
 }
 
 /// Prepares the page, then makes every click of the plan.

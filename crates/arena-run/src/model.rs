@@ -292,6 +292,10 @@ pub struct WireFigures {
     /// `pcap` (per-direction WebSocket figures from `wire.pcap`) or `interface_counters`
     /// (raw capture not permitted: only the interface's byte count, no direction split).
     pub source: String,
+    /// The capture backend that wrote `wire.pcap` (`af_packet` or `libpcap`); `None`
+    /// under the counters fallback, and in runs made before it was recorded.
+    #[serde(default)]
+    pub backend: Option<String>,
     /// Why the figures are only interface counters, when they are.
     #[serde(default)]
     pub reason: Option<String>,

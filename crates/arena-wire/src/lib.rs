@@ -2,8 +2,9 @@
 //! every byte of it per direction (TCP, WebSocket framing, permessage-deflate).
 //!
 //! - [`Capture::start`] captures on an AF_PACKET TPACKET_V3 ring (pure Rust, no libpcap),
-//!   or falls back to `/proc/net/dev` interface counters when raw capture is not
-//!   permitted; [`CaptureHandle::stop`] returns what was captured and the kernel's drops.
+//!   or, with the `pcap` cargo feature, through libpcap ([`CaptureBackend`]); it falls
+//!   back to `/proc/net/dev` interface counters when raw capture is not permitted;
+//!   [`CaptureHandle::stop`] returns what was captured, by which backend, and the drops.
 //! - [`summarize`] reads a pcap once, in constant memory, into a [`WireSummary`]
 //!   (serde), which renders as [`arena_report::Table`]s via [`WireSummary::tables`].
 
@@ -19,7 +20,8 @@ pub mod tshark;
 pub mod ws;
 
 pub use capture::{
-    Capture, CaptureHandle, CaptureOptions, CaptureSource, CaptureStats, DevCounters,
+    Backend, Capture, CaptureBackend, CaptureHandle, CaptureOptions, CaptureSource, CaptureStats,
+    DevCounters, LIBPCAP_BUILT_IN, NO_LIBPCAP,
 };
 pub use run_capture::RunCapture;
 pub use summary::{

@@ -9,7 +9,10 @@ use anyhow::{anyhow, Context, Result};
 use arena_report::Exit;
 use arena_run::{WireDirection, WireFigures, WIRE_JSON, WIRE_PCAP};
 
-use crate::{summarize, Capture, CaptureHandle, CaptureSource, DirSummary, SummaryOptions};
+use crate::{
+    summarize, Capture, CaptureBackend, CaptureHandle, CaptureOptions, CaptureSource, DirSummary,
+    SummaryOptions,
+};
 
 /// A capture running for one run folder.
 pub struct RunCapture {
@@ -19,17 +22,19 @@ pub struct RunCapture {
 }
 
 impl RunCapture {
-    /// Starts capturing `addr`'s port on `lo` into `<dir>/wire.pcap`. Only loopback
-    /// targets can be captured there, so any other is refused before the run starts.
-    pub fn start(addr: SocketAddr, dir: &Path) -> Result<RunCapture> {
+    /// Starts capturing `addr`'s port on `lo` into `<dir>/wire.pcap` with `backend`. Only
+    /// loopback targets can be captured there, so any other is refused before the run
+    /// starts.
+    pub fn start(addr: SocketAddr, dir: &Path, backend: CaptureBackend) -> Result<RunCapture> {
         if !addr.ip().is_loopback() {
             return Err(anyhow!(Exit::bad_input(format!(
                 "--capture captures on `lo`, but the target {addr} is not a loopback address"
             ))));
         }
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        let handle = Capture::start("lo", addr.port(), &dir.join(WIRE_PCAP))
-            .context("starting the capture")?;
+        let mut opts = CaptureOptions::new("lo", Some(addr.port()), &dir.join(WIRE_PCAP));
+        opts.backend = backend;
+        let handle = Capture::start_with(opts).context("starting the capture")?;
         Ok(RunCapture {
             handle,
             port: addr.port(),
@@ -50,8 +55,9 @@ impl RunCapture {
                 figures.source = "interface_counters".into();
                 figures.reason = Some(reason.clone());
             }
-            CaptureSource::Pcap { path } => {
+            CaptureSource::Pcap { path, backend } => {
                 figures.source = "pcap".into();
+                figures.backend = Some(backend.name().into());
                 let opts = SummaryOptions {
                     port: Some(self.port),
                     window_s: None,
