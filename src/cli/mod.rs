@@ -17,6 +17,7 @@ mod pilot;
 mod plot;
 mod report;
 mod serve;
+mod startup;
 mod wire;
 
 /// Measure what a click in a browser-streamed app costs, in the median and in the tail,
@@ -37,6 +38,9 @@ pub enum Command {
     Ab(ab::Args),
     /// Stock against lazy-png on the built-in fixture, two rounds, one column per run.
     Demo(demo::Args),
+    /// Cold starts, arms interleaved, each round a fresh browser profile and target: socket
+    /// open, first frame, first bytes and the board on screen, every round and the median.
+    Startup(startup::Args),
     /// Compare runs or arms: quantiles, deltas with bootstrap intervals, Mann-Whitney p,
     /// `~` for noise, and warnings next to the figures they concern.
     Compare(compare::CompareArgs),
@@ -82,6 +86,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Pilot(a) => pilot::run(a),
         Command::Ab(a) => ab::run(a),
         Command::Demo(a) => demo::run(a),
+        Command::Startup(a) => startup::run(a),
         Command::Compare(a) => compare::run(a),
         Command::Gate(a) => gate::run(a),
         Command::Plot(a) => plot::run(a),

@@ -45,6 +45,20 @@ pub struct RecorderConfig {
     /// judged outside the page).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer: Option<PageOracle>,
+    /// A cold-start measurement's region, watched from the first animation frame (set by
+    /// `arena-perf startup`, never by a pilot file).
+    #[serde(skip)]
+    pub startup: Option<StartupWatch>,
+}
+
+/// The region of a canvas whose first non-blank frame is the board on screen: `region` is
+/// `[x, y, width, height]` in CSS px of the canvas (`canvas` a selector; none: the first
+/// canvas). Blank means every pixel alike; one [`RecordKind::RegionPainted`] record marks
+/// the first frame where they are not.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StartupWatch {
+    pub canvas: Option<String>,
+    pub region: [f64; 4],
 }
 
 /// What the in-page oracle watches for after each discrete input.
@@ -132,6 +146,7 @@ impl Default for RecorderConfig {
             sockets: SocketChoice::Auto,
             app: None,
             answer: None,
+            startup: None,
         }
     }
 }
@@ -168,6 +183,9 @@ impl RecorderConfig {
         });
         if let Some(a) = &self.answer {
             cfg["answer"] = serde_json::to_value(a).unwrap_or_default();
+        }
+        if let Some(w) = &self.startup {
+            cfg["startup"] = serde_json::to_value(w).unwrap_or_default();
         }
         format!("{RECORDER_JS}({cfg});")
     }

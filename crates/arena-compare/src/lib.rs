@@ -15,6 +15,7 @@ pub mod html;
 mod input;
 mod json;
 pub mod plot;
+mod startup;
 pub mod synthetic;
 
 pub use arena_run::Metric;
@@ -31,3 +32,4 @@ pub use input::load_runs;
 pub use json::{
     ab_json, arm_json, comparison_json, gate_json, num, run_json, summary_json, JSON_SCHEMA_VERSION,
 };
+pub use startup::{startup_json, startup_tables, StartupSetup};
