@@ -480,7 +480,7 @@ fn startup_cli_json_matches_its_schema() {
         "--board",
         "bytes=50000000",
         "--timeout",
-        "4000",
+        "8000",
         "--knob",
         "png_level=0",
         "--quiet",

@@ -647,7 +647,7 @@
     }
     return n;
   }
-  if (cfg.startup && raf && HTMLCanvas) {
+  if (cfg.startup && cfg.startup.region && raf && HTMLCanvas) {
     var SR = cfg.startup;
     var regionFrame = function () {
       var c = null;

@@ -51,14 +51,18 @@ pub struct RecorderConfig {
     pub startup: Option<StartupWatch>,
 }
 
-/// The region of a canvas whose first non-blank frame is the board on screen: `region` is
-/// `[x, y, width, height]` in CSS px of the canvas (`canvas` a selector; none: the first
-/// canvas). Blank means every pixel alike; one [`RecordKind::RegionPainted`] record marks
-/// the first frame where they are not.
+/// A cold start's page. Drains carry, besides the page's own `open` record, a
+/// [`RecordKind::WsOpen`] record (event `handshake`) per handshake Chromium's network
+/// layer completed (CDP `Network.webSocketHandshakeResponseReceived`, on the page clock):
+/// the page's `open` waits for its main thread, which a cold page keeps busy. CDP network
+/// events stop once the handshake is seen (unless the sockets are CDP's). With a
+/// `region` (`[x, y, width, height]` in CSS px of the canvas `canvas`, a selector; none:
+/// the first canvas) one [`RecordKind::RegionPainted`] record marks the first animation
+/// frame where its pixels are not all alike.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StartupWatch {
     pub canvas: Option<String>,
-    pub region: [f64; 4],
+    pub region: Option<[f64; 4]>,
 }
 
 /// What the in-page oracle watches for after each discrete input.

@@ -7,7 +7,7 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Result};
-use arena_browser::{Browser, Record, RecordKind, StartupWatch};
+use arena_browser::{Browser, Record, RecordKind, SocketChoice, StartupWatch};
 use arena_report::{Exit, ExitKind};
 use arena_run::{RoundStatus, StartupRound};
 
@@ -206,12 +206,17 @@ async fn watch(
     let mut recorder = plan.recorder.clone();
     // No inputs here: the answer oracle has nothing to watch.
     recorder.answer = None;
-    if let BoardRule::Region(region) = opts.board {
-        recorder.startup = Some(StartupWatch {
-            canvas: Some(plan.pilot.target.canvas.clone()),
-            region,
-        });
+    // The network layer's handshake and receipts come through CDP: the tap must run.
+    if recorder.sockets == SocketChoice::PageHook {
+        recorder.sockets = SocketChoice::Auto;
     }
+    recorder.startup = Some(StartupWatch {
+        canvas: Some(plan.pilot.target.canvas.clone()),
+        region: match opts.board {
+            BoardRule::Region(r) => Some(r),
+            BoardRule::Bytes(_) => None,
+        },
+    });
     let started = Instant::now();
     let page = browser.new_page(&target.page_url, Some(recorder)).await?;
     let mut records: Vec<Record> = Vec::new();
@@ -270,6 +275,8 @@ pub fn milestones(records: &[Record], opts: &StartupOptions) -> Reached {
             .find(|r| r.kind == k && r.t_ms >= after)
             .map(|r| r.t_ms)
     };
+    // The earliest open: the network layer's handshake (CDP) comes before the page's
+    // `open` event, which waits for a busy main thread.
     let open = first(RecordKind::WsOpen, f64::NEG_INFINITY);
     let recv: Vec<&Record> = recs
         .iter()
@@ -382,6 +389,16 @@ mod tests {
         assert_eq!(m.at_ms[3], Some(900.0));
         assert_eq!(m.at_ms[4], Some(951.0));
         assert_eq!(m.board_bytes, Some(500_600));
+    }
+
+    #[test]
+    fn the_network_handshake_comes_before_the_page_open_event() {
+        let mut recs = page();
+        let mut hs = rec(9, RecordKind::WsOpen, 90.0, 0);
+        hs.event = "handshake".into();
+        recs.push(hs);
+        let m = milestones(&recs, &opts(BoardRule::Bytes(400_000)));
+        assert_eq!(m.at_ms[0], Some(90.0));
     }
 
     #[test]
