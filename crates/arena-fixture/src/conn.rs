@@ -91,6 +91,7 @@ pub(crate) async fn connection(socket: WebSocket, st: Arc<Shared>, slot: OwnedSe
     let delay = Duration::from_millis(st.knobs.delay_ms as u64);
     // Cold start: the first frame (the board) leaves no sooner than this after the upgrade;
     // it is built meanwhile, so the delay is the knob, not the knob plus the build.
+    st.stats.record_upgrade(std::time::Instant::now());
     let board_at = tokio::time::Instant::now() + Duration::from_millis(st.knobs.startup_ms as u64);
     let writer = tokio::spawn(write_frames(
         sink,

@@ -190,6 +190,11 @@ impl ServerHandle {
         self.stats.counters()
     }
     /// Per-frame records, oldest first (the last `FRAME_RECORDS_KEPT`).
+    /// When each WebSocket upgrade completed, in order (the first 1024).
+    pub fn upgrades(&self) -> Vec<std::time::Instant> {
+        self.stats.upgrades()
+    }
+
     pub fn frames(&self) -> Vec<FrameStat> {
         self.stats.frames()
     }

@@ -241,6 +241,9 @@ async fn watch(
         }
         req.cancel.sleep(Duration::from_millis(25)).await;
     };
+    if let Some(r) = server_open(&page, target).await {
+        records.push(r);
+    }
     let _ = tokio::time::timeout(Duration::from_secs(2), page.close()).await;
     let m = milestones(&records, opts);
     Ok(StartupRound {
@@ -253,6 +256,29 @@ async fn watch(
         timeout_ms: opts.timeout.as_millis() as u64,
         status,
         message,
+    })
+}
+
+/// The in-process fixture's own upgrade of the page's socket, on the page clock (event
+/// `server`): exact, where the browser's handshake and `open` wait for a cold browser's
+/// busy threads (tens of ms on a loaded machine). None for an external target.
+async fn server_open(page: &arena_browser::Page, target: &Target) -> Option<Record> {
+    let at = *target.fixture_upgrades().first()?;
+    let map = tokio::time::timeout(Duration::from_secs(5), page.clock_map())
+        .await
+        .ok()?
+        .ok()?;
+    let mono_ms = arena_browser::monotonic_ms() - at.elapsed().as_secs_f64() * 1e3;
+    Some(Record {
+        seq: u64::MAX,
+        kind: RecordKind::WsOpen,
+        t_ms: mono_ms - map.offset_ms,
+        size: 0,
+        class: arena_browser::SendClass::Other,
+        event: "server".into(),
+        trusted: true,
+        target: 0,
+        answers: None,
     })
 }
 
@@ -275,8 +301,8 @@ pub fn milestones(records: &[Record], opts: &StartupOptions) -> Reached {
             .find(|r| r.kind == k && r.t_ms >= after)
             .map(|r| r.t_ms)
     };
-    // The earliest open: the network layer's handshake (CDP) comes before the page's
-    // `open` event, which waits for a busy main thread.
+    // The earliest open: the fixture's own upgrade, then the network layer's handshake
+    // (CDP), then the page's `open` event, which waits for a busy main thread.
     let open = first(RecordKind::WsOpen, f64::NEG_INFINITY);
     let recv: Vec<&Record> = recs
         .iter()

@@ -8,8 +8,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Milestone {
-    /// The page's WebSocket completed its handshake: as Chromium's network layer saw it
-    /// (CDP), else the page's `open` event, whichever is first.
+    /// The page's WebSocket opened: the in-process fixture's upgrade of it, else its
+    /// handshake as Chromium's network layer saw it (CDP), else the page's `open` event,
+    /// whichever is first.
     SocketOpen,
     /// The first message arrived on it.
     FirstFrame,
