@@ -169,6 +169,10 @@ fn round_json(r: &StartupRound) -> Value {
         "frames": r.frames,
         "bytes": r.bytes,
         "timeout_ms": r.timeout_ms,
+        "board_sent_from_socket_open_ms": r
+            .board_sent_ms
+            .zip(r.at(Milestone::SocketOpen))
+            .map_or(Value::Null, |(s, o)| num(s - o)),
     })
 }
 
@@ -225,6 +229,7 @@ mod tests {
             frames: 1,
             bytes: 672_000,
             timeout_ms: 5000,
+            board_sent_ms: None,
             status: match paint {
                 Some(_) => RoundStatus::Complete,
                 None => RoundStatus::TimedOut,

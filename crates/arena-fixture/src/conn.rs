@@ -275,6 +275,7 @@ async fn write_frames(
         };
         if std::mem::take(&mut first) {
             tokio::time::sleep_until(board_at).await;
+            stats.record_board_sent(std::time::Instant::now());
         }
         if f.kind == FrameKind::Reply && !delay.is_zero() {
             arena_sys::timer::sleep_exactly(delay).await;

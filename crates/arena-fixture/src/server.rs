@@ -195,6 +195,12 @@ impl ServerHandle {
         self.stats.upgrades()
     }
 
+    /// When each session's board started on its way (after the `startup_ms` hold and its
+    /// build), in order (the first 1024).
+    pub fn boards_sent(&self) -> Vec<std::time::Instant> {
+        self.stats.boards_sent()
+    }
+
     pub fn frames(&self) -> Vec<FrameStat> {
         self.stats.frames()
     }

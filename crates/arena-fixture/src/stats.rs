@@ -104,6 +104,8 @@ pub(crate) struct ServerStats {
     frames: Mutex<VecDeque<FrameStat>>,
     /// When each WebSocket upgrade completed (the first [`MAX_UPGRADES`]).
     upgrades: Mutex<Vec<std::time::Instant>>,
+    /// When each session's first frame (the board) started on its way, as many.
+    boards_sent: Mutex<Vec<std::time::Instant>>,
     sink: Option<Mutex<Box<dyn Write + Send>>>,
 }
 
@@ -124,6 +126,7 @@ impl ServerStats {
             counters: AtomicCounters::default(),
             frames: Mutex::new(VecDeque::new()),
             upgrades: Mutex::new(Vec::new()),
+            boards_sent: Mutex::new(Vec::new()),
             sink,
         })
     }
@@ -165,6 +168,22 @@ impl ServerStats {
 
     pub fn upgrades(&self) -> Vec<std::time::Instant> {
         self.upgrades.lock().map(|u| u.clone()).unwrap_or_default()
+    }
+
+    /// Notes a board leaving: the hold over and the board built, whichever came later.
+    pub fn record_board_sent(&self, at: std::time::Instant) {
+        if let Ok(mut u) = self.boards_sent.lock() {
+            if u.len() < MAX_UPGRADES {
+                u.push(at);
+            }
+        }
+    }
+
+    pub fn boards_sent(&self) -> Vec<std::time::Instant> {
+        self.boards_sent
+            .lock()
+            .map(|u| u.clone())
+            .unwrap_or_default()
     }
 
     pub fn clear_frames(&self) {

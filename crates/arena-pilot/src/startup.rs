@@ -241,8 +241,9 @@ async fn watch(
         }
         req.cancel.sleep(Duration::from_millis(25)).await;
     };
-    if let Some(r) = server_open(&page, target).await {
-        records.push(r);
+    let server = server_times(&page, target).await;
+    if let Some(open) = server.open {
+        records.push(server_record(open));
     }
     let _ = tokio::time::timeout(Duration::from_secs(2), page.close()).await;
     let m = milestones(&records, opts);
@@ -254,32 +255,50 @@ async fn watch(
         frames: m.frames,
         bytes: m.bytes,
         timeout_ms: opts.timeout.as_millis() as u64,
+        board_sent_ms: server.board_sent,
         status,
         message,
     })
 }
 
-/// The in-process fixture's own upgrade of the page's socket, on the page clock (event
-/// `server`): exact, where the browser's handshake and `open` wait for a cold browser's
-/// busy threads (tens of ms on a loaded machine). None for an external target.
-async fn server_open(page: &arena_browser::Page, target: &Target) -> Option<Record> {
-    let at = *target.fixture_upgrades().first()?;
-    let map = tokio::time::timeout(Duration::from_secs(5), page.clock_map())
-        .await
-        .ok()?
-        .ok()?;
-    let mono_ms = arena_browser::monotonic_ms() - at.elapsed().as_secs_f64() * 1e3;
-    Some(Record {
+/// What the in-process fixture saw, on the page clock: its upgrade of the page's socket
+/// (exact, where the browser's handshake and `open` wait for a cold browser's busy
+/// threads, tens of ms on a loaded machine) and its board leaving. None for a URL.
+#[derive(Default)]
+struct ServerTimes {
+    open: Option<f64>,
+    board_sent: Option<f64>,
+}
+
+async fn server_times(page: &arena_browser::Page, target: &Target) -> ServerTimes {
+    let (opens, sent) = (target.fixture_upgrades(), target.fixture_boards_sent());
+    if opens.is_empty() {
+        return ServerTimes::default();
+    }
+    let map = match tokio::time::timeout(Duration::from_secs(5), page.clock_map()).await {
+        Ok(Ok(m)) => m,
+        _ => return ServerTimes::default(),
+    };
+    let now = arena_browser::monotonic_ms();
+    let page_ms = |at: &Instant| now - at.elapsed().as_secs_f64() * 1e3 - map.offset_ms;
+    ServerTimes {
+        open: opens.first().map(page_ms),
+        board_sent: sent.first().map(page_ms),
+    }
+}
+
+fn server_record(t_ms: f64) -> Record {
+    Record {
         seq: u64::MAX,
         kind: RecordKind::WsOpen,
-        t_ms: mono_ms - map.offset_ms,
+        t_ms,
         size: 0,
         class: arena_browser::SendClass::Other,
         event: "server".into(),
         trusted: true,
         target: 0,
         answers: None,
-    })
+    }
 }
 
 /// The milestones a page's records reach, page-clock ms from navigation.

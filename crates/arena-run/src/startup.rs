@@ -90,6 +90,9 @@ pub struct StartupRound {
     pub bytes: u64,
     /// How long the round waited for its milestones, ms.
     pub timeout_ms: u64,
+    /// The in-process fixture only: when its board left (the `startup_ms` hold over and
+    /// the board built), page-clock ms from navigation.
+    pub board_sent_ms: Option<f64>,
     pub status: RoundStatus,
     /// Why it ended early, in words.
     pub message: Option<String>,
@@ -132,6 +135,7 @@ mod tests {
             frames: 1,
             bytes: 1,
             timeout_ms: 5000,
+            board_sent_ms: None,
             status: RoundStatus::Complete,
             message: None,
         };
