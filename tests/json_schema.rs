@@ -578,3 +578,37 @@ fn frames_and_watch_json_match_their_schemas() {
     meta["idle"]["frames"][0]["pixels_pct"] = json!("99");
     assert_invalid("run.json", &meta, "a likeness as a string");
 }
+
+/// `startup`'s own command line, once: one cold round on the built-in fixture in Chromium,
+/// one milestone never reached (a board-bytes threshold past what the fixture sends).
+#[test]
+fn startup_cli_json_matches_its_schema() {
+    let doc = json_of(&[
+        "startup",
+        "--arms",
+        "stock",
+        "--rounds",
+        "1",
+        "--board",
+        "bytes=50000000",
+        "--timeout",
+        "8000",
+        "--knob",
+        "png_level=0",
+        "--quiet",
+        "--format",
+        "json",
+    ]);
+    assert_valid("startup.json", &doc);
+    let r = &doc["rounds"][0];
+    assert_eq!(r["status"], "timed_out", "{doc:#}");
+    assert!(r["milestones"]["socket_open"]["from_navigation_ms"].is_f64());
+    assert_eq!(r["milestones"]["board_paint"], Value::Null);
+    assert_eq!(
+        doc["arms"][0]["milestones"]["board_paint"]["not_reached"],
+        1
+    );
+    let mut d = doc.clone();
+    d["rounds"][0]["milestones"]["board_paint"] = json!("not reached");
+    assert_invalid("startup.json", &d, "a milestone as words");
+}

@@ -769,3 +769,5 @@ mod breakdown;
 
 #[path = "pilot_browser/frames.rs"]
 mod frames;
+#[path = "pilot_browser/startup.rs"]
+mod startup;

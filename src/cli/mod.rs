@@ -17,6 +17,7 @@ mod pilot;
 mod plot;
 mod report;
 mod serve;
+mod startup;
 mod watch;
 mod wire;
 
@@ -38,6 +39,9 @@ pub enum Command {
     Ab(ab::Args),
     /// Stock against lazy-png on the built-in fixture, two rounds, one column per run.
     Demo(demo::Args),
+    /// Cold starts, arms interleaved, each round a fresh browser profile and target: socket
+    /// open, first frame, first bytes and the board on screen, every round and the median.
+    Startup(startup::Args),
     /// Compare runs or arms: quantiles, deltas with bootstrap intervals, Mann-Whitney p,
     /// `~` for noise, and warnings next to the figures they concern.
     Compare(compare::CompareArgs),
@@ -86,6 +90,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Pilot(a) => pilot::run(a),
         Command::Ab(a) => ab::run(a),
         Command::Demo(a) => demo::run(a),
+        Command::Startup(a) => startup::run(a),
         Command::Compare(a) => compare::run(a),
         Command::Gate(a) => gate::run(a),
         Command::Plot(a) => plot::run(a),

@@ -35,6 +35,7 @@
   var waiter = null;
 
   var KIND_INPUT = 0, KIND_COALESCED = 1, KIND_SEND = 2, KIND_RECV = 3, KIND_DRAW = 4, KIND_PAINT = 5, KIND_ANSWER = 6;
+  var KIND_OPEN = 7, KIND_REGION = 8;
   var CLS_OTHER = 0, CLS_INPUT = 1, CLS_ACK = 2;
 
   var DISCRETE = ['mousedown', 'mouseup', 'click', 'dblclick', 'auxclick', 'contextmenu',
@@ -255,6 +256,7 @@
         var ws = Reflect.construct(target, args, newTarget);
         socketIndex(ws);
         origAdd.call(ws, 'message', onMessage);
+        origAdd.call(ws, 'open', onSocketOpen);
         return ws;
       }
     });
@@ -710,6 +712,46 @@
       canvas: I.canvas === null ? null : canvasIndex(I.canvas), width: I.canvas === null ? 0 : I.canvas.width,
       height: I.canvas === null ? 0 : I.canvas.height, checks: I.checks, check_ms: I.checkMs,
       pixels_why: I.pixelsWhy, bytes_why: I.bytesWhy };
+  }
+
+  // ---- cold start: the socket's 'open', and a region of a canvas until it is no longer
+  // blank (every pixel alike: nothing drawn, or one loading colour), checked on each
+  // animation frame from the first; one record when it stops being blank, then no more
+  // reads. The region is in CSS px of the canvas. ----
+  var EV_OPEN = NAMES.length;
+  NAMES.push('open');
+  NAME.open = EV_OPEN;
+  function onSocketOpen() {
+    push(KIND_OPEN, now(), 0, CLS_OTHER, EV_OPEN, 1, socketIndex(this));
+  }
+  function regionInCanvas(c, r) {
+    var b = c.getBoundingClientRect();
+    var sx = b.width > 0 ? c.width / b.width : 1, sy = b.height > 0 ? c.height / b.height : 1;
+    var x0 = Math.max(0, Math.floor(r[0] * sx)), y0 = Math.max(0, Math.floor(r[1] * sy));
+    var x1 = Math.min(c.width, Math.ceil((r[0] + r[2]) * sx)), y1 = Math.min(c.height, Math.ceil((r[1] + r[3]) * sy));
+    return x1 > x0 && y1 > y0 ? { x: x0, y: y0, w: x1 - x0, h: y1 - y0 } : null;
+  }
+  function distinctPixels(px) {
+    var n = 0;
+    for (var i = 4; i < px.length; i += 4) {
+      if (px[i] !== px[0] || px[i + 1] !== px[1] || px[i + 2] !== px[2] || px[i + 3] !== px[3]) n++;
+    }
+    return n;
+  }
+  if (cfg.startup && cfg.startup.region && raf && HTMLCanvas) {
+    var SR = cfg.startup;
+    var regionFrame = function () {
+      var c = null;
+      try { c = SR.canvas ? document.querySelector(SR.canvas) : document.querySelector('canvas'); } catch (err) { c = null; }
+      var g = c instanceof HTMLCanvas ? regionInCanvas(c, SR.region) : null;
+      var n = 0;
+      if (g !== null) {
+        try { n = distinctPixels(readRegion(c, g)); } catch (why) { n = 0; }
+      }
+      if (n > 0) push(KIND_REGION, now(), n, CLS_OTHER, EV_RAF, 1, canvasIndex(c));
+      else raf(regionFrame);
+    };
+    raf(regionFrame);
   }
 
   // ---- the API the Rust side calls ----

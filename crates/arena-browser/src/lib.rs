@@ -25,7 +25,7 @@ pub use record::{
     SocketSource, NO_TARGET,
 };
 pub use recorder::{
-    AppFields, AppRecorder, PageOracle, PageOracleKind, RecorderConfig, SocketChoice,
+    AppFields, AppRecorder, PageOracle, PageOracleKind, RecorderConfig, SocketChoice, StartupWatch,
     DEFAULT_RADIUS_PX, RECORDER_JS,
 };
 pub use trace::{align_marks, parse_trace, AlignMark, Trace, ALIGN_MARK, TRACE_CATEGORIES};

@@ -34,6 +34,8 @@ pub(crate) struct CdpFrame {
 #[derive(Debug, Default)]
 pub(crate) struct CdpLog {
     pub frames: Vec<CdpFrame>,
+    /// Handshake responses as the network layer got them: (CLOCK_MONOTONIC s, socket).
+    pub opens: Vec<(f64, u16)>,
     sockets: HashMap<String, u16>,
     pub next_seq: u64,
 }
@@ -243,6 +245,14 @@ fn on_message(v: &Value, s: &Sender, log: &Arc<Mutex<CdpLog>>, classifier: &Clas
                     text,
                     socket,
                 });
+            }
+        }
+        "Network.webSocketHandshakeResponseReceived" => {
+            let rid = p.get("requestId").and_then(Value::as_str).unwrap_or("");
+            if let (Some(ts), Ok(mut l)) = (p.get("timestamp").and_then(Value::as_f64), log.lock())
+            {
+                let socket = l.socket(rid);
+                l.opens.push((ts, socket));
             }
         }
         "Network.webSocketCreated" => {

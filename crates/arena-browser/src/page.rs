@@ -2,6 +2,7 @@
 
 use crate::browser::cdp;
 use crate::net::{CdpFrame, NetTap};
+use crate::record::SendClass;
 use crate::record::{Drain, Record, RecordKind, SocketSource};
 use crate::recorder::{app_drain, AppState, RawDrain, RecorderConfig, SocketChoice};
 use anyhow::{anyhow, bail, Context, Result};
@@ -196,6 +197,22 @@ impl Page {
                         .lock()
                         .ok()
                         .map(|mut l| std::mem::take(&mut l.frames))
+                })
+            })
+            .unwrap_or_default()
+    }
+
+    /// WebSocket handshakes the network layer completed since the last call.
+    fn take_cdp_opens(&self) -> Vec<(f64, u16)> {
+        self.tap
+            .lock()
+            .ok()
+            .and_then(|t| {
+                t.as_ref().and_then(|tap| {
+                    tap.log
+                        .lock()
+                        .ok()
+                        .map(|mut l| std::mem::take(&mut l.opens))
                 })
             })
             .unwrap_or_default()
@@ -565,8 +582,34 @@ impl Page {
                 }));
                 records.sort_by(|a, b| a.t_ms.total_cmp(&b.t_ms));
             }
+        } else if c.startup.is_some() {
+            // A cold start keeps the tap until the handshake (below); the page hook has
+            // the frames.
+            self.take_cdp_frames();
         } else if c.sockets == SocketChoice::Auto && sockets > 0 {
             self.stop_network();
+        }
+        if c.startup.is_some() {
+            let opens = self.take_cdp_opens();
+            if !opens.is_empty() {
+                // The handshake is all a cold start needs of CDP: a large message's payload,
+                // shipped to the tap as base64, would slow the very paint being timed.
+                if source == SocketSource::PageHook {
+                    self.stop_network();
+                }
+                let map = self.clock_map().await?;
+                records.extend(opens.into_iter().map(|(mono_s, socket)| Record {
+                    seq: u64::MAX,
+                    kind: RecordKind::WsOpen,
+                    t_ms: mono_s * 1e3 - map.offset_ms,
+                    size: 0,
+                    class: SendClass::Other,
+                    event: "handshake".into(),
+                    trusted: true,
+                    target: socket,
+                    answers: None,
+                }));
+            }
         }
         Ok(Drain {
             records,

@@ -23,6 +23,11 @@ pub enum RecordKind {
     /// The answer oracle's verdict on one input (pixels or a page predicate), at the
     /// painted frame where it was reached; [`Record::answers`] names the input.
     Answer,
+    /// The page's WebSocket fired `open` (the handshake is done).
+    WsOpen,
+    /// The cold-start region of a canvas stopped being blank, on this animation frame
+    /// (`size`: its pixels unlike the first one); see [`crate::StartupWatch`].
+    RegionPainted,
 }
 
 impl RecordKind {
@@ -36,6 +41,8 @@ impl RecordKind {
             4 => Self::Draw,
             5 => Self::Paint,
             6 => Self::Answer,
+            7 => Self::WsOpen,
+            8 => Self::RegionPainted,
             _ => return None,
         })
     }

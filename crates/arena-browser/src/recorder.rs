@@ -45,6 +45,24 @@ pub struct RecorderConfig {
     /// judged outside the page).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer: Option<PageOracle>,
+    /// A cold-start measurement's region, watched from the first animation frame (set by
+    /// `arena-perf startup`, never by a pilot file).
+    #[serde(skip)]
+    pub startup: Option<StartupWatch>,
+}
+
+/// A cold start's page. Drains carry, besides the page's own `open` record, a
+/// [`RecordKind::WsOpen`] record (event `handshake`) per handshake Chromium's network
+/// layer completed (CDP `Network.webSocketHandshakeResponseReceived`, on the page clock):
+/// the page's `open` waits for its main thread, which a cold page keeps busy. CDP network
+/// events stop once the handshake is seen (unless the sockets are CDP's). With a
+/// `region` (`[x, y, width, height]` in CSS px of the canvas `canvas`, a selector; none:
+/// the first canvas) one [`RecordKind::RegionPainted`] record marks the first animation
+/// frame where its pixels are not all alike.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StartupWatch {
+    pub canvas: Option<String>,
+    pub region: Option<[f64; 4]>,
 }
 
 /// What the in-page oracle watches for after each discrete input.
@@ -132,6 +150,7 @@ impl Default for RecorderConfig {
             sockets: SocketChoice::Auto,
             app: None,
             answer: None,
+            startup: None,
         }
     }
 }
@@ -168,6 +187,9 @@ impl RecorderConfig {
         });
         if let Some(a) = &self.answer {
             cfg["answer"] = serde_json::to_value(a).unwrap_or_default();
+        }
+        if let Some(w) = &self.startup {
+            cfg["startup"] = serde_json::to_value(w).unwrap_or_default();
         }
         format!("{RECORDER_JS}({cfg});")
     }

@@ -19,6 +19,7 @@ pub mod idle;
 mod input;
 mod json;
 pub mod plot;
+mod startup;
 pub mod synthetic;
 
 pub use arena_run::Metric;
@@ -39,3 +40,4 @@ pub use json::{
     ab_json, arm_json, breakdown_json, comparison_json, gate_json, num, run_json, summary_json,
     JSON_SCHEMA_VERSION,
 };
+pub use startup::{startup_json, startup_tables, StartupSetup};

@@ -89,13 +89,17 @@ pub(crate) async fn connection(socket: WebSocket, st: Arc<Shared>, slot: OwnedSe
     }
     let (close_tx, close_rx) = oneshot::channel::<(u16, String)>();
     let delay = Duration::from_millis(st.knobs.delay_ms as u64);
+    // Cold start: the first frame (the board) leaves no sooner than this after the upgrade;
+    // it is built meanwhile, so the delay is the knob, not the knob plus the build.
+    st.stats.record_upgrade(std::time::Instant::now());
+    let board_at = tokio::time::Instant::now() + Duration::from_millis(st.knobs.startup_ms as u64);
     let writer = tokio::spawn(write_frames(
         sink,
         out_rx,
         close_rx,
         conn,
         st.stats.clone(),
-        delay,
+        (delay, board_at),
     ));
     let end = read_messages(stream, to_edt, &st).await;
     // The writer waits for this verdict: a close frame to send, or none (the sender
@@ -255,8 +259,9 @@ async fn write_frames(
     mut close_rx: oneshot::Receiver<(u16, String)>,
     conn: u64,
     stats: Arc<ServerStats>,
-    delay: Duration,
+    (delay, board_at): (Duration, tokio::time::Instant),
 ) {
+    let mut first = true;
     let close = loop {
         let (mut f, cpu) = tokio::select! {
             biased;
@@ -268,6 +273,10 @@ async fn write_frames(
                 None => break close_rx.await.ok(),
             },
         };
+        if std::mem::take(&mut first) {
+            tokio::time::sleep_until(board_at).await;
+            stats.record_board_sent(std::time::Instant::now());
+        }
         if f.kind == FrameKind::Reply && !delay.is_zero() {
             arena_sys::timer::sleep_exactly(delay).await;
         }

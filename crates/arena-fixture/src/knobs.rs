@@ -63,6 +63,9 @@ pub struct Knobs {
     /// WebSocket sessions served at once; a connection past it is refused with HTTP 503
     /// before the upgrade (each session is a thread and its buffers).
     pub max_connections: u32,
+    /// Cold start: the first frame (the board) is sent no sooner than this many ms after
+    /// the WebSocket upgrade (0: as soon as it is built).
+    pub startup_ms: u32,
 }
 
 /// Default `los_work`: about 10 ms of CPU per firing click on the reference machine, release
@@ -94,6 +97,7 @@ impl Default for Knobs {
             blink_ms: 0,
             worker: false,
             max_connections: DEFAULT_MAX_CONNECTIONS,
+            startup_ms: 0,
         }
     }
 }
@@ -117,6 +121,7 @@ pub const KNOB_NAMES: &[&str] = &[
     "blink_ms",
     "worker",
     "max_connections",
+    "startup_ms",
 ];
 
 fn parse_bool(name: &str, value: &str) -> Result<bool, String> {
@@ -184,6 +189,7 @@ impl Knobs {
             "blink_ms" => self.blink_ms = parse_int(name, value, 0, 60_000)?,
             "worker" => self.worker = parse_bool(name, value)?,
             "max_connections" => self.max_connections = parse_int(name, value, 1, 4096)?,
+            "startup_ms" => self.startup_ms = parse_int(name, value, 0, 600_000)?,
             _ => {
                 return Err(format!(
                     "unknown knob `{name}` (known: {})",

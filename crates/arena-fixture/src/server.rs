@@ -190,6 +190,17 @@ impl ServerHandle {
         self.stats.counters()
     }
     /// Per-frame records, oldest first (the last `FRAME_RECORDS_KEPT`).
+    /// When each WebSocket upgrade completed, in order (the first 1024).
+    pub fn upgrades(&self) -> Vec<std::time::Instant> {
+        self.stats.upgrades()
+    }
+
+    /// When each session's board started on its way (after the `startup_ms` hold and its
+    /// build), in order (the first 1024).
+    pub fn boards_sent(&self) -> Vec<std::time::Instant> {
+        self.stats.boards_sent()
+    }
+
     pub fn frames(&self) -> Vec<FrameStat> {
         self.stats.frames()
     }

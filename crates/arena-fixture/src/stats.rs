@@ -96,9 +96,16 @@ pub enum StatsLog {
     File(std::path::PathBuf),
 }
 
+/// Upgrade times kept: a cold start needs the first; a flood must not grow memory.
+const MAX_UPGRADES: usize = 1024;
+
 pub(crate) struct ServerStats {
     pub counters: AtomicCounters,
     frames: Mutex<VecDeque<FrameStat>>,
+    /// When each WebSocket upgrade completed (the first [`MAX_UPGRADES`]).
+    upgrades: Mutex<Vec<std::time::Instant>>,
+    /// When each session's first frame (the board) started on its way, as many.
+    boards_sent: Mutex<Vec<std::time::Instant>>,
     sink: Option<Mutex<Box<dyn Write + Send>>>,
 }
 
@@ -118,6 +125,8 @@ impl ServerStats {
         Ok(ServerStats {
             counters: AtomicCounters::default(),
             frames: Mutex::new(VecDeque::new()),
+            upgrades: Mutex::new(Vec::new()),
+            boards_sent: Mutex::new(Vec::new()),
             sink,
         })
     }
@@ -145,6 +154,35 @@ impl ServerStats {
         self.frames
             .lock()
             .map(|f| f.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Notes a completed upgrade (a cold start's exact socket open).
+    pub fn record_upgrade(&self, at: std::time::Instant) {
+        if let Ok(mut u) = self.upgrades.lock() {
+            if u.len() < MAX_UPGRADES {
+                u.push(at);
+            }
+        }
+    }
+
+    pub fn upgrades(&self) -> Vec<std::time::Instant> {
+        self.upgrades.lock().map(|u| u.clone()).unwrap_or_default()
+    }
+
+    /// Notes a board leaving: the hold over and the board built, whichever came later.
+    pub fn record_board_sent(&self, at: std::time::Instant) {
+        if let Ok(mut u) = self.boards_sent.lock() {
+            if u.len() < MAX_UPGRADES {
+                u.push(at);
+            }
+        }
+    }
+
+    pub fn boards_sent(&self) -> Vec<std::time::Instant> {
+        self.boards_sent
+            .lock()
+            .map(|u| u.clone())
             .unwrap_or_default()
     }
 

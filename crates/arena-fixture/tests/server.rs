@@ -258,6 +258,30 @@ async fn board_then_replies_with_bytes_counted_at_the_server() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn startup_ms_holds_the_board_back_from_the_open_socket() {
+    for (ms, floor, ceiling) in [(0u64, 0u64, 3000u64), (1500, 1500, 1700)] {
+        let h = Server::start(knobs(&[("startup_ms", &ms.to_string())]))
+            .await
+            .unwrap();
+        let mut c = Client::connect(&h).await;
+        let opened = std::time::Instant::now();
+        let board = c.frame(Duration::from_secs(20)).await.expect("board frame");
+        let took = opened.elapsed().as_millis() as u64;
+        assert_eq!(board.id, 1);
+        assert!(
+            c.bytes >= 500_000,
+            "the first frame is the board: {} B",
+            c.bytes
+        );
+        assert!(
+            (floor..ceiling).contains(&took),
+            "startup_ms={ms}: board {took} ms after the socket opened"
+        );
+        h.shutdown().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn in_flight_window_holds_frames_until_the_ack() {
     let h = Server::start(knobs(&[("phase", "deploy")])).await.unwrap();
     let mut c = Client::connect(&h).await;

@@ -38,13 +38,19 @@ pub struct AbOutcome {
     pub error: Option<anyhow::Error>,
 }
 
-pub async fn run_ab(req: AbRequest<'_>) -> Result<AbOutcome> {
-    if req.plans.is_empty() {
+/// Interleaved arms need an arm and a round (exit 2 otherwise).
+pub(crate) fn check_arms_and_rounds(arms: usize, rounds: u32) -> Result<()> {
+    if arms == 0 {
         return Err(anyhow!(Exit::bad_input("--arms: name at least one arm")));
     }
-    if req.rounds == 0 {
+    if rounds == 0 {
         return Err(anyhow!(Exit::bad_input("--rounds: must be at least 1")));
     }
+    Ok(())
+}
+
+pub async fn run_ab(req: AbRequest<'_>) -> Result<AbOutcome> {
+    check_arms_and_rounds(req.plans.len(), req.rounds)?;
     let browser = req.browser.launch().await?;
     (req.progress)(Progress::Browser {
         version: browser.version(),

@@ -13,7 +13,8 @@
 //! 5. [`write`]: the run (summary, warnings, events), written as a run folder; with
 //!    `--trace`, [`trace`] merges the loops into Chromium's trace of the clicks.
 //!
-//! [`run`] chains them for one arm, [`ab`] interleaves arms. Progress goes through a
+//! [`run`] chains them for one arm, [`ab`] interleaves arms; [`startup`] measures cold
+//! starts, round by round, with the same target and interleaving. Progress goes through a
 //! callback ([`progress`]); nothing here prints.
 
 pub mod ab;
@@ -29,6 +30,7 @@ pub mod prepare;
 pub mod progress;
 pub mod run;
 pub mod scenario;
+pub mod startup;
 pub mod target;
 pub mod trace;
 pub mod watch;
@@ -43,6 +45,7 @@ pub use plan::{BrowserOptions, Overrides, Plan, TargetPlan};
 pub use progress::{silent, OnProgress, Progress};
 pub use run::{run_arm, run_one, OutDir, Outcome, RunRequest};
 pub use scenario::{Arm, Pilot};
+pub use startup::{run_startup, BoardRule, StartupOptions, StartupOutcome, StartupRequest};
 pub use watch::{page_url, watch, WatchRequest, Watched};
 
 /// Runs `f` to completion on the one runtime every browser-driving command uses, with

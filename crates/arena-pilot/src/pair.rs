@@ -177,7 +177,8 @@ fn clean<'r>(records: &'r [Record], cfg: &PairConfig, stats: &mut PairStats) -> 
             RecordKind::WsRecv => 2,
             RecordKind::Draw => 3,
             RecordKind::Paint => 4,
-            RecordKind::Answer => 5,
+            RecordKind::Answer | RecordKind::RegionPainted => 5,
+            RecordKind::WsOpen => 1,
         };
         recs.sort_by(|a, b| {
             a.t_ms

@@ -115,6 +115,22 @@ impl Target {
         })
     }
 
+    /// When the in-process fixture completed each WebSocket upgrade (none for a URL).
+    pub fn fixture_upgrades(&self) -> Vec<Instant> {
+        self.fixture
+            .as_ref()
+            .map(|f| f.upgrades())
+            .unwrap_or_default()
+    }
+
+    /// When the in-process fixture's boards left (none for a URL).
+    pub fn fixture_boards_sent(&self) -> Vec<Instant> {
+        self.fixture
+            .as_ref()
+            .map(|f| f.boards_sent())
+            .unwrap_or_default()
+    }
+
     pub async fn stop(&mut self) {
         if let Some(r) = self.relay.take() {
             r.stop().await;

@@ -12,6 +12,7 @@
 
 mod folder;
 mod model;
+mod startup;
 mod time;
 mod validate;
 
@@ -24,5 +25,6 @@ pub use model::{
     RunSummary, SocketSource, TraceInfo, TraceOverhead, Warning, WireDirection, WireFigures,
     IDLE_SHARE, SCHEMA_VERSION,
 };
+pub use startup::{Milestone, RoundStatus, StartupRound};
 pub use time::rfc3339_utc;
 pub use validate::{check_distinct, LATER_COLUMNS, MAX_DURATION_MS, MAX_TIME_MS};

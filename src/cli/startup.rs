@@ -1,0 +1,135 @@
+//! `arena-perf startup`: cold starts, arms interleaved, each round a fresh browser profile
+//! and a fresh target; a table per milestone with every round and the median.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{anyhow, Result};
+use arena_compare::{startup_json, startup_tables, StartupSetup};
+use arena_pilot::{
+    block_on, run_startup, BoardRule, BrowserOptions, Overrides, Pilot, Plan, StartupOptions,
+    StartupRequest,
+};
+use arena_report::{Exit, Format};
+use clap::Args as ClapArgs;
+
+use super::common::progress::{Mode, Reporter};
+
+/// Measure cold starts: from navigation to socket open, first frame, first bytes and the
+/// board on screen, each round in a fresh browser profile against a fresh target.
+#[derive(Debug, ClapArgs)]
+pub struct Args {
+    /// Pilot file (TOML, see docs/pilot-file.md); default: the built-in fixture pilot.
+    #[arg(long, value_name = "FILE")]
+    pub pilot: Option<PathBuf>,
+    /// Arms to run, comma-separated, interleaved round by round (A B A B ...).
+    #[arg(
+        long,
+        value_name = "A,B[,C...]",
+        value_delimiter = ',',
+        required = true
+    )]
+    pub arms: Vec<String>,
+    /// Rounds: each round starts every arm cold once, in the order given.
+    #[arg(long, value_name = "R", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    pub rounds: u32,
+    /// Page to open instead of the pilot file's target (no fixture is started).
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
+    /// What marks the board on screen: `region=X,Y,W,H` (CSS px of the pilot's canvas: the
+    /// first frame where those pixels are not all alike) or `bytes=N` (the first painted
+    /// frame after N payload bytes were received).
+    #[arg(long, value_name = "RULE", default_value = "region=0,0,200,200", value_parser = BoardRule::parse)]
+    pub board: BoardRule,
+    /// The first-bytes milestone: received payload bytes reach N.
+    #[arg(long, value_name = "N", default_value_t = 65_536, value_parser = clap::value_parser!(u64).range(1..))]
+    pub first_bytes: u64,
+    /// How long a round waits for its milestones, ms; one not reached by then is counted
+    /// "not reached".
+    #[arg(long, value_name = "MS", default_value_t = 60_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub timeout: u64,
+    /// Extra fixture knob for every arm, on top of the arm's (repeatable).
+    #[arg(long = "knob", value_name = "NAME=VALUE")]
+    pub knobs: Vec<String>,
+    /// A shaped link between the browser and the target (as `pilot --link`).
+    #[arg(long, value_name = "SPEC", value_parser = arena_link::LinkSpec::parse)]
+    pub link: Option<arena_link::LinkSpec>,
+    /// Chromium binary (default: $CHROME, /usr/lib/chromium/chromium, chromium on PATH).
+    #[arg(long, value_name = "PATH")]
+    pub chrome: Option<PathBuf>,
+    /// Show the browser window instead of running headless.
+    #[arg(long)]
+    pub headful: bool,
+    /// No progress on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+}
+
+pub fn run(args: Args) -> Result<ExitCode> {
+    let pilot = Pilot::load_or_builtin(args.pilot.as_ref())?;
+    let mut knobs = Vec::new();
+    for k in &args.knobs {
+        knobs.push(
+            arena_fixture::Knobs::parse_pair(k)
+                .map_err(|e| anyhow!(Exit::bad_input(format!("--knob: {e}"))))?,
+        );
+    }
+    let overrides = Overrides {
+        url: args.url.clone(),
+        knobs,
+        link: args.link,
+        ..Overrides::default()
+    };
+    let plans = args
+        .arms
+        .iter()
+        .map(|a| Plan::for_arm(&pilot, Some(a), &overrides))
+        .collect::<Result<Vec<_>>>()?;
+    let options = StartupOptions {
+        first_bytes: args.first_bytes,
+        board: args.board.clone(),
+        timeout: Duration::from_millis(args.timeout),
+    };
+    let canvas = pilot.target.canvas.clone();
+    let setup = StartupSetup {
+        first_bytes: args.first_bytes,
+        board: args.board.describe(&canvas),
+        board_json: args.board.to_json(&canvas),
+        timeout_ms: args.timeout,
+        link: plans.iter().find_map(|p| p.link.map(|l| l.to_string())),
+    };
+    let reporter = Reporter::new(Mode::detect(args.quiet));
+    let show = |p: arena_pilot::Progress<'_>| reporter.pilot(p);
+    let browser = BrowserOptions {
+        chrome: args.chrome.clone(),
+        headful: args.headful,
+    };
+    let outcome = block_on(|cancel| async move {
+        run_startup(StartupRequest {
+            plans,
+            rounds: args.rounds,
+            options,
+            browser,
+            progress: &show,
+            cancel: &cancel,
+        })
+        .await
+    })?;
+    // What was measured is printed whatever ended the rounds.
+    if args.format == Format::Json {
+        let doc = startup_json(&outcome.rounds, &args.arms, &setup);
+        print!("{}", arena_report::json::to_text(&doc));
+    } else if !outcome.rounds.is_empty() {
+        for t in startup_tables(&outcome.rounds, &args.arms, &setup) {
+            print!("{}", t.render(args.format));
+            println!();
+        }
+    }
+    match outcome.error {
+        Some(e) => Err(e),
+        None => Ok(ExitCode::SUCCESS),
+    }
+}
