@@ -252,6 +252,17 @@ impl TreeWalker {
         }
     }
 
+    /// CPU seconds of everything counted at the last sample, every process together (for
+    /// a caller that reads the walker between samples instead of at the end).
+    pub fn sample_cpu_s(&self) -> f64 {
+        let ticks: u64 = self
+            .procs
+            .values()
+            .map(|p| p.seen.last_ticks.saturating_sub(p.seen.first_ticks))
+            .sum();
+        ticks as f64 / self.ticks_per_s
+    }
+
     fn counts_thread(&self, name: &str) -> bool {
         self.thread_prefix
             .as_deref()
