@@ -58,6 +58,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     } else {
         print!("{}", arm_table(&outcome.run).render(args.format));
     }
+    super::args::print_cpu(std::slice::from_ref(&outcome.run), args.format);
     eprintln!("run folder: {}", outcome.dir.display());
     match outcome.exit_error() {
         Some(e) => Err(e),

@@ -80,6 +80,7 @@ pub fn run(arm: &str, input_to_paint: &[f64], reply_bytes: u64) -> Run {
             answer: None,
             link: None,
             trace: None,
+            cpu: None,
         },
         loops,
         events: Vec::new(),

@@ -693,6 +693,7 @@ fn pilot_figure_reads_the_nested_run_folder() {
                 answer: None,
                 link: None,
                 trace: None,
+                cpu: None,
             },
             loops,
             events: Vec::new(),

@@ -33,6 +33,8 @@ pub struct Overrides {
     /// Record Chromium's trace of the click loop into the run folder's `trace.json`, the
     /// loops merged in as a track.
     pub trace: bool,
+    /// Processes to sample beside each run (`--sample PID|NAME`), resolved by the plan.
+    pub sample: Vec<String>,
 }
 
 /// Browser options shared by every run of a command.
@@ -94,6 +96,8 @@ pub struct Plan<'a> {
     pub link: Option<arena_link::LinkSpec>,
     /// Trace the click loop (`trace.json`).
     pub trace: bool,
+    /// What `--sample` named, beside the fixture's threads and Chromium.
+    pub sample: Vec<crate::cpu::SampleTarget>,
 }
 
 impl<'a> Plan<'a> {
@@ -120,6 +124,7 @@ impl<'a> Plan<'a> {
         }
         recorder.answer = page_oracle(pilot, timeout_ms);
         let target = target_plan(pilot, &arm_name, &arm, ov)?;
+        let sample = crate::cpu::resolve_samples(&ov.sample)?;
         let link =
             match (ov.link, &arm.link) {
                 (Some(l), _) => Some(l),
@@ -155,6 +160,7 @@ impl<'a> Plan<'a> {
             capture: ov.capture,
             link,
             trace: ov.trace,
+            sample,
         })
     }
 

@@ -15,6 +15,7 @@ use arena_wire::RunCapture;
 use crate::cancel::Cancel;
 use crate::click::Clicker;
 use crate::collect::{drain_into, Collected, ToolCost};
+use crate::cpu::CpuWatch;
 use crate::oracle::resolve_answer;
 use crate::pair::{pair, PairConfig, Paired};
 use crate::plan::{BrowserOptions, Plan};
@@ -95,6 +96,17 @@ struct Gathered {
     tracing: Option<trace::Tracing>,
     /// Why the trace could not be taken or written: a warning, the run itself stands.
     trace_problem: Option<String>,
+    /// CPU by process, sampled from the page's opening to the end of the last phase.
+    cpu: Option<CpuWatch>,
+}
+
+impl Gathered {
+    /// From now on the run is in phase `name` (for the CPU table).
+    fn phase(&mut self, name: &str) {
+        if let Some(c) = self.cpu.as_mut() {
+            c.mark(name);
+        }
+    }
 }
 
 /// How a run ended, for its `run.json`.
@@ -132,6 +144,12 @@ pub async fn run_arm(browser: &Browser, req: RunRequest<'_>) -> Result<Outcome> 
         }
     };
     // Everything from here on ends in a written run folder.
+    let cpu = CpuWatch::start(
+        "setup",
+        &plan.sample,
+        target.in_process(),
+        Some(browser.pid()),
+    );
     let page = browser
         .new_page(&target.page_url, Some(plan.recorder.clone()))
         .await;
@@ -146,11 +164,18 @@ pub async fn run_arm(browser: &Browser, req: RunRequest<'_>) -> Result<Outcome> 
         last_verdict: None,
         tracing: None,
         trace_problem: None,
+        cpu: None,
     };
+    let mut cpu_problem = None;
+    match cpu {
+        Ok(c) => g.cpu = Some(c),
+        Err(e) => cpu_problem = Some(format!("no CPU figures: the sampler did not start: {e}")),
+    }
     let body = match &page {
         Ok(p) => measure(p, &req, &target, &mut g).await,
         Err(e) => Err(anyhow!("opening {}: {e:#}", target.url)),
     };
+    let cpu = g.cpu.take().map(CpuWatch::finish);
     let ending = ending(body, req.cancel);
     if let (Ok(p), Ok(_)) = (&page, &ending) {
         collect_last(p, plan, &mut g).await;
@@ -166,6 +191,10 @@ pub async fn run_arm(browser: &Browser, req: RunRequest<'_>) -> Result<Outcome> 
     let ending = ending?;
     let wire = capture.map(RunCapture::finish);
     let mut run = assemble(plan, browser, &target, started, ending, &mut g);
+    run.meta.cpu = cpu;
+    if let Some(why) = cpu_problem {
+        run.meta.warnings.push(Warning::new("cpu", why));
+    }
     match wire {
         Some(Ok(figures)) => run.meta.wire = Some(figures),
         Some(Err(e)) => run
@@ -237,6 +266,7 @@ async fn measure(
         cancel,
         judge: g.judge.clone(),
     };
+    g.phase("clicks");
     click_all(&clicker, &rect, req, target, g).await
 }
 

@@ -97,6 +97,7 @@ pub fn build_run(ctx: &RunContext, paired: Paired, records: &[Record]) -> Run {
         answer: ctx.answer.clone(),
         link: ctx.link.clone(),
         trace: None,
+        cpu: None,
     };
     let mut events: Vec<Event> = records.iter().map(to_event).collect();
     events.sort_by_key(|e| e.seq);

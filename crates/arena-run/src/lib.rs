@@ -10,11 +10,13 @@
 //! loop invariant against what `run.json` recorded; [`check_distinct`] refuses a run
 //! given twice.
 
+mod cpu;
 mod folder;
 mod model;
 mod time;
 mod validate;
 
+pub use cpu::{CpuPhase, CpuProcess, RunCpu};
 pub use folder::{
     default_run_dir, EVENTS_JSONL, LOOPS_CSV, LOOP_COLUMNS, RUN_JSON, TRACE_JSON, WIRE_JSON,
     WIRE_PCAP,

@@ -132,6 +132,10 @@ pub struct RunMeta {
     /// otherwise, and in runs made before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<TraceInfo>,
+    /// CPU by process and phase, sampled beside the run (the fixture's threads, Chromium,
+    /// what `--sample` named); absent when nothing was sampled, and in runs made before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<crate::cpu::RunCpu>,
 }
 
 /// What `trace.json` holds, how its clock was aligned with the page's, and what taking

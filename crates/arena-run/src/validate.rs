@@ -282,6 +282,9 @@ pub(crate) fn check_meta(meta: &RunMeta) -> Result<(), String> {
     if let Some(t) = &meta.trace {
         check_trace(t)?;
     }
+    if let Some(c) = &meta.cpu {
+        c.check()?;
+    }
     Ok(())
 }
 

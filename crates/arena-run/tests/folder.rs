@@ -82,6 +82,7 @@ fn sample_run() -> Run {
             answer: None,
             link: None,
             trace: None,
+            cpu: None,
         },
         loops,
         events: vec![Event {

@@ -290,7 +290,12 @@ impl TreeWalker {
 
     /// Takes one sample of every process in the tree and every thread in each.
     pub fn sample(&mut self) {
-        let t = self.t0.elapsed().as_secs_f64();
+        self.sample_at(self.t0.elapsed().as_secs_f64());
+    }
+
+    /// [`TreeWalker::sample`], dated `t` seconds after the walker's start: walkers sampled
+    /// together share their instants, so their intervals line up.
+    pub fn sample_at(&mut self, t: f64) {
         self.samples += 1;
         self.first_sample_t.get_or_insert(t);
         self.last_sample_t = t;
@@ -716,9 +721,10 @@ impl Sampler {
             let mut next = Instant::now();
             loop {
                 let mut take = || {
-                    walkers.iter_mut().for_each(TreeWalker::sample);
+                    let t = t0.elapsed().as_secs_f64();
+                    walkers.iter_mut().for_each(|w| w.sample_at(t));
                     if let Some(busy) = procfs::machine_busy_ticks() {
-                        machine.push((t0.elapsed().as_secs_f64(), busy as f64 / tps));
+                        machine.push((t, busy as f64 / tps));
                     }
                     samples += 1;
                 };
@@ -819,12 +825,9 @@ pub fn phase_spans(instants: &[f64], marks: &[PhaseMark]) -> Vec<PhaseSpan> {
     out
 }
 
-/// Splits each process's CPU by phase. Time before the first mark is phase `before`.
-/// Each sampling interval's CPU goes to the phase its midpoint falls in; a phase's span is
-/// its wall time while the tree was observed, so processes idle in a phase read 0 %.
-pub fn cpu_by_phase(cpu: &TreeCpu, marks: &[PhaseMark]) -> Vec<PhaseCpu> {
-    // Phase wall spans over the whole observation, from the union of every process's
-    // sampling instants (the tree sampler samples all processes at the same instants).
+/// Every process's sampling instants, sorted, once each: phase wall spans are taken over
+/// the whole observation (the sampler samples all processes at the same instants).
+pub fn instants(cpu: &TreeCpu) -> Vec<f64> {
     let mut instants: Vec<f64> = cpu
         .processes
         .iter()
@@ -832,7 +835,14 @@ pub fn cpu_by_phase(cpu: &TreeCpu, marks: &[PhaseMark]) -> Vec<PhaseCpu> {
         .collect();
     instants.sort_by(f64::total_cmp);
     instants.dedup();
-    let spans = phase_spans(&instants, marks);
+    instants
+}
+
+/// Splits each process's CPU by phase. Time before the first mark is phase `before`.
+/// Each sampling interval's CPU goes to the phase its midpoint falls in; a phase's span is
+/// its wall time while the tree was observed, so processes idle in a phase read 0 %.
+pub fn cpu_by_phase(cpu: &TreeCpu, marks: &[PhaseMark]) -> Vec<PhaseCpu> {
+    let spans = phase_spans(&instants(cpu), marks);
     let marks = sorted(marks);
     let mut out = Vec::new();
     for p in &cpu.processes {
