@@ -144,12 +144,7 @@ pub async fn run_arm(browser: &Browser, req: RunRequest<'_>) -> Result<Outcome> 
         }
     };
     // Everything from here on ends in a written run folder.
-    let cpu = CpuWatch::start(
-        "setup",
-        &plan.sample,
-        target.in_process(),
-        Some(browser.pid()),
-    );
+    let (cpu, cpu_problem) = start_cpu(plan, &target, browser);
     let page = browser
         .new_page(&target.page_url, Some(plan.recorder.clone()))
         .await;
@@ -164,13 +159,8 @@ pub async fn run_arm(browser: &Browser, req: RunRequest<'_>) -> Result<Outcome> 
         last_verdict: None,
         tracing: None,
         trace_problem: None,
-        cpu: None,
+        cpu,
     };
-    let mut cpu_problem = None;
-    match cpu {
-        Ok(c) => g.cpu = Some(c),
-        Err(e) => cpu_problem = Some(format!("no CPU figures: the sampler did not start: {e}")),
-    }
     let body = match &page {
         Ok(p) => measure(p, &req, &target, &mut g).await,
         Err(e) => Err(anyhow!("opening {}: {e:#}", target.url)),
@@ -222,6 +212,27 @@ pub async fn run_arm(browser: &Browser, req: RunRequest<'_>) -> Result<Outcome> 
         dir,
         cost: g.cost,
     })
+}
+
+/// The CPU sampler beside the run, in phase `setup` from the page's opening; a sampler
+/// that cannot start is a warning, the run itself stands.
+fn start_cpu(
+    plan: &Plan<'_>,
+    target: &Target,
+    browser: &Browser,
+) -> (Option<CpuWatch>, Option<String>) {
+    match CpuWatch::start(
+        "setup",
+        &plan.sample,
+        target.in_process(),
+        Some(browser.pid()),
+    ) {
+        Ok(c) => (Some(c), None),
+        Err(e) => (
+            None,
+            Some(format!("no CPU figures: the sampler did not start: {e}")),
+        ),
+    }
 }
 
 fn start_capture(
