@@ -268,6 +268,11 @@ fn compare_json_of_the_binary() {
         "json",
     ]);
     assert_valid("compare.json", &doc);
+    // Runs from before CPU sampling: one entry each, `null`.
+    let doc = json_of(&["compare", "fixtures/runs", "--cpu", "--format", "json"]);
+    assert_valid("compare.json", &doc);
+    assert_eq!(doc["cpu"].as_array().unwrap().len(), 4);
+    assert!(doc["cpu"][0]["cpu"].is_null());
     let mut d = doc.clone();
     d["metrics"]["sendToRecv"]["extra"] = json!({});
     assert_invalid("compare.json", &d, "an unknown key in a metric");
@@ -529,6 +534,21 @@ fn pilot_cli_json_matches_its_schema() {
     assert_eq!(doc["run_folder"], out.display().to_string());
     assert!(doc["loops"]["total"].as_u64().unwrap() >= 2);
     assert_valid("run.json", &read_json(&out.join("run.json")));
+    // The fixture's session thread and Chromium are sampled by default, by phase.
+    let phases: Vec<&str> = doc["cpu"]["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(phases, ["setup", "clicks"], "{doc:#}");
+    let labels: Vec<&str> = doc["cpu"]["processes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["fixture session", "chromium"], "{doc:#}");
 }
 
 #[test]

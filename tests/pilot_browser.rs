@@ -767,6 +767,8 @@ mod trace;
 #[path = "pilot_browser/breakdown.rs"]
 mod breakdown;
 
+#[path = "pilot_browser/cpu.rs"]
+mod cpu;
 #[path = "pilot_browser/frames.rs"]
 mod frames;
 #[path = "pilot_browser/startup.rs"]

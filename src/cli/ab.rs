@@ -75,6 +75,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             print!("{}", b.table.render(args.format));
         }
     }
+    super::args::print_cpu(&runs, args.format);
     match outcome.error {
         Some(e) => Err(e),
         None => Ok(ExitCode::SUCCESS),

@@ -81,6 +81,13 @@ pub struct RunArgs {
     /// near-identical frames); printed after the run's tables, kept in run.json's `idle`.
     #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
     pub idle: Option<std::time::Duration>,
+    /// Sample a process's CPU beside each run (repeatable): a PID, or a NAME that matches
+    /// running processes by name or by their command's file name (each with its children).
+    /// The in-process fixture's threads and Chromium are sampled anyway; the table of % of
+    /// a core per process and phase (setup, idle, clicks) follows the run's table. A PID or NAME
+    /// not running is exit 2, before the browser starts.
+    #[arg(long, value_name = "PID|NAME")]
+    pub sample: Vec<String>,
 }
 
 /// A window length in seconds: positive, finite, at most a day.
@@ -117,6 +124,7 @@ impl RunArgs {
             link: self.link,
             trace: self.trace,
             idle: self.idle,
+            sample: self.sample.clone(),
         })
     }
 
@@ -163,6 +171,43 @@ impl RunArgs {
             eprintln!("run folder: {}", o.dir.display());
         }
         Ok(outcome)
+    }
+}
+
+/// The runs' names as `compare --by run` gives them (`<arm>, run N`; the arm alone for one
+/// run).
+pub fn run_names(runs: &[Run]) -> Vec<(String, &Run)> {
+    let mut seen: Vec<(&str, usize)> = Vec::new();
+    let names = runs.iter().map(|r| {
+        let arm = r.meta.arm.as_str();
+        let n = match seen.iter_mut().find(|(a, _)| *a == arm) {
+            Some(e) => {
+                e.1 += 1;
+                e.1
+            }
+            None => {
+                seen.push((arm, 1));
+                1
+            }
+        };
+        (format!("{arm}, run {n}"), r)
+    });
+    let mut out: Vec<(String, &Run)> = names.collect();
+    if let [one] = out.as_mut_slice() {
+        one.0 = one.1.meta.arm.clone();
+    }
+    out
+}
+
+/// The CPU table of `runs` (`--sample`, the fixture's threads, Chromium), after a blank
+/// line; nothing when no run was sampled. JSON documents carry it as `cpu` instead.
+pub fn print_cpu(runs: &[Run], format: arena_report::Format) {
+    if format == arena_report::Format::Json {
+        return;
+    }
+    if let Some(t) = arena_compare::cpu_table(&run_names(runs)) {
+        println!();
+        print!("{}", t.render(format));
     }
 }
 

@@ -147,6 +147,10 @@ pub struct CompareArgs {
     pub metrics: Vec<String>,
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+    /// Also show each run's CPU by process and phase (runs made with the fixture or
+    /// `--sample`); in JSON, as `cpu`, one entry a run.
+    #[arg(long)]
+    pub cpu: bool,
     /// Also write the latency plots (latency.svg, latency.png) into DIR.
     #[arg(long, value_name = "DIR")]
     pub plot: Option<PathBuf>,
@@ -215,13 +219,22 @@ pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
     let runs = load_runs(&a.runs)?;
     let cmp = compare(&runs, &opts)?;
     if a.format == Format::Json {
-        let v = arena_compare::comparison_json(&cmp);
+        let mut v = arena_compare::comparison_json(&cmp);
+        if a.cpu {
+            v["cpu"] = super::args::run_names(&runs)
+                .iter()
+                .map(|(name, r)| serde_json::json!({ "run": name, "cpu": r.meta.cpu }))
+                .collect();
+        }
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         print!("{}", cmp.table.render(a.format));
         for b in &cmp.breakdowns {
             println!();
             print!("{}", b.table.render(a.format));
+        }
+        if a.cpu {
+            super::args::print_cpu(&runs, a.format);
         }
     }
     if let Some(dir) = a.plot {

@@ -65,6 +65,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
     }
     split.print(std::slice::from_ref(&outcome.run), args.format)?;
+    super::args::print_cpu(std::slice::from_ref(&outcome.run), args.format);
     eprintln!("run folder: {}", outcome.dir.display());
     match outcome.exit_error() {
         Some(e) => Err(e),

@@ -17,7 +17,7 @@ pub struct ServeArgs {
     pub port: u16,
     /// Set a fixture knob, NAME=VALUE (repeatable; applied after --pilot/--arm). Knobs:
     /// seed, shadows, phase, los_work, tick_ms, lazy_png, png_level, const_cache, ack,
-    /// in_flight, delay_ms, drop_every, bots, bot_duty, blink_ms, worker, max_connections
+    /// in_flight, delay_ms, drop_every, bots, bot_duty, bot_turn_ms, blink_ms, worker, max_connections
     /// (WebSocket sessions at once, default 64; past it an upgrade gets HTTP 503)
     /// (docs/fixture-protocol.md).
     #[arg(long = "knob", value_name = "NAME=VALUE", value_parser = Knobs::parse_pair)]

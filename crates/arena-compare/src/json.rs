@@ -218,6 +218,7 @@ pub fn run_json(run: &arena_run::Run, folder: Option<&std::path::Path>) -> Value
         },
         "answer": m.answer,
         "wire": m.wire,
+        "cpu": m.cpu,
         "warnings": m.warnings,
     })
 }

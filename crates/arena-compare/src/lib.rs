@@ -10,6 +10,7 @@ mod breakdown;
 mod breakdown_table;
 mod by_run;
 mod compare;
+mod cpu;
 mod findings;
 pub mod frames;
 mod gate;
@@ -31,6 +32,7 @@ pub use by_run::by_run_table;
 pub use compare::{
     compare, delta_cell, fmt_ms_signed, fmt_p, CompareOptions, Comparison, MetricChange, QUANTILES,
 };
+pub use cpu::cpu_table;
 pub use findings::{annotate, check, CheckOptions, Finding};
 pub use gate::{gate, CheckStatus, GateCheck, GateResult, Limit};
 pub use group::{digest, groups, By, Group, RunData};

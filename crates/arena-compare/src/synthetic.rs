@@ -81,6 +81,7 @@ pub fn run(arm: &str, input_to_paint: &[f64], reply_bytes: u64) -> Run {
             link: None,
             trace: None,
             idle: None,
+            cpu: None,
         },
         loops,
         events: Vec::new(),

@@ -196,6 +196,7 @@ async fn read_messages(
         };
         if matches!(msg, ClientMsg::Input(_)) {
             bump(&st.stats.counters.inputs, 1);
+            st.bot_turns.input();
         }
         let credit = tokio::select! {
             p = credits.clone().acquire_owned() => p,

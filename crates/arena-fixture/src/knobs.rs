@@ -55,6 +55,8 @@ pub struct Knobs {
     pub bots: u32,
     /// Duty cycle of each bot thread, percent of a 10 ms period.
     pub bot_duty: u32,
+    /// Bots think only on their turns: for this many ms after each input (0: all the time).
+    pub bot_turn_ms: u32,
     /// A cursor that repaints a small region every this many ms for nothing (0: off).
     pub blink_ms: u32,
     /// The client opens and uses its WebSocket inside a dedicated Worker (the page's
@@ -94,6 +96,7 @@ impl Default for Knobs {
             drop_every: 0,
             bots: 0,
             bot_duty: 50,
+            bot_turn_ms: 0,
             blink_ms: 0,
             worker: false,
             max_connections: DEFAULT_MAX_CONNECTIONS,
@@ -118,6 +121,7 @@ pub const KNOB_NAMES: &[&str] = &[
     "drop_every",
     "bots",
     "bot_duty",
+    "bot_turn_ms",
     "blink_ms",
     "worker",
     "max_connections",
@@ -186,6 +190,7 @@ impl Knobs {
             "drop_every" => self.drop_every = parse_int(name, value, 0, 1_000_000)?,
             "bots" => self.bots = parse_int(name, value, 0, 64)?,
             "bot_duty" => self.bot_duty = parse_int(name, value, 0, 100)?,
+            "bot_turn_ms" => self.bot_turn_ms = parse_int(name, value, 0, 600_000)?,
             "blink_ms" => self.blink_ms = parse_int(name, value, 0, 60_000)?,
             "worker" => self.worker = parse_bool(name, value)?,
             "max_connections" => self.max_connections = parse_int(name, value, 1, 4096)?,

@@ -5,6 +5,7 @@
 
 pub mod alloc;
 pub mod art;
+mod bots;
 mod conn;
 #[cfg(feature = "browser")]
 pub mod drive;

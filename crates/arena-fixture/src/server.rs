@@ -4,7 +4,7 @@
 //! thread: inputs, line-of-sight work, the paint tick, frame building) and a writer task.
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -19,6 +19,7 @@ use axum::Router;
 use tokio::sync::{watch, Semaphore};
 
 use crate::art::Board;
+use crate::bots::{Bots, Turns};
 use crate::conn::{connection, READ_BUFFER};
 use crate::knobs::Knobs;
 use crate::proto::MAX_CLIENT_MESSAGE;
@@ -75,6 +76,8 @@ pub(crate) struct Shared {
     /// One permit per connection under `max_connections`, held until its session thread
     /// has returned.
     slots: Arc<Semaphore>,
+    /// The bots' turns, started by inputs (`bot_turn_ms`).
+    pub bot_turns: Arc<Turns>,
 }
 
 /// A running fixture server. Dropping it stops the server too; `shutdown` also waits.
@@ -84,8 +87,7 @@ pub struct ServerHandle {
     stats: Arc<ServerStats>,
     stop: watch::Sender<bool>,
     serve: Option<tokio::task::JoinHandle<()>>,
-    bots_stop: Arc<AtomicBool>,
-    bots: Vec<std::thread::JoinHandle<()>>,
+    bots: Bots,
 }
 
 impl Server {
@@ -112,6 +114,7 @@ impl Server {
             .with_context(|| format!("binding 127.0.0.1:{}", opts.port))?;
         let addr = listener.local_addr().context("reading the bound address")?;
         let (stop, shutdown) = watch::channel(false);
+        let bot_turns = Arc::new(Turns::new(knobs.bot_turn_ms));
         let shared = Arc::new(Shared {
             knobs: knobs.clone(),
             index_html: render_index(&knobs),
@@ -120,6 +123,7 @@ impl Server {
             next_conn: AtomicU64::new(0),
             shutdown: shutdown.clone(),
             slots: Arc::new(Semaphore::new(knobs.max_connections as usize)),
+            bot_turns: bot_turns.clone(),
         });
         let app = Router::new()
             .route("/", get(index))
@@ -138,24 +142,13 @@ impl Server {
                 })
                 .await;
         });
-        let bots_stop = Arc::new(AtomicBool::new(false));
-        let mut bots = Vec::new();
-        for i in 0..knobs.bots {
-            let stop = bots_stop.clone();
-            let duty = knobs.bot_duty;
-            let h = std::thread::Builder::new()
-                .name(format!("fixture-bot-{i}"))
-                .spawn(move || bot(stop, duty))
-                .context("starting a bot thread")?;
-            bots.push(h);
-        }
+        let bots = Bots::start(knobs.bots, knobs.bot_duty, &bot_turns)?;
         Ok(ServerHandle {
             addr,
             knobs,
             stats,
             stop,
             serve: Some(serve),
-            bots_stop,
             bots,
         })
     }
@@ -237,7 +230,7 @@ impl ServerHandle {
     /// for all of it (bounded: 5 s).
     pub async fn shutdown(mut self) {
         let _ = self.stop.send(true);
-        self.bots_stop.store(true, Ordering::Relaxed);
+        self.bots.stop.store(true, Ordering::Relaxed);
         if let Some(serve) = self.serve.take() {
             let abort = serve.abort_handle();
             if tokio::time::timeout(Duration::from_secs(3), serve)
@@ -251,7 +244,7 @@ impl ServerHandle {
         while self.stats.counters().connections_open > 0 && Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        let bots = std::mem::take(&mut self.bots);
+        let bots = std::mem::take(&mut self.bots.handles);
         let _ = tokio::task::spawn_blocking(move || {
             for b in bots {
                 let _ = b.join();
@@ -264,26 +257,9 @@ impl ServerHandle {
 impl Drop for ServerHandle {
     fn drop(&mut self) {
         let _ = self.stop.send(true);
-        self.bots_stop.store(true, Ordering::Relaxed);
+        self.bots.stop.store(true, Ordering::Relaxed);
         if let Some(s) = self.serve.take() {
             s.abort();
-        }
-    }
-}
-
-fn bot(stop: Arc<AtomicBool>, duty: u32) {
-    let period = Duration::from_millis(10);
-    let busy = period * duty.min(100) / 100;
-    let mut x = 0u64;
-    while !stop.load(Ordering::Relaxed) {
-        let t = Instant::now();
-        while t.elapsed() < busy {
-            for i in 0..1000u64 {
-                x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(i));
-            }
-        }
-        if let Some(rest) = period.checked_sub(busy) {
-            std::thread::sleep(rest);
         }
     }
 }

@@ -816,6 +816,7 @@ fn threads_named(prefix: &str) -> usize {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bots_burn_cpu_until_shutdown() {
+    let _one = BOT_TESTS.lock().await;
     let h = Server::start(knobs(&[("bots", "2"), ("bot_duty", "50")]))
         .await
         .unwrap();
@@ -837,6 +838,52 @@ async fn bots_burn_cpu_until_shutdown() {
         0,
         "bot threads outlived the server"
     );
+}
+
+/// The bot tests count this process's bot threads: one at a time.
+static BOT_TESTS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// Cores the bot threads of this process used since the walker's last sample (other tests
+/// run in the same process, so its whole CPU says nothing about the bots).
+fn bot_cores(w: &mut arena_sys::sampler::TreeWalker, since: &mut (f64, Instant)) -> f64 {
+    w.sample();
+    let cpu = w.sample_cpu_s();
+    let cores = (cpu - since.0) / since.1.elapsed().as_secs_f64();
+    *since = (cpu, Instant::now());
+    cores
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bots_on_turns_think_only_after_an_input() {
+    let _one = BOT_TESTS.lock().await;
+    let h = Server::start(knobs(&[
+        ("bots", "1"),
+        ("bot_duty", "100"),
+        ("bot_turn_ms", "500"),
+    ]))
+    .await
+    .unwrap();
+    let mut c = Client::connect(&h).await;
+    c.board().await;
+    let me = std::process::id() as i32;
+    let mut w =
+        arena_sys::sampler::TreeWalker::threads_named(me, "fixture-bot", "bots", Instant::now());
+    let mut since = (0.0, Instant::now());
+    bot_cores(&mut w, &mut since);
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let waiting = bot_cores(&mut w, &mut since);
+    c.input(InputKind::MouseDown, 3, 3).await;
+    let _ = c.frame(Duration::from_secs(5)).await;
+    bot_cores(&mut w, &mut since);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let turn = bot_cores(&mut w, &mut since);
+    // One bot at 100 % is a core on its turn; a shared machine may give it less.
+    assert!(
+        waiting < 0.1,
+        "the bot used {waiting:.2} cores before any input"
+    );
+    assert!(turn > 0.3, "the bot used {turn:.2} cores on its turn");
+    h.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

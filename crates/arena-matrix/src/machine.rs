@@ -18,26 +18,7 @@ pub struct Machine {
     pub pinned: Option<Vec<usize>>,
 }
 
-pub fn online_cores() -> usize {
-    std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .max(allowed_cores().len())
-}
-
-/// The calling thread's affinity mask as core numbers.
-pub fn allowed_cores() -> Vec<usize> {
-    // SAFETY: cpu_set_t is plain data; sched_getaffinity fills it.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    let rc =
-        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
-    if rc != 0 {
-        return Vec::new();
-    }
-    (0..libc::CPU_SETSIZE as usize)
-        .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
-        .collect()
-}
+pub use arena_sys::procfs::{allowed_cores, online_cores};
 
 /// Affinity of another process (to check pinning took effect).
 pub fn affinity_of(pid: i32) -> Option<Vec<usize>> {

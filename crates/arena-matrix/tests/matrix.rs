@@ -694,6 +694,7 @@ fn pilot_figure_reads_the_nested_run_folder() {
                 link: None,
                 trace: None,
                 idle: None,
+                cpu: None,
             },
             loops,
             events: Vec::new(),

@@ -37,6 +37,8 @@ pub struct Overrides {
     pub trace: bool,
     /// An idle window of this length after the clear, before the clicks (`--idle`).
     pub idle: Option<Duration>,
+    /// Processes to sample beside each run (`--sample PID|NAME`), resolved by the plan.
+    pub sample: Vec<String>,
 }
 
 /// Browser options shared by every run of a command.
@@ -101,6 +103,8 @@ pub struct Plan<'a> {
     pub trace: bool,
     /// The idle window before the clicks (`--idle`), if any.
     pub idle: Option<Duration>,
+    /// What `--sample` named, beside the fixture's threads and Chromium.
+    pub sample: Vec<crate::cpu::SampleTarget>,
 }
 
 impl<'a> Plan<'a> {
@@ -127,6 +131,7 @@ impl<'a> Plan<'a> {
         }
         recorder.answer = page_oracle(pilot, timeout_ms);
         let target = target_plan(pilot, &arm_name, &arm, ov)?;
+        let sample = crate::cpu::resolve_samples(&ov.sample)?;
         let link =
             match (ov.link, &arm.link) {
                 (Some(l), _) => Some(l),
@@ -164,6 +169,7 @@ impl<'a> Plan<'a> {
             link,
             trace: ov.trace,
             idle: ov.idle,
+            sample,
         })
     }
 

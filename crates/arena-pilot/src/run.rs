@@ -15,6 +15,7 @@ use arena_wire::RunCapture;
 use crate::cancel::Cancel;
 use crate::click::Clicker;
 use crate::collect::{drain_into, Collected, ToolCost};
+use crate::cpu::CpuWatch;
 use crate::idle::idle_stage;
 use crate::oracle::resolve_answer;
 use crate::pair::{pair, PairConfig, Paired};
@@ -101,6 +102,17 @@ struct Gathered {
     setup: Option<Kept>,
     /// The idle window (`--idle`).
     idle: Option<IdleWindow>,
+    /// CPU by process, sampled from the page's opening to the end of the last phase.
+    cpu: Option<CpuWatch>,
+}
+
+impl Gathered {
+    /// From now on the run is in phase `name` (for the CPU table).
+    fn phase(&mut self, name: &str) {
+        if let Some(c) = self.cpu.as_mut() {
+            c.mark(name);
+        }
+    }
 }
 
 /// How a run ended, for its `run.json`.
@@ -138,6 +150,7 @@ pub async fn run_arm(browser: &Browser, req: RunRequest<'_>) -> Result<Outcome> 
         }
     };
     // Everything from here on ends in a written run folder.
+    let (cpu, cpu_problem) = start_cpu(plan, &target, browser);
     let page = browser
         .new_page(&target.page_url, Some(plan.recorder.clone()))
         .await;
@@ -154,11 +167,13 @@ pub async fn run_arm(browser: &Browser, req: RunRequest<'_>) -> Result<Outcome> 
         trace_problem: None,
         setup: None,
         idle: None,
+        cpu,
     };
     let body = match &page {
         Ok(p) => measure(p, &req, &target, &mut g).await,
         Err(e) => Err(anyhow!("opening {}: {e:#}", target.url)),
     };
+    let cpu = g.cpu.take().map(CpuWatch::finish);
     let ending = ending(body, req.cancel);
     if let (Ok(p), Ok(_)) = (&page, &ending) {
         collect_last(p, plan, &mut g).await;
@@ -174,6 +189,10 @@ pub async fn run_arm(browser: &Browser, req: RunRequest<'_>) -> Result<Outcome> 
     let ending = ending?;
     let wire = capture.map(RunCapture::finish);
     let mut run = assemble(plan, browser, &target, started, ending, &mut g);
+    run.meta.cpu = cpu;
+    if let Some(why) = cpu_problem {
+        run.meta.warnings.push(Warning::new("cpu", why));
+    }
     match wire {
         Some(Ok(figures)) => run.meta.wire = Some(figures),
         Some(Err(e)) => run
@@ -201,6 +220,27 @@ pub async fn run_arm(browser: &Browser, req: RunRequest<'_>) -> Result<Outcome> 
         dir,
         cost: g.cost,
     })
+}
+
+/// The CPU sampler beside the run, in phase `setup` from the page's opening; a sampler
+/// that cannot start is a warning, the run itself stands.
+fn start_cpu(
+    plan: &Plan<'_>,
+    target: &Target,
+    browser: &Browser,
+) -> (Option<CpuWatch>, Option<String>) {
+    match CpuWatch::start(
+        "setup",
+        &plan.sample,
+        target.in_process(),
+        Some(browser.pid()),
+    ) {
+        Ok(c) => (Some(c), None),
+        Err(e) => (
+            None,
+            Some(format!("no CPU figures: the sampler did not start: {e}")),
+        ),
+    }
 }
 
 fn start_capture(
@@ -232,13 +272,17 @@ async fn measure(
     g.setup = Some(kept);
     page.clear().await.context("clearing the recorder")?;
     g.cleared = true;
-    g.idle = idle_stage(page, plan, cancel).await?;
     let rect = wait_canvas(page, pilot, cancel).await?;
     check_viewport(page, pilot, &rect, &plan.positions).await?;
     let (rule, info) = resolve_answer(page, pilot, &rect, &plan.positions).await?;
     g.answer = Some(info);
     g.judge.answer = rule;
     g.judge.draw_target = rect.index;
+    // After the oracle's probe, so the idle phase's CPU is the target's alone.
+    if plan.idle.is_some() {
+        g.phase("idle");
+    }
+    g.idle = idle_stage(page, plan, cancel).await?;
     if plan.trace {
         match trace::start(page).await {
             Ok(t) => g.tracing = Some(t),
@@ -251,6 +295,7 @@ async fn measure(
         cancel,
         judge: g.judge.clone(),
     };
+    g.phase("clicks");
     click_all(&clicker, &rect, req, target, g).await
 }
 

@@ -97,6 +97,11 @@ impl Target {
         }
     }
 
+    /// True for the fixture this process serves (its threads are sampled as `fixture`).
+    pub fn in_process(&self) -> bool {
+        self.fixture.is_some()
+    }
+
     /// host:port to probe for liveness; none for the fixture, which lives in-process.
     pub fn probe(&self) -> Option<SocketAddr> {
         match self.fixture {

@@ -98,6 +98,7 @@ pub fn build_run(ctx: &RunContext, paired: Paired, records: &[Record]) -> Run {
         link: ctx.link.clone(),
         trace: None,
         idle: None,
+        cpu: None,
     };
     Run {
         meta,

@@ -10,12 +10,14 @@
 //! loop invariant against what `run.json` recorded; [`check_distinct`] refuses a run
 //! given twice.
 
+mod cpu;
 mod folder;
 mod model;
 mod startup;
 mod time;
 mod validate;
 
+pub use cpu::{CpuPhase, CpuProcess, RunCpu};
 pub use folder::{
     default_run_dir, EVENTS_JSONL, LOOPS_CSV, LOOP_COLUMNS, RUN_JSON, SETUP_EVENTS_JSONL,
     TRACE_JSON, WIRE_JSON, WIRE_PCAP,

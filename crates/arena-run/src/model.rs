@@ -141,6 +141,10 @@ pub struct RunMeta {
     /// clear and before the clicks; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle: Option<IdleWindow>,
+    /// CPU by process and phase, sampled beside the run (the fixture's threads, Chromium,
+    /// what `--sample` named); absent when nothing was sampled, and in runs made before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<crate::cpu::RunCpu>,
 }
 
 /// A window with no input (`pilot --idle`, `watch`): its bounds and every message the page

@@ -285,6 +285,9 @@ pub(crate) fn check_meta(meta: &RunMeta) -> Result<(), String> {
     if let Some(w) = &meta.idle {
         check_idle(w)?;
     }
+    if let Some(c) = &meta.cpu {
+        c.check()?;
+    }
     Ok(())
 }
 

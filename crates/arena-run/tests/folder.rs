@@ -83,6 +83,7 @@ fn sample_run() -> Run {
             link: None,
             trace: None,
             idle: None,
+            cpu: None,
         },
         loops,
         events: vec![Event {

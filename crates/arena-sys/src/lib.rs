@@ -3,6 +3,7 @@
 //! - [`rng`]: one seeded SplitMix64, so a seed names the same clicks, art and run orders
 //!   on every machine and in every version.
 //! - [`procfs`]: `/proc` stat and task readers for samplers and clean-up paths.
+//! - [`sampler`]: CPU of process trees and thread groups beside a run, split by phase.
 //! - [`spawn`]: children in their own process group with a parent-death signal.
 //! - [`kill`]: signal a group or a pid, reap by pid, with deadlines, leaving no zombie.
 //! - [`interrupt`]: one SIGINT/SIGTERM flag per process, for sync and async code alike.
@@ -12,6 +13,7 @@ pub mod interrupt;
 pub mod kill;
 pub mod procfs;
 pub mod rng;
+pub mod sampler;
 pub mod spawn;
 #[cfg(feature = "tokio")]
 pub mod timer;

@@ -195,6 +195,47 @@ pub fn thread_cpu_seconds() -> f64 {
     ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
 }
 
+/// Busy CPU ticks of the whole machine since boot, every core together (the `cpu` line
+/// of `/proc/stat`): user, nice, system, irq, softirq and steal; idle and iowait are not
+/// busy, and guest time is already inside user.
+pub fn machine_busy_ticks() -> Option<u64> {
+    let mut buf = Vec::with_capacity(4096);
+    if !read_into(Path::new("/proc/stat"), &mut buf) {
+        return None;
+    }
+    let line = buf.split(|&b| b == b'\n').next()?;
+    let mut fields = line.split(|&b| b == b' ').filter(|f| !f.is_empty());
+    if fields.next()? != b"cpu" {
+        return None;
+    }
+    let v: Vec<u64> = fields.take(8).map(parse_u64).collect::<Option<_>>()?;
+    // user nice system idle iowait irq softirq steal
+    let busy = [0, 1, 2, 5, 6, 7].iter().filter_map(|&i| v.get(i)).sum();
+    (v.len() >= 7).then_some(busy)
+}
+
+/// Online logical cores: what a "total of N00 %" is out of.
+pub fn online_cores() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .max(allowed_cores().len())
+}
+
+/// The calling thread's affinity mask as core numbers.
+pub fn allowed_cores() -> Vec<usize> {
+    // SAFETY: cpu_set_t is plain data; sched_getaffinity fills it.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    let rc =
+        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    if rc != 0 {
+        return Vec::new();
+    }
+    (0..libc::CPU_SETSIZE as usize)
+        .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
+        .collect()
+}
+
 /// Whole-process command line of `pid` with NULs as spaces, for labelling processes.
 pub fn cmdline(pid: i32) -> String {
     std::fs::read(format!("/proc/{pid}/cmdline"))
@@ -273,6 +314,23 @@ mod tests {
         assert!(parse_stat(b"12 (x) S 1 2 3").is_none());
         assert!(parse_stat(b"garbage").is_none());
         assert!(parse_stat(b"").is_none());
+    }
+
+    #[test]
+    fn the_machine_is_busy_at_least_while_this_thread_spins() {
+        let tps = ticks_per_second();
+        let before = machine_busy_ticks().expect("/proc/stat has a cpu line");
+        let (t, c0) = (std::time::Instant::now(), thread_cpu_seconds());
+        while thread_cpu_seconds() - c0 < 0.3 {
+            std::hint::black_box(c0);
+        }
+        let busy_s = (machine_busy_ticks().unwrap() - before) as f64 / tps;
+        let wall = t.elapsed().as_secs_f64();
+        // This thread used 0.3 s of CPU; no machine is busier than all its cores.
+        let cores = online_cores() as f64;
+        assert!(busy_s >= 0.25, "{busy_s} s busy");
+        assert!(busy_s <= cores * wall + 0.05, "{busy_s} s busy in {wall} s");
+        assert!(!allowed_cores().is_empty());
     }
 
     #[test]
