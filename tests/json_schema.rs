@@ -603,8 +603,11 @@ fn frames_and_watch_json_match_their_schemas() {
 /// one milestone never reached (a board-bytes threshold past what the fixture sends).
 #[test]
 fn startup_cli_json_matches_its_schema() {
+    let me = std::process::id().to_string();
     let doc = json_of(&[
         "startup",
+        "--sample",
+        &me,
         "--arms",
         "stock",
         "--rounds",
@@ -624,6 +627,20 @@ fn startup_cli_json_matches_its_schema() {
     assert_eq!(r["status"], "timed_out", "{doc:#}");
     assert!(r["milestones"]["socket_open"]["from_navigation_ms"].is_f64());
     assert_eq!(r["milestones"]["board_paint"], Value::Null);
+    // The round's CPU: one phase, the in-process fixture by default and the sampled PID.
+    let cpu = &r["cpu"];
+    assert_eq!(cpu["phases"][0]["name"], "cold start", "{doc:#}");
+    let labels: Vec<&str> = cpu["processes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["label"].as_str())
+        .collect();
+    assert!(labels.contains(&"fixture session"), "{labels:?}");
+    assert!(
+        labels.iter().any(|l| l.ends_with(&format!("({me})"))),
+        "{labels:?}"
+    );
     assert_eq!(
         doc["arms"][0]["milestones"]["board_paint"]["not_reached"],
         1

@@ -205,7 +205,11 @@ pub fn print_cpu(runs: &[Run], format: arena_report::Format) {
     if format == arena_report::Format::Json {
         return;
     }
-    if let Some(t) = arena_compare::cpu_table(&run_names(runs)) {
+    let named: Vec<_> = run_names(runs)
+        .into_iter()
+        .map(|(n, r)| (n, r.meta.cpu.as_ref()))
+        .collect();
+    if let Some(t) = arena_compare::cpu_table(&named) {
         println!();
         print!("{}", t.render(format));
     }

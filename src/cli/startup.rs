@@ -52,6 +52,10 @@ pub struct Args {
     /// Extra fixture knob for every arm, on top of the arm's (repeatable).
     #[arg(long = "knob", value_name = "NAME=VALUE")]
     pub knobs: Vec<String>,
+    /// Sample a process's CPU beside each round (repeatable; as `pilot --sample`): a PID
+    /// or a NAME. The in-process fixture's threads and Chromium are sampled anyway.
+    #[arg(long, value_name = "PID|NAME")]
+    pub sample: Vec<String>,
     /// A shaped link between the browser and the target (as `pilot --link`).
     #[arg(long, value_name = "SPEC", value_parser = arena_link::LinkSpec::parse)]
     pub link: Option<arena_link::LinkSpec>,
@@ -81,6 +85,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         url: args.url.clone(),
         knobs,
         link: args.link,
+        sample: args.sample.clone(),
         ..Overrides::default()
     };
     let plans = args
@@ -126,6 +131,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
         for t in startup_tables(&outcome.rounds, &args.arms, &setup) {
             print!("{}", t.render(args.format));
             println!();
+        }
+        let named: Vec<_> = outcome
+            .rounds
+            .iter()
+            .map(|r| (format!("{}, round {}", r.arm, r.round), r.cpu.as_ref()))
+            .collect();
+        if let Some(t) = arena_compare::cpu_table(&named) {
+            print!("{}", t.render(args.format));
         }
     }
     match outcome.error {

@@ -77,7 +77,7 @@ fn bots_on_turns_show_in_the_clicks_phase_and_a_child_that_exits_is_dated() {
     let at = sleep.exited_at_s.expect("the exit is seen");
     let end: f64 = cpu.phases.iter().map(|p| p.span_s).sum();
     assert!(at > 0.0 && at < end, "exited at {at} s of {end} s");
-    let t = arena_compare::cpu_table(&[("stock".into(), &o.run)]).unwrap();
+    let t = arena_compare::cpu_table(&[("stock".into(), o.run.meta.cpu.as_ref())]).unwrap();
     let md = t.render(Format::Markdown);
     eprintln!("{md}");
     let rows: Vec<&str> = md.lines().filter(|l| l.starts_with('|')).collect();

@@ -3,7 +3,7 @@
 //! N the cores. `pilot`, `ab` and `compare --cpu` print it.
 
 use arena_report::{Cell, Column, Table};
-use arena_run::{Run, RunCpu};
+use arena_run::RunCpu;
 
 fn pct_cell(pct: f64) -> Cell {
     Cell::num(format!("{pct:.1} %"), pct)
@@ -12,10 +12,10 @@ fn pct_cell(pct: f64) -> Cell {
 /// The CPU table of `runs` (named as `compare --by run` names them); `None` when no run
 /// has CPU figures. A process that exited reads `exited` in the phases after it went, and
 /// a note says when.
-pub fn cpu_table(runs: &[(String, &Run)]) -> Option<Table> {
+pub fn cpu_table(runs: &[(String, Option<&RunCpu>)]) -> Option<Table> {
     let with: Vec<(&str, &RunCpu)> = runs
         .iter()
-        .filter_map(|(n, r)| r.meta.cpu.as_ref().map(|c| (n.as_str(), c)))
+        .filter_map(|(n, c)| c.map(|c| (n.as_str(), c)))
         .collect();
     let first = with.first()?.1;
     let mut labels: Vec<&str> = Vec::new();
@@ -106,7 +106,7 @@ fn notes(t: &mut Table, run: &str, c: &RunCpu, many: bool) {
 mod tests {
     use super::*;
     use arena_report::Format;
-    use arena_run::{CpuPhase, CpuProcess};
+    use arena_run::{CpuPhase, CpuProcess, Run};
 
     fn run_with(cpu: RunCpu) -> Run {
         let mut r = crate::synthetic::run("stock", &[10.0, 12.0], 100);
@@ -149,7 +149,7 @@ mod tests {
     #[test]
     fn the_markdown_table_has_a_row_per_phase_and_says_who_exited() {
         let run = run_with(cpu());
-        let t = cpu_table(&[("stock, run 1".into(), &run)]).unwrap();
+        let t = cpu_table(&[("stock, run 1".into(), run.meta.cpu.as_ref())]).unwrap();
         let md = t.render(Format::Markdown);
         let lines: Vec<&str> = md.lines().filter(|l| l.starts_with('|')).collect();
         assert_eq!(
@@ -175,8 +175,13 @@ mod tests {
     fn several_runs_get_a_run_column_and_runs_without_figures_none() {
         let (a, mut b) = (run_with(cpu()), run_with(cpu()));
         b.meta.cpu = None;
-        assert!(cpu_table(&[("b".into(), &b)]).is_none());
-        let t = cpu_table(&[("a".into(), &a), ("b".into(), &b), ("c".into(), &a)]).unwrap();
+        assert!(cpu_table(&[("b".into(), b.meta.cpu.as_ref())]).is_none());
+        let t = cpu_table(&[
+            ("a".into(), a.meta.cpu.as_ref()),
+            ("b".into(), b.meta.cpu.as_ref()),
+            ("c".into(), a.meta.cpu.as_ref()),
+        ])
+        .unwrap();
         assert_eq!(t.columns[0].name, "run");
         assert_eq!(t.rows.len(), 4);
     }

@@ -173,6 +173,7 @@ fn round_json(r: &StartupRound) -> Value {
             .board_sent_ms
             .zip(r.at(Milestone::SocketOpen))
             .map_or(Value::Null, |(s, o)| num(s - o)),
+        "cpu": r.cpu,
     })
 }
 
@@ -235,6 +236,7 @@ mod tests {
                 None => RoundStatus::TimedOut,
             },
             message: None,
+            cpu: None,
         }
     }
 

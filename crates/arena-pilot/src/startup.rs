@@ -13,6 +13,7 @@ use arena_run::{RoundStatus, StartupRound};
 
 use crate::ab::{check_arms_and_rounds, schedule};
 use crate::cancel::Cancel;
+use crate::cpu::CpuWatch;
 use crate::plan::{BrowserOptions, Plan};
 use crate::progress::{OnProgress, Progress};
 use crate::target::Target;
@@ -183,7 +184,14 @@ async fn cold_round(plan: &Plan<'_>, req: &StartupRequest<'_>, round: u32) -> Re
                 version: browser.version(),
                 pid: browser.pid(),
             });
-            let r = watch(&browser, plan, &target, req, round).await;
+            // The whole round is one phase; a sampler that cannot start leaves no figures.
+            let pid = Some(browser.pid());
+            let cpu = CpuWatch::start("cold start", &plan.sample, target.in_process(), pid).ok();
+            let mut r = watch(&browser, plan, &target, req, round).await;
+            let figures = cpu.map(CpuWatch::finish);
+            if let Ok(r) = r.as_mut() {
+                r.cpu = figures;
+            }
             let _ = browser.close().await;
             r
         }
@@ -258,6 +266,7 @@ async fn watch(
         board_sent_ms: server.board_sent,
         status,
         message,
+        cpu: None,
     })
 }
 

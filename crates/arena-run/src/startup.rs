@@ -96,6 +96,10 @@ pub struct StartupRound {
     pub status: RoundStatus,
     /// Why it ended early, in words.
     pub message: Option<String>,
+    /// CPU by process over the round (phase `cold start`): the in-process fixture's
+    /// threads, Chromium, what `--sample` named; `None` when the sampler did not start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<crate::cpu::RunCpu>,
 }
 
 impl StartupRound {
@@ -138,6 +142,7 @@ mod tests {
             board_sent_ms: None,
             status: RoundStatus::Complete,
             message: None,
+            cpu: None,
         };
         assert_eq!(r.after_open(Milestone::BoardPaint), Some(910.0));
         assert_eq!(r.board_decode_ms(), Some(50.0));
