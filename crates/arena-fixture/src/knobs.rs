@@ -63,6 +63,13 @@ pub struct Knobs {
     /// WebSocket sessions served at once; a connection past it is refused with HTTP 503
     /// before the upgrade (each session is a thread and its buffers).
     pub max_connections: u32,
+    // permessage-deflate (RFC 7692) on the fixture's socket.
+    /// Negotiate permessage-deflate with context takeover when the client offers it
+    /// (Chromium always does); off, the upgrade answers no extension, as before.
+    pub deflate: bool,
+    /// LZ77 window of the server's compressor in bits, answered as
+    /// `server_max_window_bits` (9-15; used only with `deflate`).
+    pub deflate_bits: u8,
 }
 
 /// Default `los_work`: about 10 ms of CPU per firing click on the reference machine, release
@@ -94,6 +101,8 @@ impl Default for Knobs {
             blink_ms: 0,
             worker: false,
             max_connections: DEFAULT_MAX_CONNECTIONS,
+            deflate: false,
+            deflate_bits: 15,
         }
     }
 }
@@ -117,6 +126,8 @@ pub const KNOB_NAMES: &[&str] = &[
     "blink_ms",
     "worker",
     "max_connections",
+    "deflate",
+    "deflate_bits",
 ];
 
 fn parse_bool(name: &str, value: &str) -> Result<bool, String> {
@@ -184,6 +195,8 @@ impl Knobs {
             "blink_ms" => self.blink_ms = parse_int(name, value, 0, 60_000)?,
             "worker" => self.worker = parse_bool(name, value)?,
             "max_connections" => self.max_connections = parse_int(name, value, 1, 4096)?,
+            "deflate" => self.deflate = parse_bool(name, value)?,
+            "deflate_bits" => self.deflate_bits = parse_int(name, value, 9, 15)?,
             _ => {
                 return Err(format!(
                     "unknown knob `{name}` (known: {})",
@@ -264,6 +277,29 @@ mod tests {
         // Every other knob is untouched by it.
         k.worker = false;
         assert_eq!(k, Knobs::default());
+    }
+
+    #[test]
+    fn deflate_is_off_by_default_and_its_window_is_checked() {
+        let k = Knobs::default();
+        assert!(!k.deflate);
+        assert_eq!(k.deflate_bits, 15);
+        let k = Knobs::from_pairs(&[
+            ("deflate".into(), "true".into()),
+            ("deflate_bits".into(), "9".into()),
+        ])
+        .unwrap();
+        assert!(k.deflate);
+        assert_eq!(k.deflate_bits, 9);
+        for bad in ["8", "16", "0", "wide"] {
+            let e = Knobs::from_pairs(&[("deflate_bits".into(), bad.into())]).unwrap_err();
+            assert!(e.contains("`deflate_bits`"), "{bad}: {e}");
+        }
+        let e = Knobs::from_pairs(&[("deflate".into(), "15".into())]).unwrap_err();
+        assert!(
+            e.contains("`deflate`") && e.contains("true or false"),
+            "{e}"
+        );
     }
 
     #[test]

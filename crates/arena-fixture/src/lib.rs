@@ -6,6 +6,7 @@
 pub mod alloc;
 pub mod art;
 mod conn;
+mod deflate;
 #[cfg(feature = "browser")]
 pub mod drive;
 pub mod knobs;
