@@ -761,3 +761,6 @@ mod real_apps;
 
 #[path = "pilot_browser/trace.rs"]
 mod trace;
+
+#[path = "pilot_browser/deflate.rs"]
+mod deflate;
