@@ -17,6 +17,12 @@
 //! thread and on its default inflate threads; max RSS of the summary on both files
 //! (constant memory); and packets/s and kernel drops of a capture of bounded loopback
 //! traffic.
+//!
+//! And the floor: the CPU time zlib-rs alone needs to inflate the small file's compressed
+//! messages (the very payloads the summary inflates, extracted once by
+//! `arena_wire::compressed_messages`, inflated in a tight loop by the summary's own
+//! `Counter`), with the summary's CPU time as a multiple of it and of tshark's WebSocket
+//! pass, against the goals: within 1.3x of the floor, and at least 10x tshark's CPU time.
 
 use std::fs::File;
 use std::io::{BufWriter, Read, Write};
@@ -102,6 +108,47 @@ fn check(totals: &SynthTotals, json: &str) {
         eq("messages", t.messages);
         eq("app_bytes", t.app_bytes);
         eq("control_frames", t.control_frames);
+    }
+}
+
+/// CPU time (user + system) of the calling thread, seconds.
+fn thread_cpu() -> f64 {
+    let mut t: libc::timespec = unsafe { std::mem::zeroed() };
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    t.tv_sec as f64 + t.tv_nsec as f64 / 1e9
+}
+
+/// The compressed messages of `pcap` and the app bytes they inflate to, counted once.
+fn extract_compressed(pcap: &Path) -> (Vec<Vec<u8>>, u64) {
+    let opts = SummaryOptions {
+        port: Some(8080),
+        ..Default::default()
+    };
+    let (_, msgs) = arena_wire::compressed_messages(pcap, &opts).expect("extract");
+    let mut c = arena_wire::ws::Counter::new();
+    let app = msgs.iter().map(|m| c.message(m).expect("inflate")).sum();
+    (msgs, app)
+}
+
+/// One tight pass of zlib-rs over `msgs` with the summary's inflate (raw deflate, window
+/// primed once, the stripped sync-flush tail put back): (wall s, thread CPU s).
+fn inflate_floor(msgs: &[Vec<u8>], app: u64) -> (f64, f64) {
+    let mut c = arena_wire::ws::Counter::new();
+    let (t, c0) = (Instant::now(), thread_cpu());
+    let mut n = 0;
+    for m in msgs {
+        n += c.message(std::hint::black_box(m)).expect("inflate");
+    }
+    let (wall, cpu) = (t.elapsed().as_secs_f64(), thread_cpu() - c0);
+    assert_eq!(n, app, "the floor inflated other bytes");
+    (wall, cpu)
+}
+
+fn verdict(met: bool) -> &'static str {
+    if met {
+        "met"
+    } else {
+        "NOT met"
     }
 }
 
@@ -441,6 +488,8 @@ fn main() {
     let mut conv = (Vec::new(), Vec::new());
     let mut ours_small = vec![(Vec::new(), Vec::new()); 2];
     let mut ws_small = (Vec::new(), Vec::new());
+    let mut floor = (Vec::new(), Vec::new());
+    let (msgs, msgs_app) = extract_compressed(&small);
     let mut frames = 0;
     // Interleaved so every tool and mode sees the same background load.
     for _ in 0..runs {
@@ -468,6 +517,9 @@ fn main() {
         let (s, c, _, out) = timed(&mut arena_wire::tshark::websocket_fields(&small, 8080));
         ws_small.0.push(s);
         ws_small.1.push(c);
+        let (s, c) = inflate_floor(&msgs, msgs_app);
+        floor.0.push(s);
+        floor.1.push(c);
         frames = out
             .lines()
             .map(|l| {
@@ -525,6 +577,30 @@ fn main() {
             osc,
             tw / os,
             twc / osc
+        );
+    }
+    let (fw, fc) = (median(floor.0), median(floor.1));
+    println!(
+        "small: floor, zlib-rs alone inflating its {} compressed messages ({} B wire -> {} B \
+         app) in a tight loop, n={runs} runs, median: {:.3}s wall / {:.3}s CPU",
+        msgs.len(),
+        msgs.iter().map(|m| m.len() as u64).sum::<u64>(),
+        msgs_app,
+        fw,
+        fc
+    );
+    for (k, (_, name)) in modes.iter().enumerate() {
+        let osc = median(ours_small[k].1.clone());
+        let (of, ot) = (osc / fc, twc / osc);
+        println!(
+            "small, goals, {name}, CPU time, medians of n={runs}: summary {:.3}s = {:.2}x the \
+             floor (goal <= 1.3x: {}) | tshark {:.2}s = {:.1}x the summary (goal >= 10x: {})",
+            osc,
+            of,
+            verdict(of <= 1.3),
+            twc,
+            ot,
+            verdict(ot >= 10.0)
         );
     }
     for (k, (_, name)) in modes.iter().enumerate() {
