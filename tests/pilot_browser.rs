@@ -769,6 +769,8 @@ mod breakdown;
 
 #[path = "pilot_browser/cpu.rs"]
 mod cpu;
+#[path = "pilot_browser/deflate.rs"]
+mod deflate;
 #[path = "pilot_browser/frames.rs"]
 mod frames;
 #[path = "pilot_browser/startup.rs"]

@@ -3,7 +3,7 @@
 //! wire figures and the run's warnings as notes.
 
 use arena_report::{fmt_bytes, fmt_count, fmt_ms, Cell, Column, Table};
-use arena_run::{AnswerInfo, Metric, Run, TraceInfo, WireFigures, WIRE_PCAP};
+use arena_run::{AnswerInfo, Metric, Run, TraceInfo, WireDirection, WireFigures, WIRE_PCAP};
 use arena_stats::Summary;
 
 /// The arm's table: rows per loop metric (warm, answered, discrete input), then counts;
@@ -151,20 +151,31 @@ fn trace_note(tr: &TraceInfo) -> String {
     )
 }
 
+/// A direction's app/wire ratio (permessage-deflate's, 1.00x without it), as ` (app/wire
+/// 1.61x: the wire carries 62 %)`; nothing when no message's app bytes are known.
+fn ratio_note(d: &WireDirection) -> String {
+    match d.compression_ratio {
+        Some(r) if r > 0.0 => format!(" (app/wire {r:.2}x: the wire carries {:.0} %)", 100.0 / r),
+        _ => String::new(),
+    }
+}
+
 /// One line of wire figures under the arm's table; says its source, since interface
 /// counters cannot split directions or frames.
 fn wire_note(w: &WireFigures) -> String {
     match (&w.server_to_client, &w.client_to_server) {
         (Some(s2c), Some(c2s)) => format!(
-            "wire ({}, whole session, {} kernel drops): server->client {} frames, {} payload, {} app bytes; client->server {} frames, {} payload, {} app bytes",
+            "wire ({}, whole session, {} kernel drops): server->client {} frames, {} payload, {} app bytes{}; client->server {} frames, {} payload, {} app bytes{}",
             WIRE_PCAP,
             fmt_count(w.kernel_drops as i64),
             fmt_count(s2c.frames as i64),
             fmt_bytes(s2c.frame_payload_bytes),
             fmt_bytes(s2c.app_bytes),
+            ratio_note(s2c),
             fmt_count(c2s.frames as i64),
             fmt_bytes(c2s.frame_payload_bytes),
             fmt_bytes(c2s.app_bytes),
+            ratio_note(c2s),
         ),
         _ => format!(
             "wire: interface counters only ({}): {} on lo during the run, no direction split",

@@ -125,6 +125,25 @@ fn wire_figures_get_rows_only_when_runs_were_captured() {
 }
 
 #[test]
+fn the_arms_wire_note_says_the_app_to_wire_ratio_of_each_direction() {
+    let xs = synthetic::lognormal(40, 50.0, 0.2, 0.0, 3);
+    let mut run = captured(synthetic::run("deflate", &xs, 6000), 900_000, 1_449_000);
+    let w = run.meta.wire.as_mut().unwrap();
+    w.server_to_client.as_mut().unwrap().compression_ratio = Some(1_449_000.0 / 900_000.0);
+    let md = arena_compare::arm_table(&run).render(Format::Markdown);
+    let note = md
+        .lines()
+        .find(|l| l.contains("wire (wire.pcap"))
+        .unwrap_or_else(|| panic!("{md}"));
+    assert!(
+        note.contains("1,449,000B app bytes (app/wire 1.61x: the wire carries 62 %)"),
+        "{note}"
+    );
+    // A direction whose app bytes are unknown says no ratio.
+    assert_eq!(note.matches("app/wire").count(), 1, "{note}");
+}
+
+#[test]
 fn a_traced_run_says_under_its_table_where_the_trace_is_and_how_well_it_is_aligned() {
     let xs: Vec<f64> = (0..20).map(|i| 40.0 + i as f64).collect();
     let plain = synthetic::run("stock", &xs, 6000);

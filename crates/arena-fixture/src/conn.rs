@@ -10,9 +10,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use axum::body::Bytes;
-use axum::extract::ws::{CloseFrame, Message, WebSocket};
+use axum::extract::ws::{CloseFrame, Message};
 use futures_util::stream::{SplitSink, SplitStream};
-use futures_util::{SinkExt, StreamExt};
+use futures_util::{Sink, SinkExt, Stream, StreamExt};
 use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit, Semaphore};
 
 use crate::alloc;
@@ -44,6 +44,26 @@ struct EdtMsg {
 /// A frame for the writer, with the session-thread CPU it cost.
 type Outgoing = (BuiltFrame, Duration);
 
+/// An upgraded socket as the connection sees it: axum's, or with the `deflate` knob
+/// `crate::deflate::DeflateSocket`, which shows the same messages and error kinds.
+pub(crate) trait Socket:
+    Stream<Item = Result<Message, axum::Error>>
+    + Sink<Message, Error = axum::Error>
+    + Send
+    + Unpin
+    + 'static
+{
+}
+
+impl<T> Socket for T where
+    T: Stream<Item = Result<Message, axum::Error>>
+        + Sink<Message, Error = axum::Error>
+        + Send
+        + Unpin
+        + 'static
+{
+}
+
 /// How a connection's reading ended.
 #[derive(Debug, PartialEq, Eq)]
 enum End {
@@ -68,7 +88,7 @@ impl End {
 /// Drives one upgraded connection to its end. `slot` is the connection's place under
 /// `max_connections`; it is given back only after the session thread has returned, so
 /// live session threads never exceed the limit.
-pub(crate) async fn connection(socket: WebSocket, st: Arc<Shared>, slot: OwnedSemaphorePermit) {
+pub(crate) async fn connection<S: Socket>(socket: S, st: Arc<Shared>, slot: OwnedSemaphorePermit) {
     let conn = st.next_conn.fetch_add(1, Ordering::Relaxed) + 1;
     let c = &st.stats.counters;
     bump(&c.connections_total, 1);
@@ -166,8 +186,8 @@ fn spawn_edt(
 }
 
 /// Reads client messages and queues them for the session until the connection ends.
-async fn read_messages(
-    mut stream: SplitStream<WebSocket>,
+async fn read_messages<S: Socket>(
+    mut stream: SplitStream<S>,
     to_edt: std::sync::mpsc::Sender<EdtMsg>,
     st: &Shared,
 ) -> End {
@@ -218,14 +238,18 @@ async fn read_messages(
 /// What a read error means. axum wraps tungstenite's error, which offers no stable type to
 /// match here (the fixture does not depend on tungstenite), so: any I/O error below it is
 /// the client's socket failing (a reset, a broken pipe), i.e. the client went; so is EOF
-/// before a close frame ("reset without closing handshake"). A size limit is 1009. Every
-/// other framing error is the client breaking RFC 6455, 1002: a control frame over 125
-/// bytes included, whose message says "too big" but is no message-size matter.
+/// before a close frame ("reset without closing handshake"). A size limit is 1009 (the
+/// `deflate` socket's is a typed yawc error). Every other framing error is the client
+/// breaking RFC 6455, 1002: a control frame over 125 bytes included, whose message says
+/// "too big" but is no message-size matter.
 fn read_error(e: &axum::Error) -> End {
     let mut cause: Option<&(dyn StdError + 'static)> = Some(e);
     while let Some(c) = cause {
         if c.downcast_ref::<std::io::Error>().is_some() {
             return End::Vanished;
+        }
+        if crate::deflate::too_big(c) {
+            return End::bad(close::TOO_BIG, truncate(&c.to_string()));
         }
         cause = c.source();
     }
@@ -254,8 +278,8 @@ fn truncate(text: &str) -> String {
 /// Sends the session's frames, recording each, until the connection ends; then the close
 /// frame the reader asked for, if any. A close goes before queued frames: the connection is
 /// ending, and they are for no one.
-async fn write_frames(
-    mut sink: SplitSink<WebSocket, Message>,
+async fn write_frames<S: Socket>(
+    mut sink: SplitSink<S, Message>,
     mut frames: mpsc::Receiver<Outgoing>,
     mut close_rx: oneshot::Receiver<(u16, String)>,
     conn: u64,
@@ -490,6 +514,9 @@ mod tests {
         );
         assert!(matches!(read_error(&ctl), End::Bad(close::PROTOCOL, _)));
         let big = axum::Error::new("Space limit exceeded: Message too long: 16777216 > 65536");
+        assert!(matches!(read_error(&big), End::Bad(close::TOO_BIG, _)));
+        // The `deflate` socket's size limit, a typed yawc error.
+        let big = axum::Error::new(yawc::WebSocketError::FrameTooLarge);
         assert!(matches!(read_error(&big), End::Bad(close::TOO_BIG, _)));
     }
 }

@@ -68,6 +68,13 @@ pub struct Knobs {
     /// Cold start: the first frame (the board) is sent no sooner than this many ms after
     /// the WebSocket upgrade (0: as soon as it is built).
     pub startup_ms: u32,
+    // permessage-deflate (RFC 7692) on the fixture's socket.
+    /// Negotiate permessage-deflate with context takeover when the client offers it
+    /// (Chromium always does); off, the upgrade answers no extension, as before.
+    pub deflate: bool,
+    /// LZ77 window of the server's compressor in bits, answered as
+    /// `server_max_window_bits` (9-15; used only with `deflate`).
+    pub deflate_bits: u8,
 }
 
 /// Default `los_work`: about 10 ms of CPU per firing click on the reference machine, release
@@ -101,6 +108,8 @@ impl Default for Knobs {
             worker: false,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             startup_ms: 0,
+            deflate: false,
+            deflate_bits: 15,
         }
     }
 }
@@ -126,6 +135,8 @@ pub const KNOB_NAMES: &[&str] = &[
     "worker",
     "max_connections",
     "startup_ms",
+    "deflate",
+    "deflate_bits",
 ];
 
 fn parse_bool(name: &str, value: &str) -> Result<bool, String> {
@@ -195,6 +206,8 @@ impl Knobs {
             "worker" => self.worker = parse_bool(name, value)?,
             "max_connections" => self.max_connections = parse_int(name, value, 1, 4096)?,
             "startup_ms" => self.startup_ms = parse_int(name, value, 0, 600_000)?,
+            "deflate" => self.deflate = parse_bool(name, value)?,
+            "deflate_bits" => self.deflate_bits = parse_int(name, value, 9, 15)?,
             _ => {
                 return Err(format!(
                     "unknown knob `{name}` (known: {})",
@@ -275,6 +288,29 @@ mod tests {
         // Every other knob is untouched by it.
         k.worker = false;
         assert_eq!(k, Knobs::default());
+    }
+
+    #[test]
+    fn deflate_is_off_by_default_and_its_window_is_checked() {
+        let k = Knobs::default();
+        assert!(!k.deflate);
+        assert_eq!(k.deflate_bits, 15);
+        let k = Knobs::from_pairs(&[
+            ("deflate".into(), "true".into()),
+            ("deflate_bits".into(), "9".into()),
+        ])
+        .unwrap();
+        assert!(k.deflate);
+        assert_eq!(k.deflate_bits, 9);
+        for bad in ["8", "16", "0", "wide"] {
+            let e = Knobs::from_pairs(&[("deflate_bits".into(), bad.into())]).unwrap_err();
+            assert!(e.contains("`deflate_bits`"), "{bad}: {e}");
+        }
+        let e = Knobs::from_pairs(&[("deflate".into(), "15".into())]).unwrap_err();
+        assert!(
+            e.contains("`deflate`") && e.contains("true or false"),
+            "{e}"
+        );
     }
 
     #[test]

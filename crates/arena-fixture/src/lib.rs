@@ -7,6 +7,7 @@ pub mod alloc;
 pub mod art;
 mod bots;
 mod conn;
+mod deflate;
 #[cfg(feature = "browser")]
 pub mod drive;
 pub mod knobs;

@@ -21,6 +21,7 @@ use tokio::sync::{watch, Semaphore};
 use crate::art::Board;
 use crate::bots::{Bots, Turns};
 use crate::conn::{connection, READ_BUFFER};
+use crate::deflate::DeflateSocket;
 use crate::knobs::Knobs;
 use crate::proto::MAX_CLIENT_MESSAGE;
 use crate::session::FrameKind;
@@ -131,7 +132,14 @@ impl Server {
             .route("/fixture-worker.js", get(worker_script))
             .route("/knobs", get(knobs_json))
             .route("/stats", get(stats_json))
-            .route("/ws", get(ws_upgrade))
+            .route(
+                "/ws",
+                if knobs.deflate {
+                    get(ws_upgrade_deflate)
+                } else {
+                    get(ws_upgrade)
+                },
+            )
             .fallback(not_found)
             .with_state(shared);
         let mut shutdown_rx = shutdown;
@@ -321,27 +329,52 @@ async fn not_found() -> Response {
     )
 }
 
-/// The upgrade to a session, or 503 past `max_connections`: refused before the upgrade,
-/// so a refused client costs no session thread, no WebSocket buffers, no board frame.
+/// The 503 that refuses an upgrade past `max_connections`: refused before the upgrade, so
+/// a refused client costs no session thread, no WebSocket buffers, no board frame.
+fn refused(st: &Shared) -> Response {
+    bump(&st.stats.counters.connections_refused, 1);
+    let body = format!(
+        "too many connections (max_connections={})\n",
+        st.knobs.max_connections
+    );
+    let mut r = isolated(
+        (StatusCode::SERVICE_UNAVAILABLE, body).into_response(),
+        "text/plain; charset=utf-8",
+    );
+    r.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    r
+}
+
+/// The upgrade to a session, or 503 past `max_connections`.
 async fn ws_upgrade(State(st): State<Arc<Shared>>, ws: WebSocketUpgrade) -> Response {
     let Ok(slot) = st.slots.clone().try_acquire_owned() else {
-        bump(&st.stats.counters.connections_refused, 1);
-        let body = format!(
-            "too many connections (max_connections={})\n",
-            st.knobs.max_connections
-        );
-        let mut r = isolated(
-            (StatusCode::SERVICE_UNAVAILABLE, body).into_response(),
-            "text/plain; charset=utf-8",
-        );
-        r.headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-        return r;
+        return refused(&st);
     };
     ws.max_message_size(MAX_CLIENT_MESSAGE)
         .max_frame_size(MAX_CLIENT_MESSAGE)
         .read_buffer_size(READ_BUFFER)
         .on_upgrade(move |socket| connection(socket, st, slot))
+}
+
+/// The upgrade with the `deflate` knob: permessage-deflate when the client offers it (the
+/// answer's `Sec-WebSocket-Extensions` says what was agreed), else a plain socket, as
+/// RFC 7692 lets a server do.
+async fn ws_upgrade_deflate(State(st): State<Arc<Shared>>, ws: yawc::IncomingUpgrade) -> Response {
+    let Ok(slot) = st.slots.clone().try_acquire_owned() else {
+        return refused(&st);
+    };
+    let (answer, upgraded) = match ws.upgrade(crate::deflate::options(&st.knobs)) {
+        Ok(u) => u,
+        Err(e) => return (StatusCode::BAD_REQUEST, format!("{e}\n")).into_response(),
+    };
+    tokio::spawn(async move {
+        // A client that goes before the switch leaves nothing to serve.
+        if let Ok(ws) = upgraded.await {
+            connection(DeflateSocket::new(ws), st, slot).await;
+        }
+    });
+    answer.map(axum::body::Body::new)
 }
 
 /// Runs a server until Ctrl-C or SIGTERM (the `arena-perf serve` command). `on_ready` gets

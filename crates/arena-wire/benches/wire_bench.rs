@@ -17,6 +17,12 @@
 //! thread and on its default inflate threads; max RSS of the summary on both files
 //! (constant memory); and packets/s and kernel drops of a capture of bounded loopback
 //! traffic.
+//!
+//! And the floor: the CPU time zlib-rs alone needs to inflate the small file's compressed
+//! messages (the very payloads the summary inflates, extracted by
+//! `arena_wire::compressed_messages` before the clock starts, in a process of its own each
+//! run, then inflated in a tight loop by the summary's own `Counter`), with the summary's CPU time as a multiple of it and of tshark's WebSocket
+//! pass, against the goals: within 1.3x of the floor, and at least 10x tshark's CPU time.
 
 use std::fs::File;
 use std::io::{BufWriter, Read, Write};
@@ -102,6 +108,59 @@ fn check(totals: &SynthTotals, json: &str) {
         eq("messages", t.messages);
         eq("app_bytes", t.app_bytes);
         eq("control_frames", t.control_frames);
+    }
+}
+
+/// CPU time (user + system) of the calling thread, seconds.
+fn thread_cpu() -> f64 {
+    let mut t: libc::timespec = unsafe { std::mem::zeroed() };
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    t.tv_sec as f64 + t.tv_nsec as f64 / 1e9
+}
+
+/// The `floor FILE` subcommand: extracts the compressed messages of `pcap` (untimed),
+/// then times one tight pass of zlib-rs over them with the summary's inflate (raw deflate,
+/// window primed once, the stripped sync-flush tail put back). Prints `messages wire_bytes
+/// app_bytes wall_s cpu_s`. A process of its own, like the summary's: the messages held
+/// here would otherwise count in the max RSS of every child spawned after them.
+fn floor_pass(pcap: &Path) {
+    let opts = SummaryOptions {
+        port: Some(8080),
+        ..Default::default()
+    };
+    let (s, msgs) = arena_wire::compressed_messages(pcap, &opts).expect("extract");
+    let compressed =
+        s.client_to_server.compressed_messages + s.server_to_client.compressed_messages;
+    assert_eq!(
+        msgs.len() as u64,
+        compressed,
+        "one payload per compressed message"
+    );
+    let mut c = arena_wire::ws::Counter::new();
+    let (t, c0) = (Instant::now(), thread_cpu());
+    let mut app = 0;
+    for m in &msgs {
+        app += c.message(std::hint::black_box(m)).expect("inflate");
+    }
+    let (wall, cpu) = (t.elapsed().as_secs_f64(), thread_cpu() - c0);
+    let wire: u64 = msgs.iter().map(|m| m.len() as u64).sum();
+    println!("{} {wire} {app} {wall} {cpu}", msgs.len());
+}
+
+/// Runs the `floor` subcommand on `pcap`: (messages, wire bytes, app bytes, wall s, CPU s).
+fn inflate_floor(me: &Path, pcap: &Path) -> (u64, u64, u64, f64, f64) {
+    let (_, _, _, out) = timed(Command::new(me).arg("floor").arg(pcap));
+    let f: Vec<&str> = out.split_whitespace().collect();
+    let int = |i: usize| f[i].parse::<u64>().expect("floor output");
+    let real = |i: usize| f[i].parse::<f64>().expect("floor output");
+    (int(0), int(1), int(2), real(3), real(4))
+}
+
+fn verdict(met: bool) -> &'static str {
+    if met {
+        "met"
+    } else {
+        "NOT met"
     }
 }
 
@@ -352,6 +411,10 @@ fn main() {
         println!("{}", serde_json::to_string(&s).expect("json"));
         return;
     }
+    if args.get(1).map(String::as_str) == Some("floor") {
+        floor_pass(Path::new(&args[2]));
+        return;
+    }
     if args.get(1).map(String::as_str) == Some("seeds") {
         let dir = PathBuf::from(args.get(2).expect("seeds DIR"));
         std::fs::create_dir_all(&dir).expect("mkdir");
@@ -441,6 +504,8 @@ fn main() {
     let mut conv = (Vec::new(), Vec::new());
     let mut ours_small = vec![(Vec::new(), Vec::new()); 2];
     let mut ws_small = (Vec::new(), Vec::new());
+    let mut floor = (Vec::new(), Vec::new());
+    let mut floor_msgs = (0, 0, 0);
     let mut frames = 0;
     // Interleaved so every tool and mode sees the same background load.
     for _ in 0..runs {
@@ -468,6 +533,10 @@ fn main() {
         let (s, c, _, out) = timed(&mut arena_wire::tshark::websocket_fields(&small, 8080));
         ws_small.0.push(s);
         ws_small.1.push(c);
+        let (n, wire, app, s, c) = inflate_floor(&me, &small);
+        floor_msgs = (n, wire, app);
+        floor.0.push(s);
+        floor.1.push(c);
         frames = out
             .lines()
             .map(|l| {
@@ -525,6 +594,26 @@ fn main() {
             osc,
             tw / os,
             twc / osc
+        );
+    }
+    let (fw, fc) = (median(floor.0), median(floor.1));
+    println!(
+        "small: floor, zlib-rs alone inflating its {} compressed messages ({} B wire -> {} B \
+         app) in a tight loop, n={runs} runs, median: {:.3}s wall / {:.3}s CPU",
+        floor_msgs.0, floor_msgs.1, floor_msgs.2, fw, fc
+    );
+    for (k, (_, name)) in modes.iter().enumerate() {
+        let osc = median(ours_small[k].1.clone());
+        let (of, ot) = (osc / fc, twc / osc);
+        println!(
+            "small, goals, {name}, CPU time, medians of n={runs}: summary {:.3}s = {:.2}x the \
+             floor (goal <= 1.3x: {}) | tshark {:.2}s = {:.1}x the summary (goal >= 10x: {})",
+            osc,
+            of,
+            verdict(of <= 1.3),
+            twc,
+            ot,
+            verdict(ot >= 10.0)
         );
     }
     for (k, (_, name)) in modes.iter().enumerate() {

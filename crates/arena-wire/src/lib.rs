@@ -25,7 +25,7 @@ pub use capture::{
 };
 pub use run_capture::RunCapture;
 pub use summary::{
-    default_inflate_threads, summarize, summarize_reader, summarize_reader_threads,
-    summarize_threads, ConnInfo, DirSummary, FrameRef, SummaryOptions, WindowCounts, WindowRow,
-    WireSummary,
+    compressed_messages, default_inflate_threads, summarize, summarize_reader,
+    summarize_reader_threads, summarize_threads, ConnInfo, DirSummary, FrameRef, SummaryOptions,
+    WindowCounts, WindowRow, WireSummary,
 };

@@ -219,6 +219,8 @@ struct Pool {
     /// Counted here because no thread was left to take them; collected with the rest.
     here: Vec<Done>,
     fallback: Option<Counter>,
+    /// With [`compressed_messages`]: a copy of every message handed over, in order.
+    kept: Option<Vec<Vec<u8>>>,
 }
 
 impl Pool {
@@ -268,7 +270,25 @@ impl Pool {
             free: Vec::new(),
             here: Vec::new(),
             fallback: None,
+            kept: None,
         })
+    }
+
+    /// No threads: every compressed message is handed over whole, counted on the calling
+    /// thread as without threads, and a copy of its bytes kept.
+    fn keeping() -> Pool {
+        let (_, rx) = mpsc::channel();
+        Pool {
+            tx: None,
+            rx,
+            workers: Vec::new(),
+            batch: Vec::new(),
+            batch_bytes: 0,
+            free: Vec::new(),
+            here: Vec::new(),
+            fallback: None,
+            kept: Some(Vec::new()),
+        }
     }
 
     fn submit(&mut self, job: Job) {
@@ -293,6 +313,9 @@ impl Pool {
             },
             None => batch,
         };
+        if let Some(kept) = self.kept.as_mut() {
+            kept.extend(batch.iter().map(|job| job.bytes.clone()));
+        }
         let c = self.fallback.get_or_insert_with(Counter::new);
         for job in batch {
             let app = c.message(&job.bytes);
@@ -584,7 +607,7 @@ fn framing_label(f: &Framing) -> (usize, String) {
 }
 
 impl State {
-    fn new(opts: SummaryOptions, linktype: u32, threads: usize) -> Self {
+    fn new(opts: SummaryOptions, linktype: u32, pool: Option<Pool>) -> Self {
         let top = opts.top.unwrap_or(5);
         let window_ns = opts
             .window_s
@@ -611,11 +634,7 @@ impl State {
             ignored: 0,
             first_ts: None,
             last_ts: 0,
-            pool: if threads > 0 {
-                Pool::new(threads)
-            } else {
-                None
-            },
+            pool,
         }
     }
 
@@ -799,8 +818,10 @@ impl State {
         if dir.parser.is_none() && (syn || !seg.payload.is_empty()) {
             let role = if d == 0 { Role::Client } else { Role::Server };
             let mut p = DirParser::new(role, syn);
-            if self.pool.is_some() {
-                p.defer(DEFER_SMALL, DEFER_MAX);
+            match &self.pool {
+                Some(pool) if pool.kept.is_some() => p.defer(0, usize::MAX),
+                Some(_) => p.defer(DEFER_SMALL, DEFER_MAX),
+                None => {}
             }
             dir.parser = Some(p);
         }
@@ -896,15 +917,18 @@ impl State {
         }
     }
 
-    fn finish(mut self, file: String, truncated: Option<String>) -> WireSummary {
+    /// The summary, and the messages a keeping pool kept (none otherwise).
+    fn finish(mut self, file: String, truncated: Option<String>) -> (WireSummary, Vec<Vec<u8>>) {
         for i in 0..self.conns.len() {
             self.close(i);
         }
+        let mut kept = Vec::new();
         if let Some(mut p) = self.pool.take() {
             for done in p.finish() {
                 let d = done.job.d.min(1);
                 let _ = apply_done(&mut self.acc[d], done);
             }
+            kept = p.kept.take().unwrap_or_default();
         }
         for (acc, notes) in self.acc.iter().zip(self.notes.iter_mut()) {
             if let Some(e) = &acc.inflate_first_error {
@@ -958,7 +982,7 @@ impl State {
                 });
             }
         }
-        WireSummary {
+        let summary = WireSummary {
             file,
             port: self.opts.port,
             records: self.records,
@@ -973,7 +997,8 @@ impl State {
             windows,
             truncated,
             warnings,
-        }
+        };
+        (summary, kept)
     }
 }
 
@@ -1086,6 +1111,18 @@ pub fn summarize_threads(
     run(r, opts, threads)
 }
 
+/// [`summarize`] on the calling thread, also returning the payload of every non-empty
+/// compressed message, unmasked and as framed (its sync-flush tail stripped, as RFC 7692
+/// sends it), in the order they ended: what the summary inflated, so a benchmark can time
+/// inflating them alone ([`crate::ws::Counter::message`] is the summary's inflate).
+pub fn compressed_messages(
+    path: &Path,
+    opts: &SummaryOptions,
+) -> Result<(WireSummary, Vec<Vec<u8>>)> {
+    let r = PcapReader::open(path)?;
+    run_with(r, opts, Some(Pool::keeping()))
+}
+
 /// Summarises a classic pcap from any reader; `name` appears in messages.
 pub fn summarize_reader<R: Read>(r: R, name: &str, opts: &SummaryOptions) -> Result<WireSummary> {
     run(PcapReader::new(r, name)?, opts, default_inflate_threads())
@@ -1101,11 +1138,20 @@ pub fn summarize_reader_threads<R: Read>(
     run(PcapReader::new(r, name)?, opts, threads)
 }
 
-fn run<R: Read>(
+fn run<R: Read>(r: PcapReader<R>, opts: &SummaryOptions, threads: usize) -> Result<WireSummary> {
+    let pool = if threads > 0 {
+        Pool::new(threads)
+    } else {
+        None
+    };
+    run_with(r, opts, pool).map(|(s, _)| s)
+}
+
+fn run_with<R: Read>(
     mut r: PcapReader<R>,
     opts: &SummaryOptions,
-    threads: usize,
-) -> Result<WireSummary> {
+    pool: Option<Pool>,
+) -> Result<(WireSummary, Vec<Vec<u8>>)> {
     if !packet::linktype_supported(r.linktype) {
         bail!(
             "{}: byte 20: unsupported link type {} (supported: Ethernet 1, raw IP 101, Linux \
@@ -1114,12 +1160,12 @@ fn run<R: Read>(
             r.linktype
         );
     }
-    let mut st = State::new(opts.clone(), r.linktype, threads);
+    let mut st = State::new(opts.clone(), r.linktype, pool);
     while let Some(rec) = r.next_record()? {
         st.record(rec.ts_ns, rec.orig_len, rec.data);
     }
     let name = r.name().to_string();
-    let mut s = st.finish(name, r.truncated.clone());
+    let (mut s, kept) = st.finish(name, r.truncated.clone());
     s.warnings.extend(r.anomalies());
-    Ok(s)
+    Ok((s, kept))
 }

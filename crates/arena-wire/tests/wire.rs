@@ -891,3 +891,44 @@ fn sha1_and_accept_key_match_rfc_6455_example() {
         "s3pPLMBiTxaQ9kYGzzhZRbK+xOo="
     );
 }
+
+#[test]
+fn compressed_messages_are_the_ones_the_summary_inflates() {
+    let pcap = tmpdir().join("kept.pcap");
+    let spec = arena_wire::synth::SynthSpec {
+        impair: true,
+        max_messages: 120,
+        big_every: 40,
+        seed: 11,
+        ..Default::default()
+    };
+    let f = std::fs::File::create(&pcap).unwrap();
+    arena_wire::synth::write_session(std::io::BufWriter::new(f), &spec).unwrap();
+    let opts = SummaryOptions {
+        port: Some(spec.port),
+        ..Default::default()
+    };
+    let (kept_summary, kept) = arena_wire::compressed_messages(&pcap, &opts).unwrap();
+    // Keeping the messages changes none of the figures.
+    let plain = summarize(&pcap, &opts).unwrap();
+    assert_eq!(
+        serde_json::to_value(&kept_summary).unwrap(),
+        serde_json::to_value(&plain).unwrap()
+    );
+    let (c2s, s2c) = (&plain.client_to_server, &plain.server_to_client);
+    assert!(c2s.compressed_messages > 0 && s2c.compressed_messages > 0);
+    assert_eq!(
+        kept.len() as u64,
+        c2s.compressed_messages + s2c.compressed_messages
+    );
+    // Each inflates alone, without error, and together they are the compressed share of
+    // the app bytes: no more than all of it, and the whole when every message is compressed.
+    let mut c = arena_wire::ws::Counter::new();
+    let app: u64 = kept.iter().map(|m| c.message(m).unwrap()).sum();
+    assert!(app > 0 && app <= c2s.app_bytes + s2c.app_bytes);
+    let big = kept.iter().map(Vec::len).max().unwrap();
+    assert!(
+        big > 100 * 1024,
+        "long messages are kept whole too: {big} B"
+    );
+}
