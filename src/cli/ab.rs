@@ -16,17 +16,8 @@ use super::args::{ab_document, runs, AbPlan, RunArgs};
 /// Run arms interleaved, each run in a fresh page and a fresh target session, and compare.
 #[derive(Debug, ClapArgs)]
 pub struct Args {
-    /// Pilot file (TOML, see docs/pilot-file.md); default: the built-in fixture pilot.
-    #[arg(long, value_name = "FILE")]
-    pub pilot: Option<PathBuf>,
-    /// Arms to run, comma-separated; the first is the baseline.
-    #[arg(
-        long,
-        value_name = "A,B[,C...]",
-        value_delimiter = ',',
-        required = true
-    )]
-    pub arms: Vec<String>,
+    #[command(flatten)]
+    pub arms: super::args::ArmsArgs,
     /// Rounds: each round runs every arm once, in the order given.
     #[arg(long, value_name = "R", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
     pub rounds: u32,
@@ -43,10 +34,10 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
-    let pilot = Pilot::load_or_builtin(args.pilot.as_ref())?;
+    let pilot = Pilot::load_or_builtin(args.arms.pilot.as_ref())?;
     let outcome = args.run.run_ab(AbPlan {
         pilot: &pilot,
-        arms: &args.arms,
+        arms: &args.arms.names,
         rounds: args.rounds,
         url: args.url.clone(),
         out: args.out.clone(),
@@ -55,7 +46,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     // Pooled per arm against the first arm: deltas, intervals, `~` for noise.
     let opts = CompareOptions {
         by: By::Arm,
-        baseline: args.arms.first().cloned(),
+        baseline: args.arms.names.first().cloned(),
         splits: args.run.split.splits.clone(),
         reply_over: args.run.split.reply_over,
         ..CompareOptions::default()

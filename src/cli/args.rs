@@ -42,15 +42,8 @@ pub struct RunArgs {
     /// Recorder ring buffer capacity in records (default: the pilot file's, 65536).
     #[arg(long, value_name = "RECORDS", value_parser = clap::value_parser!(u32).range(1..))]
     pub capacity: Option<u32>,
-    /// Chromium binary (default: $CHROME, /usr/lib/chromium/chromium, chromium on PATH).
-    #[arg(long, value_name = "PATH")]
-    pub chrome: Option<PathBuf>,
-    /// Show the browser window instead of running headless.
-    #[arg(long)]
-    pub headful: bool,
-    /// No progress on stderr.
-    #[arg(long, short)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub chromium: BrowserArgs,
     /// Capture the target's port on `lo` into `wire.pcap` in the run folder and add wire
     /// figures (per direction: frames, payload, app bytes after inflate) to the run. Needs
     /// root or CAP_NET_RAW; without it the run records interface byte counters and says so.
@@ -129,6 +122,43 @@ impl RunArgs {
     }
 
     pub fn browser(&self) -> BrowserOptions {
+        self.chromium.options()
+    }
+}
+
+/// The pilot file and the arms of a command that interleaves them (`ab`, `startup`).
+#[derive(Debug, Clone, clap::Args)]
+pub struct ArmsArgs {
+    /// Pilot file (TOML, see docs/pilot-file.md); default: the built-in fixture pilot.
+    #[arg(long, value_name = "FILE")]
+    pub pilot: Option<PathBuf>,
+    /// Arms to run, comma-separated, interleaved round by round (A B A B ...); the first
+    /// is the baseline.
+    #[arg(
+        long = "arms",
+        value_name = "A,B[,C...]",
+        value_delimiter = ',',
+        required = true
+    )]
+    pub names: Vec<String>,
+}
+
+/// The browser a command launches, and its progress on stderr.
+#[derive(Debug, Clone, clap::Args)]
+pub struct BrowserArgs {
+    /// Chromium binary (default: $CHROME, /usr/lib/chromium/chromium, chromium on PATH).
+    #[arg(long, value_name = "PATH")]
+    pub chrome: Option<PathBuf>,
+    /// Show the browser window instead of running headless.
+    #[arg(long)]
+    pub headful: bool,
+    /// No progress on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+impl BrowserArgs {
+    pub fn options(&self) -> BrowserOptions {
         BrowserOptions {
             chrome: self.chrome.clone(),
             headful: self.headful,
@@ -154,7 +184,7 @@ impl RunArgs {
             .iter()
             .map(|a| Plan::for_arm(ab.pilot, Some(a), &overrides))
             .collect::<Result<Vec<_>>>()?;
-        let reporter = Reporter::new(Mode::detect(self.quiet));
+        let reporter = Reporter::new(Mode::detect(self.chromium.quiet));
         let show = |p: Progress<'_>| reporter.pilot(p);
         let outcome = block_on(|cancel| async move {
             run_ab(AbRequest {

@@ -41,7 +41,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         Some(d) => OutDir::Exactly(d.clone()),
         None => OutDir::Under(PathBuf::from("reports")),
     };
-    let reporter = Reporter::new(Mode::detect(args.run.quiet));
+    let reporter = Reporter::new(Mode::detect(args.run.chromium.quiet));
     let show = |p: arena_pilot::Progress<'_>| reporter.pilot(p);
     let split = args.run.split.clone();
     let outcome = block_on(|cancel| async move {

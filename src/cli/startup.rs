@@ -20,17 +20,8 @@ use super::common::progress::{Mode, Reporter};
 /// board on screen, each round in a fresh browser profile against a fresh target.
 #[derive(Debug, ClapArgs)]
 pub struct Args {
-    /// Pilot file (TOML, see docs/pilot-file.md); default: the built-in fixture pilot.
-    #[arg(long, value_name = "FILE")]
-    pub pilot: Option<PathBuf>,
-    /// Arms to run, comma-separated, interleaved round by round (A B A B ...).
-    #[arg(
-        long,
-        value_name = "A,B[,C...]",
-        value_delimiter = ',',
-        required = true
-    )]
-    pub arms: Vec<String>,
+    #[command(flatten)]
+    pub arms: super::args::ArmsArgs,
     /// Rounds: each round starts every arm cold once, in the order given.
     #[arg(long, value_name = "R", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     pub rounds: u32,
@@ -59,21 +50,14 @@ pub struct Args {
     /// A shaped link between the browser and the target (as `pilot --link`).
     #[arg(long, value_name = "SPEC", value_parser = arena_link::LinkSpec::parse)]
     pub link: Option<arena_link::LinkSpec>,
-    /// Chromium binary (default: $CHROME, /usr/lib/chromium/chromium, chromium on PATH).
-    #[arg(long, value_name = "PATH")]
-    pub chrome: Option<PathBuf>,
-    /// Show the browser window instead of running headless.
-    #[arg(long)]
-    pub headful: bool,
-    /// No progress on stderr.
-    #[arg(long, short)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub chromium: super::args::BrowserArgs,
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
-    let pilot = Pilot::load_or_builtin(args.pilot.as_ref())?;
+    let pilot = Pilot::load_or_builtin(args.arms.pilot.as_ref())?;
     let mut knobs = Vec::new();
     for k in &args.knobs {
         knobs.push(
@@ -90,6 +74,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     };
     let plans = args
         .arms
+        .names
         .iter()
         .map(|a| Plan::for_arm(&pilot, Some(a), &overrides))
         .collect::<Result<Vec<_>>>()?;
@@ -106,12 +91,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
         timeout_ms: args.timeout,
         link: plans.iter().find_map(|p| p.link.map(|l| l.to_string())),
     };
-    let reporter = Reporter::new(Mode::detect(args.quiet));
+    let reporter = Reporter::new(Mode::detect(args.chromium.quiet));
     let show = |p: arena_pilot::Progress<'_>| reporter.pilot(p);
-    let browser = BrowserOptions {
-        chrome: args.chrome.clone(),
-        headful: args.headful,
-    };
+    let browser = args.chromium.options();
     let outcome = block_on(|cancel| async move {
         run_startup(StartupRequest {
             plans,
@@ -125,10 +107,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
     })?;
     // What was measured is printed whatever ended the rounds.
     if args.format == Format::Json {
-        let doc = startup_json(&outcome.rounds, &args.arms, &setup);
+        let doc = startup_json(&outcome.rounds, &args.arms.names, &setup);
         print!("{}", arena_report::json::to_text(&doc));
     } else if !outcome.rounds.is_empty() {
-        for t in startup_tables(&outcome.rounds, &args.arms, &setup) {
+        for t in startup_tables(&outcome.rounds, &args.arms.names, &setup) {
             print!("{}", t.render(args.format));
             println!();
         }

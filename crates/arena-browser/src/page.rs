@@ -188,32 +188,22 @@ impl Page {
     }
 
     fn take_cdp_frames(&self) -> Vec<CdpFrame> {
-        self.tap
-            .lock()
-            .ok()
-            .and_then(|t| {
-                t.as_ref().and_then(|tap| {
-                    tap.log
-                        .lock()
-                        .ok()
-                        .map(|mut l| std::mem::take(&mut l.frames))
-                })
-            })
-            .unwrap_or_default()
+        self.take_from_tap(|l| std::mem::take(&mut l.frames))
     }
 
     /// WebSocket handshakes the network layer completed since the last call.
     fn take_cdp_opens(&self) -> Vec<(f64, u16)> {
+        self.take_from_tap(|l| std::mem::take(&mut l.opens))
+    }
+
+    /// What `take` moves out of the network tap's log; nothing while no tap runs.
+    fn take_from_tap<T: Default>(&self, take: impl FnOnce(&mut crate::net::CdpLog) -> T) -> T {
         self.tap
             .lock()
             .ok()
             .and_then(|t| {
-                t.as_ref().and_then(|tap| {
-                    tap.log
-                        .lock()
-                        .ok()
-                        .map(|mut l| std::mem::take(&mut l.opens))
-                })
+                t.as_ref()
+                    .and_then(|tap| tap.log.lock().ok().map(|mut l| take(&mut l)))
             })
             .unwrap_or_default()
     }
