@@ -1,15 +1,13 @@
 //! `arena-perf startup`: cold starts, arms interleaved, each round a fresh browser profile
 //! and a fresh target; a table per milestone with every round and the median.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{anyhow, Result};
 use arena_compare::{startup_json, startup_tables, StartupSetup};
 use arena_pilot::{
-    block_on, run_startup, BoardRule, BrowserOptions, Overrides, Pilot, Plan, StartupOptions,
-    StartupRequest,
+    block_on, run_startup, BoardRule, Overrides, Pilot, Plan, StartupOptions, StartupRequest,
 };
 use arena_report::{Exit, Format};
 use clap::Args as ClapArgs;
