@@ -114,3 +114,42 @@ fn tempfile_dir_named(what: &str) -> std::path::PathBuf {
     std::fs::create_dir_all(&d).unwrap();
     d
 }
+
+/// `arena-perf ... | head` must end like any Unix tool once its reader is gone: killed by
+/// SIGPIPE, with no panic on stderr (the reducers; a closed read end from the start makes
+/// the first write fail every time).
+#[test]
+fn a_reader_that_goes_away_ends_the_reducers_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    let root = env!("CARGO_MANIFEST_DIR");
+    for args in [
+        &["logs", "gc", "fixtures/logs/gc-g1-1m.log"][..],
+        &[
+            "wire",
+            "summary",
+            "fixtures/wire/fixture-session.pcap",
+            "--port",
+            "18087",
+        ][..],
+        &["compare", "fixtures/runs", "--baseline", "stock"][..],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_arena-perf"))
+            .args(args)
+            .current_dir(root)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        // SIGPIPE is 13 on Linux.
+        assert_eq!(
+            out.status.signal(),
+            Some(13),
+            "{args:?}: {:?} {err}",
+            out.status
+        );
+    }
+}

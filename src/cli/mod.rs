@@ -76,12 +76,31 @@ pub enum Command {
 /// 2 bad input, 3 target failed mid-run, 130 interrupted).
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    if only_reads_and_prints(&cli.command) {
+        arena_sys::interrupt::die_on_closed_pipe();
+    }
     match run(cli) {
         Ok(code) => code,
         Err(err) => {
             eprintln!("arena-perf: {err:#}");
             arena_report::exit_code(&err)
         }
+    }
+}
+
+/// Commands that start no browser, server or child: a closed stdout may end them at once.
+fn only_reads_and_prints(cmd: &Command) -> bool {
+    match cmd {
+        Command::Compare(_)
+        | Command::Gate(_)
+        | Command::Plot(_)
+        | Command::Logs(_)
+        | Command::Completions(_)
+        | Command::Man(_) => true,
+        // A screenshot drives a headless Chromium.
+        Command::Report(r) => r.screenshot.is_none(),
+        Command::Wire(w) => matches!(w.command, wire::WireCommand::Summary(_)),
+        _ => false,
     }
 }
 

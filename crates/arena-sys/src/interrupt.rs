@@ -129,3 +129,15 @@ mod tests {
         });
     }
 }
+
+/// Lets SIGPIPE end the process, as it ends `cat` or `grep`, so `arena-perf ... | head`
+/// stops quietly once `head` has read enough. Rust starts with SIGPIPE ignored, which
+/// turns the first write to a closed pipe into a panic in `print!`. Only for commands
+/// that read files and print: the ones that drive browsers and servers keep it ignored,
+/// so a closed pipe can never skip their kill-and-reap.
+pub fn die_on_closed_pipe() {
+    // SAFETY: restoring a signal's default disposition has no handler to race with.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
