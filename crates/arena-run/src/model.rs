@@ -494,7 +494,8 @@ impl Run {
 pub struct Event {
     /// Monotonic since the recorder started; never reset by a clear.
     pub seq: u64,
-    /// `input`, `input_coalesced`, `ws_send`, `ws_recv`, `draw`, `paint`, `answer`.
+    /// `input`, `input_coalesced`, `ws_send`, `ws_recv`, `draw`, `paint`, `answer`,
+    /// `ws_open` (a socket's handshake done), `region_painted` (`startup`'s board region).
     pub kind: String,
     /// Page clock, ms.
     pub t_ms: f64,

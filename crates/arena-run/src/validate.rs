@@ -399,7 +399,7 @@ pub(crate) fn undeclared_breaks(found: u64, declared: u64, first: &str) -> Strin
 }
 
 /// The record kinds the recorder writes (`docs/run-format.md`).
-const EVENT_KINDS: [&str; 7] = [
+const EVENT_KINDS: [&str; 9] = [
     "input",
     "input_coalesced",
     "ws_send",
@@ -407,6 +407,8 @@ const EVENT_KINDS: [&str; 7] = [
     "draw",
     "paint",
     "answer",
+    "ws_open",
+    "region_painted",
 ];
 
 /// An `events.jsonl` line read only to be checked: the fields and types of
