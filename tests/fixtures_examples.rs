@@ -3,7 +3,7 @@
 //! after it) and prints what that command prints. The commands run in a scratch folder, so
 //! what they write (`reports/`, `latency.svg`) lands there; their `fixtures/` and `pilots/`
 //! paths are read from this checkout. The ones that drive Chromium (`pilot`, `ab`, `demo`
-//! on the built-in match) are one test of their own.
+//! and `startup` on the built-in match, `watch` on a page) are one test of their own.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -39,7 +39,11 @@ impl Example {
     }
 
     fn needs_browser(&self) -> bool {
-        self.exit == 0 && matches!(self.args[0].as_str(), "pilot" | "ab" | "demo" | "watch")
+        self.exit == 0
+            && matches!(
+                self.args[0].as_str(),
+                "pilot" | "ab" | "demo" | "watch" | "startup"
+            )
     }
 }
 
@@ -124,6 +128,7 @@ fn expected(e: &Example) -> &'static [&'static str] {
         ("pilot", 2) => &["typo-key.toml:9:", "cuont"],
         ("serve", 2) => &["knob `png_level`", "out of range"],
         ("watch", 0) => &["first paint", "| frames | 0 |", "| rate | 0 B/s |"],
+        ("startup", 0) => &["socket open", "board on screen", "| stock |"],
         ("completions", 0) => &["_arena__perf()", "complete -F", "--capture"],
         ("man", 0) => &[".TH arena-perf 1", ".TH arena-perf-pilot 1"],
         (c, n) => panic!("no expectation for `{c}` exiting {n}: add one here"),
