@@ -5,13 +5,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use arena_compare::{by_run_table, compare, By, CompareOptions};
+use arena_compare::by_run_table;
 use arena_report::Format;
 use clap::Args as ClapArgs;
 
 use arena_pilot::Pilot;
 
-use super::args::{ab_document, runs, AbPlan, RunArgs};
+use super::args::{ab_document, pooled, runs, AbPlan, RunArgs};
 
 /// Run arms interleaved, each run in a fresh page and a fresh target session, and compare.
 #[derive(Debug, ClapArgs)]
@@ -43,18 +43,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         out: args.out.clone(),
     })?;
     let runs = runs(&outcome);
-    // Pooled per arm against the first arm: deltas, intervals, `~` for noise.
-    let opts = CompareOptions {
-        by: By::Arm,
-        baseline: args.arms.names.first().cloned(),
-        splits: args.run.split.splits.clone(),
-        reply_over: args.run.split.reply_over,
-        ..CompareOptions::default()
-    };
-    let cmp = match runs.is_empty() {
-        true => None,
-        false => Some(compare(&runs, &opts)?),
-    };
+    let cmp = pooled(&runs, args.arms.names.first().cloned(), &args.run.split)?;
     if args.format == Format::Json {
         print!("{}", ab_document("ab", &outcome, cmp.as_ref()));
     } else if let Some(cmp) = cmp {

@@ -245,6 +245,26 @@ pub fn print_cpu(runs: &[Run], format: arena_report::Format) {
     }
 }
 
+/// The runs pooled per arm against `baseline`: deltas, intervals, `~` for noise, and the
+/// breakdowns asked for; `None` when no run was made.
+pub fn pooled(
+    runs: &[Run],
+    baseline: Option<String>,
+    split: &super::compare::SplitArgs,
+) -> Result<Option<arena_compare::Comparison>> {
+    if runs.is_empty() {
+        return Ok(None);
+    }
+    let opts = arena_compare::CompareOptions {
+        by: arena_compare::By::Arm,
+        baseline,
+        splits: split.splits.clone(),
+        reply_over: split.reply_over,
+        ..Default::default()
+    };
+    arena_compare::compare(runs, &opts).map(Some)
+}
+
 /// The runs an A/B made, in order.
 pub fn runs(outcome: &AbOutcome) -> Vec<Run> {
     outcome.outcomes.iter().map(|o| o.run.clone()).collect()

@@ -5,13 +5,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use arena_compare::{by_run_table, compare, By, CompareOptions};
+use arena_compare::by_run_table;
 use arena_report::Format;
 use clap::Args as ClapArgs;
 
 use arena_pilot::Pilot;
 
-use super::args::{ab_document, runs, AbPlan, RunArgs};
+use super::args::{ab_document, pooled, runs, AbPlan, RunArgs};
 
 /// Measure stock against lazy-png on the built-in fixture match (no setup needed).
 #[derive(Debug, ClapArgs)]
@@ -40,22 +40,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let runs = runs(&outcome);
     if args.format == Format::Json {
         // The table is one column per run; the document adds the pooled comparison.
-        let opts = CompareOptions {
-            by: By::Arm,
-            baseline: Some("stock".into()),
-            splits: args.run.split.splits.clone(),
-            reply_over: args.run.split.reply_over,
-            ..CompareOptions::default()
-        };
-        let cmp = match runs.is_empty() {
-            true => None,
-            false => Some(compare(&runs, &opts)?),
-        };
+        let cmp = pooled(&runs, Some("stock".into()), &args.run.split)?;
         print!("{}", ab_document("demo", &outcome, cmp.as_ref()));
     } else if !runs.is_empty() {
         print!("{}", by_run_table(&runs).render(args.format));
         args.run.split.print(&runs, args.format)?;
     }
+    super::args::print_cpu(&runs, args.format);
     match outcome.error {
         Some(e) => Err(e),
         None => Ok(ExitCode::SUCCESS),
