@@ -288,16 +288,48 @@
   }
 
   // ---- canvas 2D draws, and the animation frame after them ----
+  // A draw is shown by the rendering update of the frame it was made in: the next frame for
+  // a draw made in a task, this frame for one made inside one of the app's own animation-
+  // frame callbacks (those run before the frame's rendering update). So the app's callbacks
+  // are wrapped, and a draw inside one is marked painted, and judged, right after it.
   var raf = window.requestAnimationFrame ? window.requestAnimationFrame.bind(window) : null;
   var paintPending = false;
   var lastCanvas = NO_TARGET;
-  var onFrame = function () {
+  var inAppFrame = false, drewInAppFrame = false;
+  function painted(t) {
     paintPending = false;
-    var t = now();
     push(KIND_PAINT, t, 0, CLS_OTHER, EV_RAF, 1, lastCanvas);
     lastActivity = t;
+  }
+  var onFrame = function () {
+    // Already recorded after the app's own frame callback that drew.
+    if (!paintPending) return;
+    painted(now());
     if (waiter !== null) check();
   };
+  function afterAppFrame() {
+    var t = now();
+    if (paintPending) painted(t);
+    if (pending.length) oracleCheck(t);
+    if (waiter !== null) check();
+  }
+  if (raf) {
+    var origRafFn = window.requestAnimationFrame;
+    var wrappedRaf = {
+      requestAnimationFrame: function (cb) {
+        if (typeof cb !== 'function') return origRafFn.apply(window, arguments);
+        return origRafFn.call(window, function (ts) {
+          inAppFrame = true;
+          drewInAppFrame = false;
+          try { return cb(ts); } finally {
+            inAppFrame = false;
+            if (drewInAppFrame) afterAppFrame();
+          }
+        });
+      }
+    }.requestAnimationFrame;
+    Object.defineProperty(window, 'requestAnimationFrame', { value: wrappedRaf, writable: true, configurable: true, enumerable: true });
+  }
   var C2D = window.CanvasRenderingContext2D;
   if (C2D) {
     DRAWS.forEach(function (name) {
@@ -312,7 +344,12 @@
           lastCanvas = c;
           push(KIND_DRAW, t, 0, CLS_OTHER, code, 1, c);
           lastActivity = t;
+          if (inAppFrame) drewInAppFrame = true;
           if (!paintPending && raf) { paintPending = true; raf(onFrame); }
+          // The oracle looks at a 2D canvas only in a frame after a draw: pixels nothing
+          // drew on cannot have changed, and polling every frame would keep the page
+          // animating, which moves when its frames come.
+          if (pending.length && !oracleRafPending && raf) { oracleRafPending = true; raf(oracleFrame); }
           return r;
         }
       }[name];
@@ -501,27 +538,43 @@
     } else if (ORACLE.fn === null) {
       return verdict(t, CLS_OTHER, 'js_error', 0, NO_TARGET, seq, oracleError);
     }
+    // A js predicate reads page state, and a canvas not drawn through the 2D context
+    // (WebGL) draws unseen: those are checked every frame.
+    p.poll = ORACLE.kind !== 'pixels' || ctxType.get(p.canvas) !== '2d';
     pending.push(p);
-    if (!oracleRafPending && raf) { oracleRafPending = true; raf(oracleFrame); }
+    setTimeout(expireWatches, ORACLE.window + 1);
+    if (p.poll && !oracleRafPending && raf) { oracleRafPending = true; raf(oracleFrame); }
+  }
+  // Ends the watches whose window has passed: the latest one's waiter learns it had no
+  // answer.
+  function expireWatches() {
+    var t = now();
+    for (var i = 0; i < pending.length; i++) {
+      if (t <= pending[i].until) continue;
+      var p = pending.splice(i--, 1)[0];
+      if (latest !== null && latest.seq === p.seq) { latest.done = { t_input: latest.t, t_answer: null }; answered(); }
+    }
   }
   function overlaps(a, b) {
     return a.canvas === b.canvas && a.g.x < b.g.x + b.g.w && b.g.x < a.g.x + a.g.w &&
       a.g.y < b.g.y + b.g.h && b.g.y < a.g.y + a.g.h;
   }
-  // One check per animation frame while inputs are watched. A frame answers at most one
-  // input: a later input whose condition the same frame met (pixels: on an overlapping
-  // region) is told "claimed" and, for pixels, keeps watching from the new pixels.
+  // One check per animation frame after a draw (or every frame, for watches that poll).
+  // A frame answers at most one input: a later input whose condition the same frame met
+  // (pixels: on an overlapping region) is told "claimed" and, for pixels, keeps watching
+  // from the new pixels.
   function oracleFrame() {
     oracleRafPending = false;
-    var t = now();
-    var answered = [];
+    oracleCheck(now());
+    var poll = false;
+    for (var i = 0; i < pending.length; i++) if (pending[i].poll) { poll = true; break; }
+    if (poll && raf) { oracleRafPending = true; raf(oracleFrame); }
+  }
+  function oracleCheck(t) {
+    expireWatches();
+    var hits = [];
     for (var i = 0; i < pending.length; i++) {
       var p = pending[i];
-      if (t > p.until) {
-        pending.splice(i--, 1);
-        if (latest !== null && latest.seq === p.seq) { latest.done = { t_input: latest.t, t_answer: null }; answered(); }
-        continue;
-      }
       var cur = null, n = 0;
       if (ORACLE.kind === 'pixels') {
         try { cur = readRegion(p.canvas, p.g); } catch (why) {
@@ -540,8 +593,8 @@
       if (n === 0) continue;
       var ev = ORACLE.kind === 'pixels' ? 'pixels' : 'js';
       var claimed = false;
-      for (var k = 0; k < answered.length; k++) {
-        if (ORACLE.kind !== 'pixels' || overlaps(answered[k], p)) { claimed = true; break; }
+      for (var k = 0; k < hits.length; k++) {
+        if (ORACLE.kind !== 'pixels' || overlaps(hits[k], p)) { claimed = true; break; }
       }
       if (claimed) {
         verdict(t, CLS_ACK, ev, n, p.target, p.seq, null);
@@ -549,11 +602,10 @@
         continue;
       }
       verdict(t, CLS_INPUT, ev, n, p.target, p.seq, null);
-      answered.push(p);
+      hits.push(p);
       pending.splice(i--, 1);
     }
-    if (pending.length && raf) { oracleRafPending = true; raf(oracleFrame); }
-    if (waiter !== null && answered.length) check();
+    if (waiter !== null && hits.length) check();
   }
   // Before measuring: can the oracle judge an input at page point (x, y)? (null x: a key.)
   function probeAnswer(x, y) {
