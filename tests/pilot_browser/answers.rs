@@ -163,7 +163,7 @@ fn a_release_sent_back_to_back_is_claimed_not_answered_twice() {
     let _g = lock();
     let pilot = press_pilot("[answer]\noracle = \"reply\"\n");
     let mut pilot = pilot;
-    pilot.clicks.hold_ms = Some(0);
+    pilot.clicks.hold = Some(arena_pilot::scenario::Hold::Fixed(0));
     let o = run_page(&pilot, "/press.html?d=25".into(), 15).expect("run");
     let s = &o.run.meta.summary;
     assert_eq!(o.run.meta.answer.as_ref().unwrap().oracle, "reply");
@@ -302,7 +302,7 @@ fn a_worker_socket_seen_through_cdp_keeps_each_send_with_its_input() {
     pilot.recorder.sockets = arena_browser::SocketChoice::Auto;
     pilot.clicks.region = [0.3, 0.1, 0.95, 0.8];
     // Press and release back to back: the press's send reaches CDP after the release.
-    pilot.clicks.hold_ms = Some(0);
+    pilot.clicks.hold = Some(arena_pilot::scenario::Hold::Fixed(0));
     let ov = Overrides {
         clicks: Some(40),
         knobs: knobs(&[("worker", "true"), ("los_work", "0")]),

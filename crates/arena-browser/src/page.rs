@@ -337,6 +337,21 @@ impl Page {
         Ok(Some((t_input, v.get("t_answer").and_then(Value::as_f64))))
     }
 
+    /// The page's animation-frame interval, ms: the median gap between `frames + 1`
+    /// consecutive `requestAnimationFrame` callbacks (`None` where the page has none, or
+    /// it did not tick within the CDP limit, as in a hidden tab).
+    pub async fn frame_interval_ms(&self, frames: u32) -> Result<Option<f64>> {
+        let js = format!(
+            "new Promise((resolve) => {{ const raf = window.requestAnimationFrame; \
+             if (typeof raf !== 'function') return resolve(null); const t = []; \
+             const tick = (ts) => {{ t.push(ts); if (t.length <= {frames}) return raf(tick); \
+             const d = t.slice(1).map((x, i) => x - t[i]).sort((a, b) => a - b); \
+             resolve(d[d.length >> 1]); }}; raf(tick); \
+             setTimeout(() => resolve(null), 3000); }})"
+        );
+        Ok(self.eval_json(&js).await?.as_f64().filter(|v| *v > 0.0))
+    }
+
     /// Stops the page's answer oracle (the run falls back to judging replies).
     pub async fn answer_off(&self) -> Result<()> {
         self.eval_json("window.__arenaRecorder.answerOff()").await?;

@@ -82,6 +82,7 @@ pub fn run(arm: &str, input_to_paint: &[f64], reply_bytes: u64) -> Run {
             trace: None,
             idle: None,
             cpu: None,
+            loop_settings: None,
         },
         loops,
         events: Vec::new(),

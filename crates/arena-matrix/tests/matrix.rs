@@ -695,6 +695,7 @@ fn pilot_figure_reads_the_nested_run_folder() {
                 trace: None,
                 idle: None,
                 cpu: None,
+                loop_settings: None,
             },
             loops,
             events: Vec::new(),

@@ -5,30 +5,42 @@
 //!
 //! 1. with `clicks.move_first`, a `mouseMoved` to the point, then a wait until the page has
 //!    gone quiet (a hover repaint must not land in the press's window);
-//! 2. `mousePressed` (buttons 1): the `mousedown` loop;
-//! 3. by default, once the press's loop has ended (its answer painted, or the timeout),
+//! 2. after a phase pause (below), `mousePressed` (buttons 1): the `mousedown` loop;
+//! 3. by default, once the press's loop has ended (its answer painted, or the timeout), the
+//!    socket has been quiet for `settle_ms`, a person's hold (drawn from
+//!    `clicks.hold_range_ms`) has passed since the press, and a phase pause,
 //!    `mouseReleased` (buttons 0): the `mouseup` loop. With `clicks.hold_ms = N` the
 //!    release goes N ms after the press instead, answered or not.
 //!
-//! Releasing after the press's answer is the default because a release sent back to back
-//! shares the press's window: an app that answers only the press would hand its one reply
-//! to both loops, and one that answers both in one frame could not say which input the
-//! frame was for. A person holds a button for about 100 ms, longer than most answers, so
-//! the default is also the shape the app sees from people. A key press is `keyDown` +
-//! `keyUp` back to back (only `keydown` starts a loop).
+//! Releasing only once the press's loop has ended and nothing is in flight is the default
+//! because a release sent earlier shares the press's window: the press's answer, its
+//! follow-up frames or a frame already on its way would close the release's loop, a loop
+//! its input did not cause. A person holds a button about 100 ms, longer than most
+//! answers, so the default is also the shape the app sees from people.
+//!
+//! The phase pause: every input waits a time drawn uniformly from one frame interval
+//! (measured on the page) before it goes. A release sent the moment the press's answer
+//! painted sits at one fixed point of the page's frame clock and of the server's paint
+//! tick, and every release is then rounded the same way; with the pause, the input's time
+//! modulo the frame interval is uniform whatever the waits before it were (the run checks
+//! it: `run.json` `summary.input_phase`). A key press is `keyDown` + `keyUp` back to back
+//! (only `keydown` starts a loop).
 
+use std::cell::RefCell;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Result};
 use arena_browser::{Page, Quiet, RecordKind};
 use arena_report::{Exit, ExitKind};
 use arena_run::Outcome;
+use arena_sys::rng::SplitMix64;
 
 use crate::answer::AnswerRule;
 use crate::cancel::Cancel;
 use crate::collect::{drain_into, Collected, ToolCost};
 use crate::pair::{pair, PairConfig};
 use crate::plan::Plan;
+use crate::scenario::Hold;
 
 /// How often records are drained while waiting when the page cannot wait itself (an app's
 /// own recorder, sockets seen through CDP).
@@ -41,6 +53,45 @@ pub(crate) struct Clicker<'a> {
     pub cancel: &'a Cancel,
     /// Judges the click's own records (window, loop events, draw target, answer rule).
     pub judge: PairConfig,
+    /// When inputs go: the phase pause and the person's hold.
+    pub timing: Timing,
+}
+
+/// The random parts of a click's timing, reproducible from the run's seed.
+pub(crate) struct Timing {
+    rng: RefCell<SplitMix64>,
+    /// The phase pause before each input is uniform in [0, this) ms.
+    pub jitter_ms: f64,
+}
+
+impl Timing {
+    pub fn new(seed: u64, jitter_ms: f64) -> Self {
+        // Another stream than the click positions', which the same seed also draws.
+        let rng = SplitMix64::new(arena_sys::rng::mix(seed ^ 0x7469_6d69_6e67));
+        Timing {
+            rng: RefCell::new(rng),
+            jitter_ms,
+        }
+    }
+
+    fn unit(&self) -> f64 {
+        self.rng.borrow_mut().unit()
+    }
+
+    /// The phase pause, slept to a fraction of a millisecond (tokio's timer would round
+    /// every pause up to its next whole millisecond, a grid of its own).
+    async fn phase_pause(&self) {
+        if self.jitter_ms > 0.0 {
+            let d = Duration::from_secs_f64(self.unit() * self.jitter_ms / 1e3);
+            arena_sys::timer::sleep_exactly(d).await;
+        }
+    }
+
+    /// A person's hold drawn from its range.
+    fn person_hold(&self, min_ms: u64, max_ms: u64) -> Duration {
+        let span = (max_ms - min_ms) as f64;
+        Duration::from_secs_f64((min_ms as f64 + self.unit() * span) / 1e3)
+    }
 }
 
 /// How one wait for loops ended.
@@ -72,6 +123,7 @@ impl Clicker<'_> {
         };
         let clicks = &self.plan.pilot.clicks;
         if !clicks.keys.is_empty() {
+            self.timing.phase_pause().await;
             let from = col.records.len();
             let t = Instant::now();
             let key = &clicks.keys[k % clicks.keys.len()];
@@ -88,24 +140,12 @@ impl Clicker<'_> {
             self.page.move_to(x, y).await.map_err(stopped)?;
             self.settle_after_move(col, cost).await?;
         }
+        self.timing.phase_pause().await;
         let from = col.records.len();
         let t = Instant::now();
         self.page.press(x, y).await.map_err(stopped)?;
         let mut dispatch = t.elapsed();
-        let press = match clicks.hold_ms {
-            Some(h) => {
-                self.cancel.sleep(Duration::from_millis(h)).await;
-                None
-            }
-            None if self.loop_event("mousedown") && self.judge.answer == AnswerRule::Frame => {
-                Some(self.wait_answer(t, cost).await?)
-            }
-            None if self.loop_event("mousedown") => Some(
-                self.wait_loops(col, from, 1, Duration::ZERO, t, cost)
-                    .await?,
-            ),
-            None => None,
-        };
+        let press = self.hold(col, from, t, cost).await?;
         let t2 = Instant::now();
         self.page.release(x, y).await.map_err(stopped)?;
         dispatch += t2.elapsed();
@@ -119,6 +159,69 @@ impl Clicker<'_> {
         phases.push(release.tool_ms);
         note(cost, &phases);
         Ok(complete)
+    }
+
+    /// Holds the button after the press at `pressed`: a fixed hold, or a person's (the
+    /// press's loop ended, the socket quiet for `settle`, the drawn hold passed, then a
+    /// phase pause: a fixed hold stays exact). Returns
+    /// the press's phase when its loop was waited for.
+    async fn hold(
+        &self,
+        col: &mut Collected,
+        from: usize,
+        pressed: Instant,
+        cost: &mut ToolCost,
+    ) -> Result<Option<Phase>> {
+        let (min_ms, max_ms) = match self.plan.hold {
+            Hold::Fixed(h) => {
+                self.cancel.sleep(Duration::from_millis(h)).await;
+                return Ok(None);
+            }
+            Hold::Person { min_ms, max_ms } => (min_ms, max_ms),
+        };
+        let person = pressed + self.timing.person_hold(min_ms, max_ms);
+        let press = if !self.loop_event("mousedown") {
+            None
+        } else if self.judge.answer == AnswerRule::Frame {
+            let p = self.wait_answer(pressed, cost).await?;
+            self.wait_quiet_after(col, from, pressed, cost).await?;
+            Some(p)
+        } else {
+            Some(
+                self.wait_loops(col, from, 1, self.plan.settle, pressed, cost)
+                    .await?,
+            )
+        };
+        if press.is_none() {
+            self.wait_quiet_after(col, from, pressed, cost).await?;
+        }
+        self.cancel
+            .sleep(person.saturating_duration_since(Instant::now()))
+            .await;
+        self.timing.phase_pause().await;
+        Ok(press)
+    }
+
+    /// Waits until the socket has been quiet for `settle` after the press, bounded by the
+    /// press's timeout: the page says when where it can see the socket, else drains poll.
+    async fn wait_quiet_after(
+        &self,
+        col: &mut Collected,
+        from: usize,
+        pressed: Instant,
+        cost: &mut ToolCost,
+    ) -> Result<()> {
+        let left = (pressed + self.plan.timeout()).saturating_duration_since(Instant::now());
+        let quiet = tokio::select! {
+            q = self.page.wait_quiet(self.plan.settle, left) => q.map_err(stopped_waiting)?,
+            _ = self.cancel.cancelled() => return Ok(()),
+        };
+        cost.waits += 1;
+        if quiet == Quiet::Unsupported {
+            self.wait_loops(col, from, 0, self.plan.settle, pressed, cost)
+                .await?;
+        }
+        Ok(())
     }
 
     /// After a `mouseMoved`: drains every `settle` until a drain brings no message (a move

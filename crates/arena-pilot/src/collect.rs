@@ -34,12 +34,17 @@ pub(crate) struct Collected {
     pub dropped: u64,
     pub cleared_at_seq: Option<u64>,
     pub source: Option<arena_browser::SocketSource>,
+    /// The largest clock-map error any drain of CDP-seen sockets reported, ms.
+    pub clock_error_ms: Option<f64>,
 }
 
 impl Collected {
     fn take(&mut self, d: Drain) -> usize {
         self.dropped += d.dropped;
         self.cleared_at_seq.get_or_insert(d.cleared_at_seq);
+        if let Some(e) = d.clock_error_ms {
+            self.clock_error_ms = Some(self.clock_error_ms.map_or(e, |c: f64| c.max(e)));
+        }
         if self.source.is_none()
             || d.records.iter().any(|r| {
                 matches!(

@@ -26,6 +26,7 @@ pub mod cpu;
 pub mod idle;
 pub mod oracle;
 pub mod pair;
+pub mod phase;
 pub mod plan;
 pub mod prepare;
 pub mod progress;

@@ -10,7 +10,7 @@ use arena_report::{Exit, ExitKind};
 
 use crate::oracle::page_oracle;
 use crate::pair::PairConfig;
-use crate::scenario::{Arm, Clicks, Pilot};
+use crate::scenario::{hold_problem, Arm, Clicks, Hold, Pilot};
 
 /// Command-line overrides of the pilot file for one run.
 #[derive(Debug, Clone, Default)]
@@ -87,6 +87,11 @@ pub struct Plan<'a> {
     pub interval: Duration,
     pub timeout_ms: u64,
     pub settle: Duration,
+    /// When each release follows its press.
+    pub hold: Hold,
+    /// The phase jitter before each input, ms (`None`: one frame interval, measured on
+    /// the page).
+    pub phase_jitter_ms: Option<f64>,
     /// Click points, canvas fractions, in order.
     pub positions: Vec<(f64, f64)>,
     /// The recorder as the page gets it (capacity and answer oracle resolved).
@@ -125,6 +130,7 @@ impl<'a> Plan<'a> {
         }
         .positions();
         let timeout_ms = ov.timeout_ms.unwrap_or(pilot.pacing.timeout_ms);
+        let hold = resolve_hold(pilot, timeout_ms)?;
         let mut recorder = pilot.recorder.clone();
         if let Some(c) = ov.capacity {
             recorder.capacity = c;
@@ -161,6 +167,8 @@ impl<'a> Plan<'a> {
             interval: Duration::from_millis(ov.interval_ms.unwrap_or(pilot.pacing.interval_ms)),
             timeout_ms,
             settle: Duration::from_millis(ov.settle_ms.unwrap_or(pilot.pacing.settle_ms)),
+            hold,
+            phase_jitter_ms: pilot.pacing.phase_jitter_ms,
             positions,
             recorder,
             label,
@@ -186,6 +194,22 @@ impl<'a> Plan<'a> {
         cfg.cold_loops = (self.warmup * self.loops_per_click.max(1)) as usize;
         cfg.default_label = self.label.clone();
         cfg
+    }
+}
+
+/// The file's hold checked against the effective timeout (`--timeout` may shorten the
+/// file's), or a person's hold fitted inside it.
+fn resolve_hold(pilot: &Pilot, timeout_ms: u64) -> Result<Hold> {
+    let Some(hold) = pilot.clicks.hold else {
+        return Ok(Hold::person_within(timeout_ms));
+    };
+    match hold_problem(hold, timeout_ms) {
+        Some(why) => Err(anyhow!(Exit::bad_input(format!(
+            "{}: `{}`: {why}",
+            pilot.source,
+            hold.key()
+        )))),
+        None => Ok(hold),
     }
 }
 
@@ -252,6 +276,7 @@ mod tests {
         };
         let plan = Plan::for_arm(&pilot, Some("lazy-png"), &ov).unwrap();
         assert_eq!((plan.count, plan.positions.len()), (7, 7));
+        assert_eq!(plan.hold, Hold::PERSON);
         assert_eq!(plan.pair_config().window_ms, 900.0);
         let k = knobs(&plan);
         assert!(k.lazy_png && k.delay_ms == 5, "{k:?}");
@@ -262,6 +287,35 @@ mod tests {
         };
         let e = Plan::for_arm(&pilot, Some("stock"), &bad).unwrap_err();
         assert!(format!("{e:#}").contains("png_level"), "{e:#}");
+    }
+
+    #[test]
+    fn a_timeout_flag_shorter_than_the_hold_is_refused_and_the_default_hold_fits_it() {
+        let pilot = Pilot::parse("p.toml", "[clicks]\nhold_ms = 500\n").unwrap();
+        let ov = Overrides {
+            timeout_ms: Some(400),
+            ..Overrides::default()
+        };
+        let e = format!("{:#}", Plan::for_arm(&pilot, None, &ov).unwrap_err());
+        assert!(
+            e.contains("`clicks.hold_ms`") && e.contains("(400 ms)"),
+            "{e}"
+        );
+        let builtin = Pilot::builtin().unwrap();
+        let plan = Plan::for_arm(&builtin, None, &ov).unwrap();
+        assert_eq!(
+            plan.hold,
+            Hold::Person {
+                min_ms: 60,
+                max_ms: 140
+            }
+        );
+        let short = Overrides {
+            timeout_ms: Some(100),
+            ..Overrides::default()
+        };
+        let plan = Plan::for_arm(&builtin, None, &short).unwrap();
+        assert!(plan.hold.max_ms() < 100, "{:?}", plan.hold);
     }
 
     #[test]

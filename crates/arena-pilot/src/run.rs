@@ -9,11 +9,11 @@ use std::time::{Duration, Instant, SystemTime};
 use anyhow::{anyhow, Context, Result};
 use arena_browser::{Browser, CanvasRect, Page};
 use arena_report::{Exit, ExitKind};
-use arena_run::{AnswerInfo, IdleWindow, Run, RunStatus, SocketSource, Warning};
+use arena_run::{AnswerInfo, IdleWindow, LoopSettings, Run, RunStatus, SocketSource, Warning};
 use arena_wire::RunCapture;
 
 use crate::cancel::Cancel;
-use crate::click::Clicker;
+use crate::click::{Clicker, Timing};
 use crate::collect::{drain_into, Collected, ToolCost};
 use crate::cpu::CpuWatch;
 use crate::idle::idle_stage;
@@ -22,6 +22,7 @@ use crate::pair::{pair, PairConfig, Paired};
 use crate::plan::{BrowserOptions, Plan};
 use crate::prepare::{check_viewport, run_setup, wait_canvas, Kept};
 use crate::progress::{OnProgress, Progress};
+use crate::scenario::Hold;
 use crate::target::{target_gone, Target};
 use crate::trace;
 use crate::write::{build_run, events_of, RunContext};
@@ -104,6 +105,10 @@ struct Gathered {
     idle: Option<IdleWindow>,
     /// CPU by process, sampled from the page's opening to the end of the last phase.
     cpu: Option<CpuWatch>,
+    /// The page's animation-frame interval, measured before the clicks.
+    frame_interval_ms: Option<f64>,
+    /// The phase pause the inputs went out with, ms.
+    phase_jitter_ms: f64,
 }
 
 impl Gathered {
@@ -168,6 +173,8 @@ pub async fn run_arm(browser: &Browser, req: RunRequest<'_>) -> Result<Outcome> 
         setup: None,
         idle: None,
         cpu,
+        frame_interval_ms: None,
+        phase_jitter_ms: 0.0,
     };
     let body = match &page {
         Ok(p) => measure(p, &req, &target, &mut g).await,
@@ -289,14 +296,44 @@ async fn measure(
             Err(e) => g.trace_problem = Some(format!("{e:#}")),
         }
     }
+    g.frame_interval_ms = page.frame_interval_ms(12).await.unwrap_or(None);
+    g.phase_jitter_ms = plan
+        .phase_jitter_ms
+        .unwrap_or(g.frame_interval_ms.unwrap_or(DEFAULT_FRAME_MS));
     let clicker = Clicker {
         page,
         plan,
         cancel,
         judge: g.judge.clone(),
+        timing: Timing::new(plan.seed, g.phase_jitter_ms),
     };
     g.phase("clicks");
     click_all(&clicker, &rect, req, target, g).await
+}
+
+/// The phase pause where the page's frame interval could not be measured: 60 Hz.
+const DEFAULT_FRAME_MS: f64 = 1000.0 / 60.0;
+
+/// Every setting that defines this run's loops, for `run.json`.
+fn loop_settings(plan: &Plan<'_>, g: &Gathered) -> LoopSettings {
+    let (hold, hold_min_ms, hold_max_ms) = match plan.hold {
+        Hold::Fixed(ms) => ("fixed", ms, ms),
+        Hold::Person { min_ms, max_ms } => ("person", min_ms, max_ms),
+    };
+    LoopSettings {
+        loop_events: plan.pilot.pacing.loop_events.clone(),
+        timeout_ms: plan.timeout_ms,
+        settle_ms: plan.settle.as_millis() as u64,
+        interval_ms: plan.interval.as_millis() as u64,
+        warmup: plan.warmup,
+        move_first: plan.pilot.clicks.move_first,
+        hold: hold.into(),
+        hold_min_ms,
+        hold_max_ms,
+        phase_jitter_ms: g.phase_jitter_ms,
+        frame_interval_ms: g.frame_interval_ms,
+        socket_clock_error_ms: g.col.clock_error_ms,
+    }
 }
 
 /// The click loop: one click at a time, each waited for, paced by the plan's interval.
@@ -445,8 +482,9 @@ fn assemble(
         answer: g.answer.take(),
         idle_reply_bytes: plan.pilot.target.idle_reply_bytes,
         link: target.link.clone(),
+        loop_settings: Some(loop_settings(plan, g)),
     };
-    let mut run = build_run(&ctx, paired, &col.records);
+    let mut run = build_run(&ctx, paired, &g.col.records);
     if let Some(Kept { records, dropped }) = g.setup.take() {
         run.setup_events = Some(events_of(&records));
         if dropped > 0 {

@@ -171,7 +171,9 @@ struct RawClicks {
     #[serde(default)]
     keys: Option<Spanned<Vec<String>>>,
     #[serde(default)]
-    hold_ms: Option<u64>,
+    hold_ms: Option<Spanned<u64>>,
+    #[serde(default)]
+    hold_range_ms: Option<Spanned<[u64; 2]>>,
     #[serde(default)]
     move_first: Option<bool>,
 }
@@ -187,6 +189,8 @@ struct RawPacing {
     settle_ms: Option<u64>,
     #[serde(default)]
     loop_events: Option<Spanned<Vec<String>>>,
+    #[serde(default)]
+    phase_jitter_ms: Option<Spanned<f64>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -271,8 +275,9 @@ pub struct Clicks {
     /// When set, each of the `count` inputs is a key press (cycling through these DOM key
     /// values) instead of a click.
     pub keys: Vec<String>,
-    /// Release this many ms after the press instead of after the press's loop ended.
-    pub hold_ms: Option<u64>,
+    /// When the release follows the press, as the file names it (`None`: a person's hold,
+    /// [`Hold::person_within`] the timeout).
+    pub hold: Option<Hold>,
     /// Move the pointer to the point (and let the page go quiet) before pressing.
     pub move_first: bool,
 }
@@ -290,6 +295,56 @@ pub struct Pacing {
     pub settle_ms: u64,
     /// DOM event types that start a loop.
     pub loop_events: Vec<String>,
+    /// Before each input, a pause drawn uniformly from [0, this) ms, so no input goes out
+    /// at a fixed phase of the page's frame clock. `None`: one frame interval, measured on
+    /// the page before the clicks; 0: off.
+    pub phase_jitter_ms: Option<f64>,
+}
+
+/// When a click's release follows its press (`clicks.hold_ms`, `clicks.hold_range_ms`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hold {
+    /// Exactly this many ms after the press, answered or not: the release may share the
+    /// press's window, and pairing then says so (`docs/pilot-file.md`).
+    Fixed(u64),
+    /// A person's hold: no sooner than a hold drawn uniformly from `[min_ms, max_ms]` after
+    /// the press, and only once the press's loop has ended and the socket has been quiet
+    /// for `settle_ms`, so nothing the press caused is in flight when the release goes.
+    Person { min_ms: u64, max_ms: u64 },
+}
+
+impl Hold {
+    /// People hold a mouse button about 100 ms; the range keeps the release's moment off
+    /// any clock of the app's or the browser's.
+    pub const PERSON: Hold = Hold::Person {
+        min_ms: 60,
+        max_ms: 140,
+    };
+
+    /// The default hold under a per-click timeout of `timeout_ms`: [`Hold::PERSON`],
+    /// shortened to fit inside a timeout shorter than it.
+    pub fn person_within(timeout_ms: u64) -> Hold {
+        Hold::Person {
+            min_ms: 60.min(timeout_ms / 4),
+            max_ms: 140.min(timeout_ms / 2),
+        }
+    }
+
+    /// The longest hold it can ask for, ms.
+    pub fn max_ms(self) -> u64 {
+        match self {
+            Hold::Fixed(ms) => ms,
+            Hold::Person { max_ms, .. } => max_ms,
+        }
+    }
+
+    /// The pilot-file key that sets it.
+    pub fn key(self) -> &'static str {
+        match self {
+            Hold::Fixed(_) => "clicks.hold_ms",
+            Hold::Person { .. } => "clicks.hold_range_ms",
+        }
+    }
 }
 
 /// A parsed, validated pilot file.
@@ -355,7 +410,8 @@ impl Pilot {
                 idle_reply_bytes: default_idle_reply_bytes(),
                 ..Target::default()
             });
-        let clicks = parse_clicks(&cx, raw.clicks)?;
+        let pacing = parse_pacing(&cx, raw.pacing)?;
+        let clicks = parse_clicks(&cx, raw.clicks, pacing.timeout_ms)?;
         let answer = match raw.answer {
             Some(a) => parse_answer(&cx, a, !clicks.keys.is_empty())?,
             None => AnswerSpec::default(),
@@ -364,7 +420,7 @@ impl Pilot {
             source: source.to_string(),
             hash: hex(&Sha256::digest(text.as_bytes())),
             setup: parse_setup(&cx, raw.setup)?,
-            pacing: parse_pacing(&cx, raw.pacing)?,
+            pacing,
             recorder: parse_recorder(&cx, raw.classifier, raw.recorder)?,
             arms: parse_arms(&cx, &target, raw.arms)?,
             target,
@@ -460,7 +516,7 @@ fn region(cx: &Ctx, span: &Range<usize>, key: &str, r: [f64; 4]) -> Result<[f64;
 }
 
 /// `[clicks]`: where, how many, which pattern, keys instead of clicks, the click's shape.
-fn parse_clicks(cx: &Ctx, raw: Option<Spanned<RawClicks>>) -> Result<Clicks> {
+fn parse_clicks(cx: &Ctx, raw: Option<Spanned<RawClicks>>, timeout_ms: u64) -> Result<Clicks> {
     let mut clicks = Clicks {
         region: [0.1, 0.1, 0.9, 0.9],
         count: 156,
@@ -468,12 +524,13 @@ fn parse_clicks(cx: &Ctx, raw: Option<Spanned<RawClicks>>) -> Result<Clicks> {
         pattern: Pattern::Random,
         warmup: 1,
         keys: Vec::new(),
-        hold_ms: None,
+        hold: None,
         move_first: false,
     };
     let Some(c) = raw.map(Spanned::into_inner) else {
         return Ok(clicks);
     };
+    clicks.hold = parse_hold(cx, c.hold_ms, c.hold_range_ms, timeout_ms)?;
     if let Some(r) = c.region {
         clicks.region = region(cx, &r.span(), "clicks.region", r.into_inner())?;
     }
@@ -518,9 +575,54 @@ fn parse_clicks(cx: &Ctx, raw: Option<Spanned<RawClicks>>) -> Result<Clicks> {
     }
     clicks.seed = c.seed.unwrap_or(clicks.seed);
     clicks.warmup = c.warmup.unwrap_or(clicks.warmup);
-    clicks.hold_ms = c.hold_ms;
     clicks.move_first = c.move_first.unwrap_or(false);
     Ok(clicks)
+}
+
+/// `clicks.hold_ms` or `clicks.hold_range_ms` (not both), each no longer than the timeout:
+/// a release held past it would end the press's loop before the release went.
+fn parse_hold(
+    cx: &Ctx,
+    fixed: Option<Spanned<u64>>,
+    range: Option<Spanned<[u64; 2]>>,
+    timeout_ms: u64,
+) -> Result<Option<Hold>> {
+    let (hold, span) = match (fixed, range) {
+        (Some(_), Some(r)) => {
+            return Err(cx.err(
+                &r.span(),
+                "clicks.hold_range_ms",
+                "give `hold_ms` (a fixed hold) or `hold_range_ms` (a person's), not both",
+            ))
+        }
+        (Some(h), None) => (Hold::Fixed(*h.get_ref()), h.span()),
+        (None, Some(r)) => {
+            let [min_ms, max_ms] = *r.get_ref();
+            if min_ms > max_ms {
+                return Err(cx.err(
+                    &r.span(),
+                    "clicks.hold_range_ms",
+                    format!("expected [min, max] with min <= max, got [{min_ms}, {max_ms}]"),
+                ));
+            }
+            (Hold::Person { min_ms, max_ms }, r.span())
+        }
+        (None, None) => return Ok(None),
+    };
+    if let Some(why) = hold_problem(hold, timeout_ms) {
+        return Err(cx.err(&span, hold.key(), why));
+    }
+    Ok(Some(hold))
+}
+
+/// Why `hold` cannot work with a per-click timeout of `timeout_ms`, if it cannot.
+pub fn hold_problem(hold: Hold, timeout_ms: u64) -> Option<String> {
+    (hold.max_ms() >= timeout_ms).then(|| {
+        format!(
+            "a hold of up to {} ms is not shorter than the per-click timeout ({timeout_ms} ms): the press's loop would time out before its release; shorten the hold or raise `pacing.timeout_ms`",
+            hold.max_ms()
+        )
+    })
 }
 
 /// `[pacing]`: the pause, the per-click bound, the quiet wait, the loop events.
@@ -530,10 +632,22 @@ fn parse_pacing(cx: &Ctx, raw: Option<Spanned<RawPacing>>) -> Result<Pacing> {
         timeout_ms: 2000,
         settle_ms: 100,
         loop_events: vec!["mousedown".into(), "mouseup".into(), "keydown".into()],
+        phase_jitter_ms: None,
     };
     let Some(p) = raw.map(Spanned::into_inner) else {
         return Ok(pacing);
     };
+    if let Some(j) = p.phase_jitter_ms {
+        let v = *j.get_ref();
+        if !(0.0..=1000.0).contains(&v) {
+            return Err(cx.err(
+                &j.span(),
+                "pacing.phase_jitter_ms",
+                format!("must be within 0..=1000 ms, got {v}"),
+            ));
+        }
+        pacing.phase_jitter_ms = Some(v);
+    }
     pacing.interval_ms = p.interval_ms.unwrap_or(pacing.interval_ms);
     pacing.settle_ms = p.settle_ms.unwrap_or(pacing.settle_ms);
     if let Some(t) = p.timeout_ms {
@@ -939,15 +1053,55 @@ setup_command = "true"
     #[test]
     fn clicks_release_after_the_answer_unless_a_hold_is_named() {
         let p = Pilot::builtin().unwrap();
-        assert_eq!((p.clicks.hold_ms, p.clicks.move_first), (None, false));
+        assert_eq!((p.clicks.hold, p.clicks.move_first), (None, false));
         assert_eq!(p.target.idle_reply_bytes, 4096);
         let p = Pilot::parse(
             "p.toml",
             "[target]\nidle_reply_bytes = 40\n[clicks]\nhold_ms = 80\nmove_first = true\n",
         )
         .unwrap();
-        assert_eq!((p.clicks.hold_ms, p.clicks.move_first), (Some(80), true));
+        assert_eq!(
+            (p.clicks.hold, p.clicks.move_first),
+            (Some(Hold::Fixed(80)), true)
+        );
         assert_eq!(p.target.idle_reply_bytes, 40);
+        let p = Pilot::parse("p.toml", "[clicks]\nhold_range_ms = [90, 200]\n").unwrap();
+        assert_eq!(
+            p.clicks.hold,
+            Some(Hold::Person {
+                min_ms: 90,
+                max_ms: 200
+            })
+        );
+    }
+
+    #[test]
+    fn impossible_holds_and_jitters_name_their_key() {
+        for (text, want) in [
+            (
+                "[pacing]\ntimeout_ms = 300\n[clicks]\nhold_ms = 300\n",
+                "p.toml:4: `clicks.hold_ms`: a hold of up to 300 ms is not shorter than the per-click timeout (300 ms)",
+            ),
+            (
+                "[clicks]\nhold_range_ms = [100, 5000]\n",
+                "p.toml:2: `clicks.hold_range_ms`: a hold of up to 5000 ms",
+            ),
+            (
+                "[clicks]\nhold_range_ms = [100, 50]\n",
+                "`clicks.hold_range_ms`: expected [min, max] with min <= max",
+            ),
+            (
+                "[clicks]\nhold_ms = 10\nhold_range_ms = [10, 20]\n",
+                "not both",
+            ),
+            (
+                "[pacing]\nphase_jitter_ms = -1.0\n",
+                "p.toml:2: `pacing.phase_jitter_ms`: must be within 0..=1000 ms",
+            ),
+        ] {
+            let m = msg(text);
+            assert!(m.contains(want), "{text:?}: {m}");
+        }
     }
 
     #[test]
@@ -959,7 +1113,7 @@ setup_command = "true"
             pattern: Pattern::Random,
             warmup: 0,
             keys: Vec::new(),
-            hold_ms: None,
+            hold: None,
             move_first: false,
         };
         assert_eq!(mk(3).positions(), mk(3).positions());

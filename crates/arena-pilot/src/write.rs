@@ -5,8 +5,8 @@ use std::time::SystemTime;
 
 use arena_browser::Record;
 use arena_run::{
-    rfc3339_utc, AnswerInfo, Event, Host, Loop, Metric, Outcome, Run, RunMeta, RunStatus,
-    RunSummary, SocketSource, Warning, SCHEMA_VERSION,
+    rfc3339_utc, AnswerInfo, Event, Host, Loop, LoopSettings, Metric, Outcome, Run, RunMeta,
+    RunStatus, RunSummary, SocketSource, Warning, SCHEMA_VERSION,
 };
 use arena_stats::Summary;
 
@@ -36,6 +36,8 @@ pub struct RunContext {
     pub idle_reply_bytes: u64,
     /// The shaped link the run went through, as text.
     pub link: Option<String>,
+    /// What a loop of this run is.
+    pub loop_settings: Option<LoopSettings>,
 }
 
 fn to_event(r: &Record) -> Event {
@@ -73,7 +75,12 @@ pub fn build_run(ctx: &RunContext, paired: Paired, records: &[Record]) -> Run {
         stats,
         mut warnings,
     } = paired;
-    let summary = summarize(ctx, &loops, &stats);
+    let mut summary = summarize(ctx, &loops, &stats);
+    if let Some(ls) = &ctx.loop_settings {
+        summary.input_phase = ls
+            .frame_interval_ms
+            .and_then(|fi| crate::phase::input_phase(records, &ls.loop_events, fi));
+    }
     warnings.extend(run_warnings(ctx, &summary));
     let meta = RunMeta {
         schema_version: SCHEMA_VERSION,
@@ -99,6 +106,7 @@ pub fn build_run(ctx: &RunContext, paired: Paired, records: &[Record]) -> Run {
         trace: None,
         idle: None,
         cpu: None,
+        loop_settings: ctx.loop_settings.clone(),
     };
     Run {
         meta,
@@ -154,6 +162,7 @@ fn summarize(ctx: &RunContext, loops: &[Loop], stats: &PairStats) -> RunSummary 
         dropped_records: stats.dropped,
         stale_records: stats.stale,
         invariant_violations: stats.invariant_violations,
+        input_phase: None,
     }
 }
 
@@ -175,6 +184,15 @@ fn run_warnings(ctx: &RunContext, summary: &RunSummary) -> Vec<Warning> {
                     .as_deref()
                     .map(|m| format!(": {m}"))
                     .unwrap_or_default()
+            ),
+        ));
+    }
+    if let Some(ph) = summary.input_phase.as_ref().filter(|ph| ph.p < 0.01) {
+        warnings.push(Warning::new(
+            "input_phase",
+            format!(
+                "the {} inputs' phases on the {:.2} ms frame clock are not uniform (KS D = {:.3}, p = {:.2e}): they went out at a preferred point of the frame, and frame rounding biases every loop the same way (set `pacing.phase_jitter_ms` to a frame interval or more)",
+                ph.n, ph.frame_interval_ms, ph.ks_d, ph.p
             ),
         ));
     }
@@ -238,6 +256,7 @@ mod tests {
             answer: None,
             idle_reply_bytes: 4096,
             link: None,
+            loop_settings: None,
         };
         let run = build_run(&ctx, paired, &recs);
         let s = &run.meta.summary;

@@ -145,6 +145,9 @@ pub struct RunMeta {
     /// what `--sample` named); absent when nothing was sampled, and in runs made before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu: Option<crate::cpu::RunCpu>,
+    /// What a loop of this run is (absent in runs made before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loop_settings: Option<LoopSettings>,
 }
 
 /// A window with no input (`pilot --idle`, `watch`): its bounds and every message the page
@@ -378,6 +381,60 @@ pub struct RunSummary {
     pub stale_records: u64,
     /// Loops where t_input <= t_send <= t_recv <= t_draw <= t_paint did not hold.
     pub invariant_violations: u64,
+    /// Whether the inputs went out at a person's timing: their phase on the page's frame
+    /// clock, tested for uniformity (absent in runs made before it, or with fewer than 8
+    /// inputs or no frame clock).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_phase: Option<InputPhase>,
+}
+
+/// The inputs' times modulo the page's frame interval, against the uniform distribution
+/// (one-sample Kolmogorov-Smirnov). A p below 0.01 means the inputs sat at a preferred
+/// point of the frame clock, and frame rounding then biases every loop the same way.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InputPhase {
+    /// Trusted discrete inputs whose phase was measured.
+    pub n: u64,
+    /// The frame interval the phase is taken modulo, ms.
+    pub frame_interval_ms: f64,
+    /// The KS statistic: the largest gap between the phases' CDF and the uniform one.
+    pub ks_d: f64,
+    /// Its p-value (asymptotic Kolmogorov distribution).
+    pub p: f64,
+}
+
+/// Every setting that defines what a loop of this run is: two runs that differ in one of
+/// these measure different things. The oracle and its parameters are `answer`, the socket
+/// source `socket_source`, the link `link`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoopSettings {
+    /// DOM events that start a loop.
+    pub loop_events: Vec<String>,
+    /// The answer window after each input, ms: a loop not answered inside it is unanswered.
+    pub timeout_ms: u64,
+    /// How long the socket is quiet before the next input goes, ms.
+    pub settle_ms: u64,
+    /// The pause after a click's settle, ms.
+    pub interval_ms: u64,
+    /// The first this many clicks of the page are cold.
+    pub warmup: u64,
+    /// The pointer moved to the point (and the page settled) before each press.
+    pub move_first: bool,
+    /// How the release follows the press: `fixed` (exactly `hold_min_ms` after it) or
+    /// `person` (after the press's loop ended and the socket was quiet, and no sooner than
+    /// a hold drawn from `hold_min_ms`..`hold_max_ms`).
+    pub hold: String,
+    pub hold_min_ms: u64,
+    pub hold_max_ms: u64,
+    /// Each input first waits a pause drawn uniformly from [0, this) ms (0: none).
+    pub phase_jitter_ms: f64,
+    /// The page's animation-frame interval measured before the clicks, ms.
+    #[serde(default)]
+    pub frame_interval_ms: Option<f64>,
+    /// With sockets seen through CDP: the worst-case error of the map from their clock to
+    /// the page's, ms (page-hook sockets share the page's clock: absent).
+    #[serde(default)]
+    pub socket_clock_error_ms: Option<f64>,
 }
 
 /// One row of `loops.csv`: one discrete input and what it caused, page clock, ms.

@@ -84,6 +84,7 @@ fn sample_run() -> Run {
             trace: None,
             idle: None,
             cpu: None,
+            loop_settings: None,
         },
         loops,
         events: vec![Event {

@@ -11,8 +11,10 @@
 //! [`bootstrap_quantile_diff`] (seeded percentile bootstrap of a quantile difference) and
 //! [`noise_verdict`], the noise verdict that combines them under a [`NoiseRule`]. Every
 //! percent change is [`pct_change`]. Reducers decide with these; tables only render.
+//! [`ks_uniform`] tests whether the pilot's inputs were uniform on the frame clock.
 
 mod bootstrap;
+mod ks;
 pub mod mwu;
 mod streaming;
 mod summary;
@@ -22,6 +24,7 @@ pub use bootstrap::{
     bootstrap_quantile_ci, bootstrap_quantile_diff, bootstrap_quantile_diff_runs,
     resampled_quantile, BootstrapOptions, DiffCi, Rng,
 };
+pub use ks::{kolmogorov_sf, ks_uniform, KsTest};
 pub use mwu::{mann_whitney_u, mann_whitney_u_sorted, normal_sf, MannWhitney, MwuMethod};
 pub use streaming::StreamingSummary;
 pub use summary::{quantile, quantile_sorted, Summary};
