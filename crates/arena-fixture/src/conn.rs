@@ -419,8 +419,9 @@ impl Edt {
         }
     }
 
-    /// The blink and the ack timeout.
+    /// The blink, a press's second step and the ack timeout.
     fn on_timers(&mut self, now: Instant) {
+        self.s.on_second_step(now);
         if let (Some(at), Some(b)) = (self.next_blink, self.blink) {
             if now >= at {
                 let c0 = thread_cpu();
@@ -460,10 +461,15 @@ impl Edt {
     /// The earliest timer the thread must wake for; `None` sleeps until a message.
     fn wake_at(&self) -> Option<Instant> {
         let tick = (self.s.is_dirty() && self.s.can_send()).then_some(self.next_tick);
-        [tick, self.next_blink, self.s.ack_deadline()]
-            .into_iter()
-            .flatten()
-            .min()
+        [
+            tick,
+            self.next_blink,
+            self.s.second_step_due(),
+            self.s.ack_deadline(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     fn on_message(&mut self, m: ClientMsg) {

@@ -59,6 +59,10 @@ pub struct Knobs {
     pub bot_turn_ms: u32,
     /// A cursor that repaints a small region every this many ms for nothing (0: off).
     pub blink_ms: u32,
+    /// A press answered in two steps: its usual frame, then this many ms later a second
+    /// frame over the pressed tile; releases get no reply (0: off). A release that closes a
+    /// loop on this target closed it on the press's second step.
+    pub two_step_ms: u32,
     /// The client opens and uses its WebSocket inside a dedicated Worker (the page's
     /// `window.WebSocket` is never constructed); decoding and drawing stay on the main thread.
     pub worker: bool,
@@ -105,6 +109,7 @@ impl Default for Knobs {
             bot_duty: 50,
             bot_turn_ms: 0,
             blink_ms: 0,
+            two_step_ms: 0,
             worker: false,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             startup_ms: 0,
@@ -132,6 +137,7 @@ pub const KNOB_NAMES: &[&str] = &[
     "bot_duty",
     "bot_turn_ms",
     "blink_ms",
+    "two_step_ms",
     "worker",
     "max_connections",
     "startup_ms",
@@ -203,6 +209,7 @@ impl Knobs {
             "bot_duty" => self.bot_duty = parse_int(name, value, 0, 100)?,
             "bot_turn_ms" => self.bot_turn_ms = parse_int(name, value, 0, 600_000)?,
             "blink_ms" => self.blink_ms = parse_int(name, value, 0, 60_000)?,
+            "two_step_ms" => self.two_step_ms = parse_int(name, value, 0, 10_000)?,
             "worker" => self.worker = parse_bool(name, value)?,
             "max_connections" => self.max_connections = parse_int(name, value, 1, 4096)?,
             "startup_ms" => self.startup_ms = parse_int(name, value, 0, 600_000)?,

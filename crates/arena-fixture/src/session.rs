@@ -121,6 +121,8 @@ pub struct Session {
     pending_inputs: u32,
     last_input: Option<InputKind>,
     outstanding: VecDeque<(u32, Instant)>,
+    /// With `two_step_ms`: when the last press's second step is due, and its tile.
+    second_step: Option<(Instant, (u16, u16))>,
     /// Result of the last line-of-sight sweep (kept so the work cannot be optimised away).
     pub last_sweep: u32,
 }
@@ -168,6 +170,7 @@ impl Session {
             pending_inputs: 0,
             last_input: None,
             outstanding: VecDeque::new(),
+            second_step: None,
             last_sweep: 0,
         };
         for i in 0..TILES {
@@ -275,7 +278,9 @@ impl Session {
     /// Applies one input. Firing clicks run the line-of-sight sweep here, before the
     /// repaint, on the session's own thread.
     pub fn on_input(&mut self, i: Input) -> InputOutcome {
-        if i.kind == InputKind::KeyUp {
+        if i.kind == InputKind::KeyUp
+            || (i.kind == InputKind::MouseUp && self.knobs.two_step_ms > 0)
+        {
             return InputOutcome::NoReply;
         }
         self.inputs_seen += 1;
@@ -284,7 +289,13 @@ impl Session {
         }
         let t = tile_of(i.x, i.y);
         match i.kind {
-            InputKind::MouseDown => self.press(t),
+            InputKind::MouseDown => {
+                self.press(t);
+                if self.knobs.two_step_ms > 0 {
+                    let due = Instant::now() + Duration::from_millis(self.knobs.two_step_ms.into());
+                    self.second_step = Some((due, t));
+                }
+            }
             InputKind::MouseUp => self.release(t),
             InputKind::MouseMove => {
                 if self.hover != Some(t) {
@@ -394,6 +405,27 @@ impl Session {
                 self.hud = format!("shot confirmed at ({}, {})", t.0, t.1);
             }
         }
+    }
+
+    /// When the last press's second step is due (`two_step_ms`), if one is.
+    pub fn second_step_due(&self) -> Option<Instant> {
+        self.second_step.map(|(at, _)| at)
+    }
+
+    /// The press's second step, once due: the pressed tile takes the fire marker, and the
+    /// frame that carries it counts as the press's reply (delayed as replies are).
+    pub fn on_second_step(&mut self, now: Instant) {
+        let Some((at, t)) = self.second_step else {
+            return;
+        };
+        if now < at {
+            return;
+        }
+        self.second_step = None;
+        self.release(t);
+        self.hud = format!("second step at ({}, {})", t.0, t.1);
+        self.hud_dirty = true;
+        self.pending_inputs += 1;
     }
 
     /// Toggles the blinking caret in the chat strip (bottom-left tiles) for nothing.
@@ -736,6 +768,37 @@ mod tests {
             ops.iter()
                 .any(|o| matches!(o, Op::Fill { x: 120, y: 120, .. })),
             "{ops:?}"
+        );
+    }
+
+    #[test]
+    fn two_steps_answer_a_press_twice_over_its_tile_and_never_a_release() {
+        let mut s = session(&[("two_step_ms", "30")]);
+        let f = s.build_frame().unwrap();
+        s.on_ack(f.id);
+        assert_eq!(
+            s.on_input(click(InputKind::MouseDown, 5, 4)),
+            InputOutcome::Queued
+        );
+        let due = s.second_step_due().expect("a second step is due");
+        let first = s.build_frame().unwrap();
+        s.on_ack(first.id);
+        assert_eq!(
+            s.on_input(click(InputKind::MouseUp, 5, 4)),
+            InputOutcome::NoReply
+        );
+        assert!(!s.is_dirty(), "the release changed nothing");
+        s.on_second_step(due - Duration::from_millis(1));
+        assert!(!s.is_dirty(), "not before it is due");
+        s.on_second_step(due);
+        assert_eq!(s.second_step_due(), None);
+        let second = s.build_frame().unwrap();
+        assert_eq!(second.kind, FrameKind::Reply);
+        let ops = decode_frame(&second.bytes).unwrap().ops;
+        assert!(
+            ops.iter()
+                .any(|o| matches!(o, Op::Draw { x: 200, y: 160, .. })),
+            "the second step redraws the pressed tile: {ops:?}"
         );
     }
 
