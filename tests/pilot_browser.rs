@@ -102,12 +102,7 @@ fn run_arms(pilot: &Pilot, runs: Vec<(&str, Overrides)>, out: &Path) -> Vec<Outc
     })
 }
 
-/// sendToRecv p50 of the warm loops of input kind `ev`, ms.
-fn by_event(r: &Run, ev: &str) -> f64 {
-    by_event_pooled(&[r], ev)
-}
-
-/// The same over the loops of several runs pooled.
+/// sendToRecv p50 of the warm loops of input kind `ev` over several runs pooled, ms.
 fn by_event_pooled(runs: &[&Run], ev: &str) -> f64 {
     let v: Vec<f64> = runs
         .iter()
@@ -124,12 +119,6 @@ fn base_overrides(clicks: u64) -> Overrides {
         interval_ms: Some(10),
         ..Overrides::default()
     }
-}
-
-fn p50(run: &Run, m: Metric) -> f64 {
-    Summary::of(&run.warm_values(m))
-        .map(|s| s.p50)
-        .unwrap_or(f64::NAN)
 }
 
 fn assert_invariant(run: &Run) {
@@ -151,41 +140,83 @@ fn assert_invariant(run: &Run) {
     }
 }
 
+/// The calibration's fixture: server CPU per click switched off and the paint tick
+/// shortened, so the only difference between its arms is the injected delay (LOS work,
+/// eager encodes and the tick's phase add variance, not offset).
+fn calibration_overrides(delay: &str, clicks: u64) -> Overrides {
+    let mut ov = base_overrides(clicks);
+    ov.knobs = knobs(&[
+        ("los_work", "0"),
+        ("lazy_png", "true"),
+        ("tick_ms", "1"),
+        ("delay_ms", delay),
+    ]);
+    ov
+}
+
+/// Runs `pilot` at delay 0 and 40, interleaved twice, and checks that every kind of loop
+/// moves by the delay on sendToRecv and on the headline (pooled warm p50s, 40 +- 3 ms).
+fn calibrate(pilot: &Pilot, headline: Metric, clicks: u64, dir: &Path) -> Vec<Outcome> {
+    let mk = |d| calibration_overrides(d, clicks);
+    let outs = run_arms(
+        pilot,
+        vec![
+            ("delay0", mk("0")),
+            ("delay40", mk("40")),
+            ("delay0", mk("0")),
+            ("delay40", mk("40")),
+        ],
+        dir,
+    );
+    let side = |i: usize| vec![&outs[i].run, &outs[i + 2].run];
+    for ev in ["mousedown", "mouseup"] {
+        for m in [Metric::SendToRecv, headline] {
+            let p = |runs: &[&Run]| {
+                let v: Vec<f64> = runs
+                    .iter()
+                    .flat_map(|r| &r.loops)
+                    .filter(|l| !l.cold && l.event == ev && l.answered)
+                    .filter_map(|l| m.of(l))
+                    .collect();
+                (Summary::of(&v).map(|s| s.p50).unwrap_or(f64::NAN), v.len())
+            };
+            let ((a, na), (b, nb)) = (p(&side(0)), p(&side(1)));
+            eprintln!(
+                "calibration ({}): {ev} {} p50 {a:.2} ms (delay 0, n = {na}) vs {b:.2} ms (delay 40, n = {nb}): {:+.2} ms",
+                outs[0].run.meta.answer.as_ref().map_or("?", |a| a.oracle.as_str()),
+                m.name(),
+                b - a
+            );
+            assert!(
+                (b - a - 40.0).abs() <= 3.0,
+                "{ev} {} moved {:+.2} ms with 40 ms injected, want 40 +- 3",
+                m.name(),
+                b - a
+            );
+        }
+    }
+    outs
+}
+
 #[test]
-fn calibration_delay_40_is_recovered_and_no_loop_pairs_with_an_ack() {
+fn calibration_delay_40_moves_every_kind_and_no_loop_pairs_with_an_ack() {
     let _g = lock();
     let tmp = tempfile::tempdir().unwrap();
     let pilot = Pilot::builtin().unwrap();
-    // Server CPU per click is switched off and the paint tick shortened so the only
-    // difference between the arms is the injected delay (LOS work, eager encodes and the
-    // tick's phase add variance, not offset).
-    let quiet = [("los_work", "0"), ("lazy_png", "true"), ("tick_ms", "1")];
-    let mk = |delay: &str| {
-        let mut ov = base_overrides(60);
-        let mut k = knobs(&quiet);
-        k.push(("delay_ms".into(), delay.into()));
-        ov.knobs = k;
-        ov
-    };
-    let outs = run_arms(
-        &pilot,
-        vec![("delay0", mk("0")), ("delay40", mk("40"))],
-        tmp.path(),
-    );
-    let (a, b) = (&outs[0].run, &outs[1].run);
+    let outs = calibrate(&pilot, Metric::InputToPixels, 30, tmp.path());
     for o in &outs {
-        // The page says when each answer went quiet: one wait and one drain per input (the
-        // release goes after the press's answer; a second only when a late message broke
-        // the first quiet), not a poll every 10 ms, and every answered click has its tool
-        // cost measured.
+        // The page says when each answer went quiet: per click one wait for the press's
+        // answer, one for its quiet and one for the release's (more only when a late
+        // message broke a quiet), not a poll every 10 ms; one drain per click, and every
+        // answered click has its tool cost measured.
         let c = &o.cost;
-        assert_eq!(c.click_ms.len(), 60);
+        assert_eq!(c.click_ms.len(), 30);
         assert!(
-            c.drain_ms.len() <= 180,
-            "{} drains for 120 inputs",
+            c.drain_ms.len() <= 60,
+            "{} drains for 30 clicks",
             c.drain_ms.len()
         );
-        assert!(c.waits <= 180, "{} waits for 120 inputs", c.waits);
+        assert!(c.waits <= 120, "{} waits for 30 clicks", c.waits);
         let answered_clicks = o
             .run
             .loops
@@ -198,7 +229,8 @@ fn calibration_delay_40_is_recovered_and_no_loop_pairs_with_an_ack() {
             c.critical_ms.len()
         );
     }
-    for r in [a, b] {
+    for o in &outs {
+        let r = &o.run;
         assert_eq!(r.meta.status, RunStatus::Complete);
         // The fixture's board is a readable 2D canvas: loops close on its pixels.
         let answer = r.meta.answer.as_ref().expect("the run names its oracle");
@@ -207,7 +239,7 @@ fn calibration_delay_40_is_recovered_and_no_loop_pairs_with_an_ack() {
             ("pixels", &None)
         );
         assert!(r.meta.summary.input_to_pixels.is_some());
-        assert_eq!(r.meta.summary.loops, 120, "60 clicks = 120 discrete loops");
+        assert_eq!(r.meta.summary.loops, 60, "30 clicks = 60 discrete loops");
         // Under the pixels oracle a press whose frame changes nothing under the pointer
         // (its tile already looked that way) is honestly unanswered; that is rare here,
         // and every such loop still saw the fixture's reply arrive.
@@ -220,13 +252,21 @@ fn calibration_delay_40_is_recovered_and_no_loop_pairs_with_an_ack() {
             .all(|l| l.reply_frames > 0));
         assert_invariant(r);
         // What was written is what is read back, to the last bit of every float.
-        let back = Run::load(&outs.iter().find(|o| &o.run == r).unwrap().dir).unwrap();
+        let back = Run::load(&o.dir).unwrap();
         assert!(back.meta == r.meta, "run.json round trip");
         assert!(back.loops == r.loops, "loops.csv round trip");
         assert!(back.events == r.events, "events.jsonl round trip");
+        // Every setting that defines a loop is in run.json.
+        let ls = r.meta.loop_settings.as_ref().expect("loop settings");
+        assert_eq!(
+            (ls.timeout_ms, ls.settle_ms, ls.hold.as_str()),
+            (2000, 100, "person")
+        );
+        let fi = ls.frame_interval_ms.expect("the page's frame interval");
+        assert!((5.0..40.0).contains(&fi), "frame interval {fi} ms");
+        assert_eq!(ls.phase_jitter_ms, fi);
 
         // Ack trap: the client acks every frame, yet every loop's send is an input send.
-        let s = &r.meta.summary;
         assert!(
             s.sends_ack >= s.frames_received.saturating_sub(1),
             "acks: {s:?}"
@@ -246,29 +286,16 @@ fn calibration_delay_40_is_recovered_and_no_loop_pairs_with_an_ack() {
             );
         }
     }
-    for ev in ["mousedown", "mouseup"] {
-        eprintln!(
-            "calibration: {ev} sendToRecv p50 {:.2} ms (delay 0) vs {:.2} ms (delay 40)",
-            by_event(a, ev),
-            by_event(b, ev)
-        );
-    }
-    eprintln!(
-        "calibration: all loops sendToRecv p50 {:.2} ms (delay 0) vs {:.2} ms (delay 40), n = {} and {}",
-        p50(a, Metric::SendToRecv),
-        p50(b, Metric::SendToRecv),
-        a.warm_values(Metric::SendToRecv).len(),
-        b.warm_values(Metric::SendToRecv).len()
-    );
-    // Calibrated on presses, whose reply follows their own input alone. A release goes out
-    // the moment the press's answer is painted, while the fixture may still be working
-    // for the press; on a busy machine its difference read +31 to +35 ms where presses
-    // read +41 to +42, so it is printed above and not used as the calibration.
-    let d = by_event(b, "mousedown") - by_event(a, "mousedown");
-    assert!(
-        (d - 40.0).abs() <= 3.0,
-        "mousedown sendToRecv p50 difference {d:.2} ms, want 40 +- 3"
-    );
+}
+
+#[test]
+fn calibration_delay_40_moves_every_kind_under_the_reply_oracle_too() {
+    let _g = lock();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut pilot = Pilot::builtin().unwrap();
+    pilot.answer.oracle = arena_pilot::scenario::Requested::Reply;
+    let outs = calibrate(&pilot, Metric::InputToPaint, 30, tmp.path());
+    assert_eq!(outs[0].run.meta.answer.as_ref().unwrap().oracle, "reply");
 }
 
 #[test]
@@ -782,6 +809,8 @@ mod trace;
 #[path = "pilot_browser/breakdown.rs"]
 mod breakdown;
 
+#[path = "pilot_browser/causality.rs"]
+mod causality;
 #[path = "pilot_browser/cpu.rs"]
 mod cpu;
 #[path = "pilot_browser/deflate.rs"]

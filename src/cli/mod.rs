@@ -18,6 +18,7 @@ mod plot;
 mod report;
 mod serve;
 mod startup;
+mod verify;
 mod watch;
 mod wire;
 
@@ -42,6 +43,9 @@ pub enum Command {
     /// Cold starts, arms interleaved, each round a fresh browser profile and target: socket
     /// open, first frame, first bytes and the board on screen, every round and the median.
     Startup(startup::Args),
+    /// Prove each kind of loop is caused by its input: the pilot direct and through a link
+    /// with added round trip, interleaved; a kind whose answers do not move by it fails.
+    Verify(verify::Args),
     /// Compare runs or arms: quantiles, deltas with bootstrap intervals, Mann-Whitney p,
     /// `~` for noise, and warnings next to the figures they concern.
     Compare(compare::CompareArgs),
@@ -110,6 +114,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Ab(a) => ab::run(a),
         Command::Demo(a) => demo::run(a),
         Command::Startup(a) => startup::run(a),
+        Command::Verify(a) => verify::run(a),
         Command::Compare(a) => compare::run(a),
         Command::Gate(a) => gate::run(a),
         Command::Plot(a) => plot::run(a),

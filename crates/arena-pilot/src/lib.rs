@@ -35,6 +35,7 @@ pub mod scenario;
 pub mod startup;
 pub mod target;
 pub mod trace;
+pub mod verify;
 pub mod watch;
 pub mod write;
 

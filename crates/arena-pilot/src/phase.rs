@@ -32,7 +32,7 @@ pub fn input_phase(
     let phases: Vec<f64> = records
         .iter()
         .filter(|r| r.kind == RecordKind::Input && r.trusted)
-        .filter(|r| loop_events.iter().any(|e| *e == r.event))
+        .filter(|r| loop_events.contains(&r.event))
         .filter_map(|r| {
             let before = paints.partition_point(|&p| p <= r.t_ms);
             let frame = *paints.get(before.checked_sub(1)?)?;

@@ -194,6 +194,14 @@ pub(crate) fn target_addr(url: &str) -> Option<SocketAddr> {
     with_port.to_socket_addrs().ok()?.next()
 }
 
+/// Whether `url`'s host:port accepts a TCP connection now (within 2 s).
+pub(crate) fn reachable(url: &str) -> Result<()> {
+    let addr = target_addr(url).ok_or_else(|| anyhow!("no host:port in {url}"))?;
+    TcpStream::connect_timeout(&addr, Duration::from_secs(2))
+        .map(drop)
+        .with_context(|| format!("connecting to {addr}"))
+}
+
 /// True when nothing accepts connections at the target any more.
 pub(crate) fn target_gone(addr: Option<SocketAddr>) -> bool {
     match addr {

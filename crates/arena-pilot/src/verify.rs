@@ -1,0 +1,438 @@
+//! `verify`: proof that each kind of loop is caused by its input, on the user's own app.
+//!
+//! An answer caused by an input moves when the path between them gets longer. `verify`
+//! runs the same plan direct and through the shaping link with added round-trip time,
+//! interleaved (direct, delayed, direct, delayed), and for each input kind compares the
+//! pooled warm medians of sendToRecv and of the headline (inputToPixels where the pixels
+//! or js oracle closed the loops, inputToPaint under the reply oracle) against the delay
+//! injected. A kind whose answers do not move by it, within the tolerance, did not measure
+//! the path it claims to: its loops were closed by something their input did not cause
+//! (a frame already in flight, an earlier input's follow-up, a clock of the app's own).
+
+use std::path::PathBuf;
+
+use anyhow::{anyhow, Result};
+use arena_report::{Cell, Column, Exit, ExitKind, Table};
+use arena_run::{Metric, Outcome, Run};
+use arena_stats::Summary;
+use serde::Serialize;
+
+use crate::ab::{run_ab, AbOutcome, AbRequest};
+use crate::cancel::Cancel;
+use crate::plan::{BrowserOptions, Plan, TargetPlan};
+use crate::progress::OnProgress;
+
+/// Fewer answered loops a side than this prove nothing either way.
+pub const MIN_ANSWERS: usize = 8;
+
+/// What `verify` runs: one plan, direct and through a link with `rule.injected_ms` more
+/// round trip, interleaved for `rounds`.
+pub struct VerifyRequest<'a> {
+    pub plan: Plan<'a>,
+    pub rule: VerifyRule,
+    pub rounds: u32,
+    /// Run folders go under this folder.
+    pub out_base: PathBuf,
+    pub browser: BrowserOptions,
+    pub progress: OnProgress<'a>,
+    pub cancel: &'a Cancel,
+}
+
+/// Runs the verification: every run folder is written, and a run that ended early is the
+/// error (exit 3 or 130) with the runs before it kept in the outcome.
+pub async fn run_verify(req: VerifyRequest<'_>) -> Result<(AbOutcome, Option<VerifyReport>)> {
+    if let TargetPlan::External { url } = &req.plan.target {
+        crate::target::reachable(url).map_err(|e| {
+            anyhow!(Exit::new(
+                ExitKind::TargetFailed,
+                format!(
+                    "verify: the target {url} cannot be reached, direct or through the link: {e}"
+                )
+            ))
+        })?;
+    }
+    let link = arena_link::LinkSpec::parse(&format!("rtt={}ms", req.rule.injected_ms))
+        .map_err(|e| anyhow!(Exit::bad_input(format!("--rtt: {e}"))))?;
+    let arm = req.plan.arm_name.clone();
+    let mut direct = req.plan.clone();
+    direct.link = None;
+    direct.arm_name = format!("{arm}-direct");
+    let mut delayed = req.plan;
+    delayed.link = Some(link);
+    delayed.arm_name = format!("{arm}-rtt{}ms", req.rule.injected_ms);
+    let outcome = run_ab(AbRequest {
+        plans: vec![direct, delayed],
+        rounds: req.rounds,
+        out_base: req.out_base,
+        browser: req.browser,
+        progress: req.progress,
+        cancel: req.cancel,
+    })
+    .await?;
+    if outcome.error.is_some() {
+        return Ok((outcome, None));
+    }
+    let side = |i: usize| -> Vec<&Run> {
+        outcome
+            .outcomes
+            .iter()
+            .skip(i)
+            .step_by(2)
+            .map(|o| &o.run)
+            .collect()
+    };
+    let report = verify_report(&side(0), &side(1), req.rule);
+    Ok((outcome, Some(report)))
+}
+
+/// What one verification compares.
+#[derive(Debug, Clone, Copy)]
+pub struct VerifyRule {
+    /// The round-trip time the link added, ms.
+    pub injected_ms: f64,
+    /// How far a median's shift may be from `injected_ms` and still prove the path, ms.
+    pub tolerance_ms: f64,
+}
+
+/// How one input kind fared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Both medians moved by the injected delay, within the tolerance.
+    Caused,
+    /// A median moved by less than the injected delay (beyond the tolerance): some of the
+    /// answers were not caused by the inputs they were paired with (in flight before them,
+    /// an earlier input's follow-up, a clock of the app's own), since an answer an input
+    /// caused cannot arrive sooner than the path allows.
+    NotCaused,
+    /// Every median moved by at least the delay, one by more: caused, and the path counts
+    /// more than once (an answer gated on an ack that crosses the link, say).
+    Amplified,
+    /// Too few answered loops on a side to tell.
+    TooFew,
+    /// No answered loop on either side: nothing was claimed, nothing to prove.
+    Unanswered,
+}
+
+impl Verdict {
+    pub fn text(self) -> &'static str {
+        match self {
+            Verdict::Caused => "caused by its input",
+            Verdict::NotCaused => "not caused by its input",
+            Verdict::Amplified => "caused; moved more than the delay",
+            Verdict::TooFew => "too few answers to tell",
+            Verdict::Unanswered => "unanswered on both sides",
+        }
+    }
+
+    /// Whether this kind fails the verification (exit 1).
+    pub fn fails(self) -> bool {
+        !matches!(
+            self,
+            Verdict::Caused | Verdict::Amplified | Verdict::Unanswered
+        )
+    }
+}
+
+/// One metric's medians, direct and delayed.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Shift {
+    pub direct_p50_ms: f64,
+    pub delayed_p50_ms: f64,
+    pub shift_ms: f64,
+}
+
+/// One input kind's evidence and verdict.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KindResult {
+    pub event: String,
+    /// Loops of this kind, direct and delayed (every outcome).
+    pub loops: [usize; 2],
+    /// Warm answered loops behind the medians, direct and delayed.
+    pub answered: [usize; 2],
+    pub send_to_recv: Option<Shift>,
+    pub headline: Option<Shift>,
+    pub verdict: Verdict,
+}
+
+/// The whole verification.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct VerifyReport {
+    pub injected_ms: f64,
+    pub tolerance_ms: f64,
+    /// The headline metric's name (`inputToPixels` or `inputToPaint`).
+    pub headline: String,
+    pub runs: [usize; 2],
+    pub kinds: Vec<KindResult>,
+}
+
+impl VerifyReport {
+    /// The kinds that failed, for the exit message.
+    pub fn failures(&self) -> Vec<&KindResult> {
+        self.kinds.iter().filter(|k| k.verdict.fails()).collect()
+    }
+}
+
+/// Compares `direct` runs with `delayed` ones, kind by kind, in the order kinds first
+/// appear.
+pub fn verify_report(direct: &[&Run], delayed: &[&Run], rule: VerifyRule) -> VerifyReport {
+    let all = direct.iter().chain(delayed);
+    let headline = if all
+        .clone()
+        .flat_map(|r| &r.loops)
+        .any(|l| l.input_to_pixels.is_some())
+    {
+        Metric::InputToPixels
+    } else {
+        Metric::InputToPaint
+    };
+    let mut events: Vec<String> = Vec::new();
+    for l in all.flat_map(|r| &r.loops) {
+        if !events.contains(&l.event) {
+            events.push(l.event.clone());
+        }
+    }
+    let kinds = events
+        .into_iter()
+        .map(|ev| kind_result(ev, direct, delayed, headline, rule))
+        .collect();
+    VerifyReport {
+        injected_ms: rule.injected_ms,
+        tolerance_ms: rule.tolerance_ms,
+        headline: headline.name().to_string(),
+        runs: [direct.len(), delayed.len()],
+        kinds,
+    }
+}
+
+fn kind_result(
+    event: String,
+    direct: &[&Run],
+    delayed: &[&Run],
+    headline: Metric,
+    rule: VerifyRule,
+) -> KindResult {
+    let loops = |runs: &[&Run]| {
+        runs.iter()
+            .flat_map(|r| &r.loops)
+            .filter(|l| l.event == event)
+            .count()
+    };
+    let values = |runs: &[&Run], m: Metric| -> Vec<f64> {
+        runs.iter()
+            .flat_map(|r| &r.loops)
+            .filter(|l| l.event == event && !l.cold && l.outcome == Outcome::Answered)
+            .filter_map(|l| m.of(l))
+            .collect()
+    };
+    let shift = |m: Metric| {
+        let (a, b) = (values(direct, m), values(delayed, m));
+        let (a, b) = (Summary::of(&a)?.p50, Summary::of(&b)?.p50);
+        Some(Shift {
+            direct_p50_ms: a,
+            delayed_p50_ms: b,
+            shift_ms: b - a,
+        })
+    };
+    let answered = [
+        values(direct, headline).len(),
+        values(delayed, headline).len(),
+    ];
+    let (send_to_recv, head) = (shift(Metric::SendToRecv), shift(headline));
+    let verdict = if answered == [0, 0] {
+        Verdict::Unanswered
+    } else if answered.iter().any(|&n| n < MIN_ANSWERS) {
+        Verdict::TooFew
+    } else {
+        judge(&[send_to_recv, head], rule)
+    };
+    let loops = [loops(direct), loops(delayed)];
+    KindResult {
+        event,
+        loops,
+        answered,
+        send_to_recv,
+        headline: head,
+        verdict,
+    }
+}
+
+/// Any present shift short of the injected delay by more than the tolerance: not caused.
+/// Every one within it: caused. Otherwise (none short, one long): amplified.
+fn judge(shifts: &[Option<Shift>], rule: VerifyRule) -> Verdict {
+    let present: Vec<f64> = shifts.iter().flatten().map(|s| s.shift_ms).collect();
+    if present.is_empty() {
+        return Verdict::TooFew;
+    }
+    if present
+        .iter()
+        .any(|&d| d < rule.injected_ms - rule.tolerance_ms)
+    {
+        Verdict::NotCaused
+    } else if present
+        .iter()
+        .all(|&d| d <= rule.injected_ms + rule.tolerance_ms)
+    {
+        Verdict::Caused
+    } else {
+        Verdict::Amplified
+    }
+}
+
+/// The verification as a table: one row per input kind.
+pub fn verify_table(r: &VerifyReport) -> Table {
+    let mut t = Table::new(vec![
+        Column::left("input"),
+        Column::right("n direct"),
+        Column::right("n delayed"),
+        Column::right("sendToRecv p50"),
+        Column::right("shift"),
+        Column::right(format!("{} p50", r.headline)),
+        Column::right("shift"),
+        Column::left("verdict"),
+    ])
+    .with_title(format!(
+        "verify: +{} ms RTT on the link, {} runs a side interleaved; each kind's warm medians must move by {} ± {} ms",
+        fmt(r.injected_ms),
+        r.runs[0],
+        fmt(r.injected_ms),
+        fmt(r.tolerance_ms)
+    ));
+    for k in &r.kinds {
+        let (a, b) = shift_cells(k.send_to_recv);
+        let (c, d) = shift_cells(k.headline);
+        let verdict = Cell::text(k.verdict.text());
+        t.push_row(vec![
+            Cell::text(&k.event),
+            Cell::num(k.answered[0].to_string(), k.answered[0] as f64),
+            Cell::num(k.answered[1].to_string(), k.answered[1] as f64),
+            a,
+            b,
+            c,
+            d,
+            if k.verdict.fails() {
+                verdict.strong()
+            } else {
+                verdict
+            },
+        ]);
+    }
+    t.note(format!(
+        "n: warm answered loops behind the medians (ms on the page clock, type 7); the delayed side went through the shaping link with {} ms more round trip",
+        fmt(r.injected_ms)
+    ));
+    t.note(format!(
+        "not caused by its input: a median moved by less than the delay, so some loops closed on something their input did not cause (an answer caused by its input cannot come sooner than the path allows); fewer than {MIN_ANSWERS} answers a side prove nothing"
+    ));
+    t
+}
+
+fn shift_cells(s: Option<Shift>) -> (Cell, Cell) {
+    match s {
+        None => (Cell::text("-"), Cell::text("-")),
+        Some(s) => (
+            Cell::text(format!(
+                "{} → {} ms",
+                fmt(s.direct_p50_ms),
+                fmt(s.delayed_p50_ms)
+            )),
+            Cell::num(format!("{:+.1} ms", s.shift_ms), s.shift_ms),
+        ),
+    }
+}
+
+fn fmt(v: f64) -> String {
+    format!("{v:.1}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arena_run::Loop;
+
+    fn run(presses: &[f64], releases: &[f64]) -> Run {
+        let mut r = empty_run();
+        let mk = |i: usize, ev: &str, v: f64| Loop {
+            index: i as u64,
+            event: ev.into(),
+            answered: true,
+            outcome: Outcome::Answered,
+            t_input: 0.0,
+            t_send: Some(1.0),
+            t_recv: Some(1.0 + v),
+            send_to_recv: Some(v),
+            input_to_pixels: Some(v + 5.0),
+            ..Loop::default()
+        };
+        for (i, &v) in presses.iter().enumerate() {
+            r.loops.push(mk(2 * i, "mousedown", v));
+        }
+        for (i, &v) in releases.iter().enumerate() {
+            r.loops.push(mk(2 * i + 1, "mouseup", v));
+        }
+        r
+    }
+
+    /// A run with no loops: only the loops matter here.
+    fn empty_run() -> Run {
+        let text = include_str!("../../../fixtures/runs/stock-1/run.json");
+        Run {
+            meta: serde_json::from_str(text).expect("a fixture run.json"),
+            loops: Vec::new(),
+            events: Vec::new(),
+            setup_events: None,
+        }
+    }
+
+    const RULE: VerifyRule = VerifyRule {
+        injected_ms: 30.0,
+        tolerance_ms: 3.0,
+    };
+
+    #[test]
+    fn kinds_that_move_by_the_delay_are_caused_and_one_that_stays_is_named() {
+        let base: Vec<f64> = (0..20).map(|i| 10.0 + i as f64 * 0.1).collect();
+        let moved: Vec<f64> = base.iter().map(|v| v + 30.2).collect();
+        let direct = run(&base, &base);
+        let delayed = run(&moved, &base);
+        let r = verify_report(&[&direct], &[&delayed], RULE);
+        assert_eq!(r.headline, "inputToPixels");
+        let down = &r.kinds[0];
+        assert_eq!(
+            (down.event.as_str(), down.verdict),
+            ("mousedown", Verdict::Caused)
+        );
+        assert!((down.send_to_recv.unwrap().shift_ms - 30.2).abs() < 1e-9);
+        let up = &r.kinds[1];
+        assert_eq!(
+            (up.event.as_str(), up.verdict),
+            ("mouseup", Verdict::NotCaused)
+        );
+        assert_eq!(r.failures().len(), 1);
+        let text = verify_table(&r).render(arena_report::Format::Markdown);
+        assert!(text.contains("not caused by its input"), "{text}");
+        assert!(text.contains("+30.2 ms"), "{text}");
+    }
+
+    #[test]
+    fn partial_moves_too_few_answers_and_silence_are_told_apart() {
+        let base: Vec<f64> = (0..20).map(|i| 10.0 + i as f64 * 0.1).collect();
+        let partly: Vec<f64> = base.iter().map(|v| v + 22.0).collect();
+        let r = verify_report(&[&run(&base, &[])], &[&run(&partly, &[])], RULE);
+        assert_eq!(r.kinds[0].verdict, Verdict::NotCaused);
+        let twice: Vec<f64> = base.iter().map(|v| v + 60.0).collect();
+        let r = verify_report(&[&run(&base, &[])], &[&run(&twice, &[])], RULE);
+        assert_eq!(r.kinds[0].verdict, Verdict::Amplified);
+        assert!(r.failures().is_empty());
+        let few = verify_report(&[&run(&base[..3], &[])], &[&run(&partly[..3], &[])], RULE);
+        assert_eq!(few.kinds[0].verdict, Verdict::TooFew);
+        let mut silent = run(&base, &[]);
+        for l in &mut silent.loops {
+            l.outcome = Outcome::Unanswered;
+            l.answered = false;
+        }
+        let r = verify_report(&[&silent], &[&silent], RULE);
+        assert_eq!(r.kinds[0].verdict, Verdict::Unanswered);
+        assert!(r.failures().is_empty());
+    }
+}

@@ -1,0 +1,137 @@
+//! `arena-perf verify`: each kind of loop proven caused by its input, on the user's own
+//! app: the same plan direct and through a link with added round trip, interleaved, and
+//! every kind's medians held against the delay injected.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{anyhow, Result};
+use arena_pilot::verify::{run_verify, verify_table, VerifyRequest, VerifyRule};
+use arena_pilot::{block_on, Pilot, Plan};
+use arena_report::{Exit, ExitKind, Format};
+use clap::Args as ClapArgs;
+
+use super::args::RunArgs;
+use super::common::progress::{Mode, Reporter};
+
+/// Clicks per run when `--clicks` is not given: 2 rounds give about 58 warm loops of each
+/// kind a side, enough for a median to within a millisecond or two on a quiet machine.
+const DEFAULT_CLICKS: u64 = 30;
+
+/// Prove that each kind of loop (mousedown, mouseup, keydown) is caused by its input: run
+/// the pilot direct and through a shaping link with more round trip, interleaved, and check
+/// that every kind's sendToRecv and headline medians move by the delay injected. A kind
+/// whose answers do not move is named "not caused by its input" (exit 1).
+#[derive(Debug, ClapArgs)]
+pub struct Args {
+    /// Pilot file (TOML, see docs/pilot-file.md); default: the built-in fixture pilot.
+    #[arg(long, value_name = "FILE")]
+    pub pilot: Option<PathBuf>,
+    /// Page to drive instead of the pilot file's target (no fixture is started).
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
+    /// Arm of the pilot file to verify (default: `stock`, else the first arm).
+    #[arg(long, value_name = "NAME")]
+    pub arm: Option<String>,
+    /// Round trip the link adds on the delayed side, ms.
+    #[arg(long, value_name = "MS", default_value_t = 30.0, value_parser = parse_rtt)]
+    pub rtt: f64,
+    /// How far a median's shift may be from `--rtt` and still prove the path, ms.
+    #[arg(long, value_name = "MS", default_value_t = 3.0, value_parser = parse_tolerance)]
+    pub tolerance: f64,
+    /// Rounds: each runs the plan direct, then delayed.
+    #[arg(long, value_name = "R", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
+    pub rounds: u32,
+    /// Folder the run folders are written under.
+    #[arg(long, value_name = "DIR", default_value = "reports")]
+    pub out: PathBuf,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+fn parse_rtt(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v <= 2000.0 => Ok(v),
+        _ => Err(format!(
+            "`{text}`: a round trip in ms above 0 and at most 2000"
+        )),
+    }
+}
+
+fn parse_tolerance(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v.is_finite() => Ok(v),
+        _ => Err(format!("`{text}`: a tolerance in ms above 0")),
+    }
+}
+
+pub fn run(args: Args) -> Result<ExitCode> {
+    if args.run.link.is_some() {
+        return Err(anyhow!(Exit::bad_input(
+            "--link: verify makes its own link (--rtt); run it on a direct target"
+        )));
+    }
+    if args.tolerance >= args.rtt / 2.0 {
+        return Err(anyhow!(Exit::bad_input(format!(
+            "--tolerance: {} ms is not below half of --rtt ({} ms): a kind that did not move could pass",
+            args.tolerance, args.rtt
+        ))));
+    }
+    let pilot = Pilot::load_or_builtin(args.pilot.as_ref())?;
+    let mut overrides = args.run.overrides(args.url.clone())?;
+    overrides.clicks = Some(overrides.clicks.unwrap_or(DEFAULT_CLICKS));
+    let plan = Plan::for_arm(&pilot, args.arm.as_deref(), &overrides)?;
+    let reporter = Reporter::new(Mode::detect(args.run.chromium.quiet));
+    let show = |p: arena_pilot::Progress<'_>| reporter.pilot(p);
+    let rule = VerifyRule {
+        injected_ms: args.rtt,
+        tolerance_ms: args.tolerance,
+    };
+    let (outcome, report) = block_on(|cancel| async move {
+        run_verify(VerifyRequest {
+            plan,
+            rule,
+            rounds: args.rounds,
+            out_base: args.out.clone(),
+            browser: args.run.browser(),
+            progress: &show,
+            cancel: &cancel,
+        })
+        .await
+    })?;
+    for o in &outcome.outcomes {
+        eprintln!("run folder: {}", o.dir.display());
+    }
+    let (Some(report), None) = (report, outcome.error.as_ref()) else {
+        return Err(outcome
+            .error
+            .unwrap_or_else(|| anyhow!("verify made no comparison")));
+    };
+    if args.format == Format::Json {
+        let body = serde_json::to_value(&report)?;
+        print!(
+            "{}",
+            arena_report::json::to_text(&arena_report::json::document("verify", body))
+        );
+    } else {
+        print!("{}", verify_table(&report).render(args.format));
+    }
+    let failed: Vec<String> = report
+        .failures()
+        .iter()
+        .map(|k| format!("{}: {}", k.event, k.verdict.text()))
+        .collect();
+    if failed.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    Err(anyhow!(Exit::new(
+        ExitKind::Regression,
+        format!(
+            "verify: {} (a +{} ms round trip)",
+            failed.join("; "),
+            args.rtt
+        )
+    )))
+}

@@ -1,0 +1,284 @@
+//! Loops caused by their inputs: a press answered in two steps leaves every release
+//! unanswered, `verify` proves the fixture's kinds and names the ones it cannot, inputs go
+//! out uniform on the frame clock, and an answer drawn in the app's own animation-frame
+//! callback or after an async decode is timed to the frame that showed it.
+
+use super::*;
+use arena_run::Outcome as LoopOutcome;
+
+use super::answers::server;
+
+#[test]
+fn a_press_answered_in_two_steps_leaves_every_release_unanswered() {
+    let _g = lock();
+    let tmp = tempfile::tempdir().unwrap();
+    let pilot = Pilot::builtin().unwrap();
+    let mut ov = base_overrides(20);
+    ov.knobs = knobs(&[("two_step_ms", "50"), ("los_work", "0")]);
+    let r = run_arms(&pilot, vec![("two-step", ov)], tmp.path())
+        .remove(0)
+        .run;
+    assert_eq!(r.meta.status, RunStatus::Complete);
+    let ups: Vec<_> = r.loops.iter().filter(|l| l.event == "mouseup").collect();
+    assert_eq!(ups.len(), 20);
+    assert!(
+        ups.iter().all(|l| l.outcome == LoopOutcome::Unanswered),
+        "a release closed on the press's second step: {:?}",
+        ups.iter().map(|l| l.outcome).collect::<Vec<_>>()
+    );
+    let downs = r.loops.iter().filter(|l| l.event == "mousedown");
+    assert!(downs.filter(|l| l.answered).count() >= 18);
+}
+
+/// `arena-perf verify` on the fixture with `args`; its exit code and output.
+fn verify(args: &[&str], out: &Path) -> (i32, String) {
+    let o = Command::new(bin())
+        .arg("verify")
+        .args(args)
+        .args(["--quiet", "--out"])
+        .arg(out)
+        .output()
+        .expect("run arena-perf verify");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    eprintln!("{text}");
+    (o.status.code().unwrap_or(-1), text)
+}
+
+#[test]
+fn verify_proves_the_fixtures_kinds_and_names_releases_closed_by_a_second_step() {
+    let _g = lock();
+    let tmp = tempfile::tempdir().unwrap();
+    let (code, text) = verify(
+        &[
+            "--clicks",
+            "20",
+            "--knob",
+            "los_work=0",
+            "--format",
+            "markdown",
+        ],
+        &tmp.path().join("stock"),
+    );
+    assert_eq!(code, 0, "{text}");
+    for ev in ["| mousedown", "| mouseup"] {
+        let row = text.lines().find(|l| l.starts_with(ev)).expect(ev);
+        assert!(row.contains("caused by its input"), "{row}");
+    }
+    // With a settle shorter than the second step, the release goes before the press's
+    // follow-up frame, which then changes the pixels under it: a loop its input did not
+    // cause, and the link proves it.
+    let (code, text) = verify(
+        &[
+            "--clicks",
+            "20",
+            "--rounds",
+            "1",
+            "--settle",
+            "20",
+            "--knob",
+            "two_step_ms=120",
+            "--knob",
+            "los_work=0",
+        ],
+        &tmp.path().join("two-step"),
+    );
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains("verify: mouseup: not caused by its input"),
+        "{text}"
+    );
+    assert!(!text.contains("mousedown: not caused"), "{text}");
+}
+
+#[test]
+fn verify_on_a_target_nothing_listens_on_is_exit_3_naming_it_and_bad_settings_exit_2() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let tmp = tempfile::tempdir().unwrap();
+    let url = format!("http://127.0.0.1:{port}/");
+    let (code, text) = verify(&["--url", &url], tmp.path());
+    assert_eq!(code, 3, "{text}");
+    assert!(
+        text.contains(&url) && text.contains("cannot be reached"),
+        "{text}"
+    );
+    let (code, text) = verify(&["--rtt", "4", "--tolerance", "3"], tmp.path());
+    assert_eq!(code, 2, "{text}");
+    assert!(text.contains("--tolerance"), "{text}");
+    let pilot = tmp.path().join("hold.toml");
+    std::fs::write(
+        &pilot,
+        "[pacing]\ntimeout_ms = 500\n[clicks]\nhold_ms = 800\n",
+    )
+    .unwrap();
+    let o = Command::new(bin())
+        .args(["pilot", "--quiet", "--pilot"])
+        .arg(&pilot)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("hold.toml:4: `clicks.hold_ms`"), "{err}");
+}
+
+#[test]
+fn inputs_go_out_uniform_on_the_frame_clock_over_156_clicks() {
+    let _g = lock();
+    let tmp = tempfile::tempdir().unwrap();
+    let pilot = Pilot::builtin().unwrap();
+    let mut ov = base_overrides(156);
+    ov.knobs = knobs(&[("los_work", "0"), ("lazy_png", "true")]);
+    let r = run_arms(&pilot, vec![("stock", ov)], tmp.path())
+        .remove(0)
+        .run;
+    let ph = r
+        .meta
+        .summary
+        .input_phase
+        .as_ref()
+        .expect("the run tests its inputs' phases");
+    eprintln!(
+        "input phase: n = {}, frame {:.3} ms, KS D = {:.4}, p = {:.3}",
+        ph.n, ph.frame_interval_ms, ph.ks_d, ph.p
+    );
+    assert!(ph.n >= 300, "{ph:?}");
+    assert!(ph.p > 0.01, "inputs sit at a preferred phase: {ph:?}");
+    assert!(!r.meta.warnings.iter().any(|w| w.code == "input_phase"));
+}
+
+/// The press-only server's protocol; each reply is drawn by `DRAW` (a function of the
+/// reply's point and a colour index), which the two pages below define.
+const ANSWER_PAGE: &str = r#"<!doctype html><html><body style="margin:0">
+<canvas id="c" width="400" height="300"></canvas>
+<script>
+const c = document.getElementById('c'), ctx = c.getContext('2d');
+ctx.fillStyle = '#202830'; ctx.fillRect(0, 0, 400, 300);
+const ws = new WebSocket('{{PRESS}}5'); ws.binaryType = 'arraybuffer';
+let n = 0;
+function msg(kind, e) {
+  const r = c.getBoundingClientRect(), b = new DataView(new ArrayBuffer(5));
+  b.setUint8(0, kind); b.setUint16(1, e.clientX - r.left); b.setUint16(3, e.clientY - r.top);
+  ws.send(b.buffer);
+}
+c.addEventListener('mousedown', (e) => msg(1, e));
+c.addEventListener('mouseup', (e) => msg(2, e));
+SETUP
+ws.onopen = () => { READY };
+ws.onmessage = (m) => { const v = new DataView(m.data); n++; DRAW(v.getUint16(1), v.getUint16(3), n % 2); };
+</script></body></html>"#;
+
+/// Draws the answer inside the page's own animation-frame callback.
+const RAF_DRAW: (&str, &str) = (
+    "function DRAW(x, y, k) { requestAnimationFrame(() => { ctx.fillStyle = k ? '#e04040' : '#40e040'; ctx.fillRect(x - 12, y - 12, 24, 24); }); }",
+    "window.ready = true;",
+);
+
+/// Decodes a real PNG (made by the browser at load) before drawing it.
+const DECODE_DRAW: (&str, &str) = (
+    "const pngs = [];
+function png(colour) { const t = document.createElement('canvas'); t.width = t.height = 24;
+  const g = t.getContext('2d'); g.fillStyle = colour; g.fillRect(0, 0, 24, 24);
+  return new Promise((ok) => t.toBlob(ok, 'image/png')); }
+function DRAW(x, y, k) { createImageBitmap(pngs[k]).then((b) => ctx.drawImage(b, x - 12, y - 12)); }",
+    "Promise.all([png('#e04040'), png('#40e040')]).then((p) => { pngs.push(...p); window.ready = true; });",
+);
+
+const ANSWER_PILOT: &str = r##"
+[target]
+canvas = "#c"
+idle_reply_bytes = 1
+
+[[setup]]
+eval = "new Promise((ok) => { const t = setInterval(() => { if (window.ready) { clearInterval(t); ok(true); } }, 10); })"
+
+[clicks]
+region = [0.1, 0.1, 0.9, 0.9]
+warmup = 1
+
+[pacing]
+interval_ms = 10
+timeout_ms = 500
+settle_ms = 30
+loop_events = ["mousedown"]
+
+[classifier]
+input = [{ first_byte = [1, 2] }]
+
+[answer]
+oracle = "pixels"
+"##;
+
+/// Presses against a page drawing its answers with `draw`; every answered loop's gap from
+/// the draw that made the change to the frame that showed it, and the frame interval.
+fn answer_gaps(draw: (&str, &str), clicks: u64) -> (Vec<f64>, f64, usize) {
+    let page = ANSWER_PAGE
+        .replace("SETUP", draw.0)
+        .replace("READY", draw.1);
+    let pilot = Pilot::parse("answer.toml", ANSWER_PILOT).expect("pilot");
+    let run = rt().block_on(async {
+        let srv = server::TestServer::start().await.unwrap();
+        srv.add("/a.html", "text/html", &page);
+        let browser = BrowserOptions::default().launch().await.unwrap();
+        let pids = browser.pids();
+        let tmp = tempfile::tempdir().unwrap();
+        let ov = Overrides {
+            url: Some(srv.url("/a.html")),
+            clicks: Some(clicks),
+            ..Overrides::default()
+        };
+        let plan = Plan::new(&pilot, "page".into(), Arm::default(), &ov).unwrap();
+        let req = RunRequest {
+            plan: &plan,
+            out: OutDir::Exactly(tmp.path().join("run")),
+            progress: &silent,
+            cancel: &Cancel::new(),
+        };
+        let o = run_arm(&browser, req).await.expect("run");
+        browser.close().await.unwrap();
+        assert_eq!(alive(&pids), Vec::<i32>::new(), "Chromium processes left");
+        o.run
+    });
+    let fi = run.meta.loop_settings.as_ref().unwrap().frame_interval_ms;
+    let gaps: Vec<f64> = run
+        .loops
+        .iter()
+        .filter(|l| l.answered && !l.cold)
+        .map(|l| l.t_answer.unwrap() - l.t_draw.expect("the answer's draw"))
+        .collect();
+    (gaps, fi.expect("frame interval"), run.loops.len())
+}
+
+#[test]
+fn an_answer_drawn_in_the_apps_frame_callback_or_after_a_decode_is_timed_to_its_frame() {
+    let _g = lock();
+    for (name, draw) in [("raf", RAF_DRAW), ("decode", DECODE_DRAW)] {
+        let (gaps, fi, loops) = answer_gaps(draw, 25);
+        let med = Summary::of(&gaps).map(|s| s.p50).unwrap_or(f64::NAN);
+        let max = gaps.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        eprintln!(
+            "{name}: draw -> answer frame p50 {med:.2} ms, max {max:.2} ms, n = {} of {loops}, frame {fi:.2} ms",
+            gaps.len()
+        );
+        assert!(
+            gaps.len() >= 22,
+            "{name}: {} answered of {loops}",
+            gaps.len()
+        );
+        assert!(
+            gaps.iter().all(|&g| (0.0..=fi).contains(&g)),
+            "{name}: an answer more than a frame after its draw: {gaps:?}"
+        );
+        assert!(
+            med <= fi / 2.0 + 1.0,
+            "{name}: median gap {med:.2} ms, want at most half a frame + 1 ({:.2})",
+            fi / 2.0 + 1.0
+        );
+    }
+}
