@@ -151,6 +151,38 @@ fn inputs_go_out_uniform_on_the_frame_clock_over_156_clicks() {
     assert!(ph.n >= 300, "{ph:?}");
     assert!(ph.p > 0.01, "inputs sit at a preferred phase: {ph:?}");
     assert!(!r.meta.warnings.iter().any(|w| w.code == "input_phase"));
+    // The control: nothing on the stock board changes without input.
+    let sham = r.meta.summary.sham.as_ref().expect("sham watches");
+    assert_eq!((sham.n, sham.changed), (39, 0), "{sham:?}");
+    assert!(!r.meta.warnings.iter().any(|w| w.code == "sham_answers"));
+}
+
+#[test]
+fn sham_watches_on_a_blinking_caret_all_answer_and_the_run_warns() {
+    let _g = lock();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut pilot = Pilot::builtin().unwrap();
+    // Every click on the caret the chat strip blinks every 40 ms (tile 1 of the bottom row).
+    pilot.clicks.region = [0.055, 0.955, 0.07, 0.98];
+    // A socket that blinks every 40 ms is never quiet for the built-in setup's 200 ms.
+    pilot.setup.truncate(1);
+    let mut ov = base_overrides(24);
+    ov.settle_ms = Some(20);
+    ov.knobs = knobs(&[("blink_ms", "40"), ("los_work", "0")]);
+    let r = run_arms(&pilot, vec![("blink", ov)], tmp.path())
+        .remove(0)
+        .run;
+    let sham = r.meta.summary.sham.as_ref().expect("sham watches");
+    eprintln!("blink: {} of {} sham watches changed", sham.changed, sham.n);
+    assert_eq!(sham.n, 6);
+    assert!(sham.changed >= 5, "{sham:?}");
+    let w = r
+        .meta
+        .warnings
+        .iter()
+        .find(|w| w.code == "sham_answers")
+        .expect("a warning");
+    assert!(w.message.contains("change on their own"), "{}", w.message);
 }
 
 /// The press-only server's protocol; each reply is drawn by `DRAW` (a function of the

@@ -552,8 +552,29 @@
     for (var i = 0; i < pending.length; i++) {
       if (t <= pending[i].until) continue;
       var p = pending.splice(i--, 1)[0];
+      if (p.sham) { p.sham(false); continue; }
       if (latest !== null && latest.seq === p.seq) { latest.done = { t_input: latest.t, t_answer: null }; answered(); }
     }
+  }
+  // A control: the region around page point (x, y) watched for `ms` with no input, judged
+  // exactly as an input's. Resolves true when it changed (a clock, a caret, an animation
+  // would have answered a loop there), false when it did not, null when it cannot be
+  // watched. It writes no record and claims no frame.
+  function sham(x, y, ms) {
+    return new Promise(function (resolve) {
+      if (ORACLE === null || ORACLE.kind !== 'pixels') return resolve(null);
+      var c = canvasAt(x, y);
+      if (c === null) return resolve(null);
+      var g = regionOf(c, x, y);
+      if (typeof g === 'string') return resolve(null);
+      var snap;
+      try { snap = readRegion(c, g); } catch (why) { return resolve(null); }
+      var p = { seq: -1, sham: resolve, until: now() + ms, target: canvasIndex(c), canvas: c, g: g, snap: snap,
+        info: null, poll: ctxType.get(c) !== '2d' };
+      pending.push(p);
+      setTimeout(expireWatches, ms + 1);
+      if (p.poll && !oracleRafPending && raf) { oracleRafPending = true; raf(oracleFrame); }
+    });
   }
   function overlaps(a, b) {
     return a.canvas === b.canvas && a.g.x < b.g.x + b.g.w && b.g.x < a.g.x + a.g.w &&
@@ -578,11 +599,16 @@
       var cur = null, n = 0;
       if (ORACLE.kind === 'pixels') {
         try { cur = readRegion(p.canvas, p.g); } catch (why) {
-          verdict(t, CLS_OTHER, 'unreadable', 0, p.target, p.seq, 'the canvas cannot be read: ' + why);
           pending.splice(i--, 1);
+          if (p.sham) { p.sham(null); continue; }
+          verdict(t, CLS_OTHER, 'unreadable', 0, p.target, p.seq, 'the canvas cannot be read: ' + why);
           continue;
         }
         n = changed(cur, p.snap);
+        if (p.sham) {
+          if (n > 0) { pending.splice(i--, 1); p.sham(true); }
+          continue;
+        }
       } else {
         try { n = ORACLE.fn(p.info) ? 1 : 0; } catch (err) {
           verdict(t, CLS_OTHER, 'js_error', 0, NO_TARGET, p.seq, 'js threw: ' + err);
@@ -842,6 +868,7 @@
       wait: wait,
       probeAnswer: probeAnswer,
       waitAnswer: waitAnswer,
+      sham: sham,
       probeOracleCost: probeOracleCost,
       // Turns the oracle off (a named fallback to the reply oracle).
       answerOff: function () { ORACLE = null; pending.length = 0; },

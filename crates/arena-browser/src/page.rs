@@ -352,6 +352,20 @@ impl Page {
         Ok(self.eval_json(&js).await?.as_f64().filter(|v| *v > 0.0))
     }
 
+    /// A sham watch: the pixels around page point (x, y) watched for `window` with no
+    /// input, judged as an input's are. `Some(true)` when they changed, `Some(false)` when
+    /// they did not, `None` where the page's oracle cannot watch that point.
+    pub async fn sham(&self, (x, y): (f64, f64), window: Duration) -> Result<Option<bool>> {
+        let js = format!(
+            "window.__arenaRecorder.sham({x}, {y}, {})",
+            window.as_secs_f64() * 1e3
+        );
+        Ok(self
+            .eval_within(&js, window + self.cdp_timeout)
+            .await?
+            .as_bool())
+    }
+
     /// Stops the page's answer oracle (the run falls back to judging replies).
     pub async fn answer_off(&self) -> Result<()> {
         self.eval_json("window.__arenaRecorder.answerOff()").await?;

@@ -126,6 +126,12 @@ fn notes(t: &mut Table, run: &Run) {
     if let Some(tr) = &run.meta.trace {
         t.note(trace_note(tr));
     }
+    if let Some(sh) = &s.sham {
+        t.note(format!(
+            "sham watches: {} of {} click points changed with no input within {:.0} ms (median window; each watched like an input, before every 4th click)",
+            sh.changed, sh.n, sh.window_p50_ms
+        ));
+    }
     t.note("times in ms on the page clock; n = loops; quantiles type 7");
     for w in &run.meta.warnings {
         t.note(format!("warning ({}): {}", w.code, w.message));

@@ -42,6 +42,9 @@ use crate::pair::{pair, PairConfig};
 use crate::plan::Plan;
 use crate::scenario::Hold;
 
+/// Every this many clicks, a sham watch goes before the press (n = 39 for 156 clicks).
+const SHAM_EVERY: usize = 4;
+
 /// How often records are drained while waiting when the page cannot wait itself (an app's
 /// own recorder, sockets seen through CDP).
 const POLL: Duration = Duration::from_millis(10);
@@ -136,6 +139,9 @@ impl Clicker<'_> {
             note(cost, &[p.tool_ms]);
             return Ok(p.complete);
         }
+        if k % SHAM_EVERY == SHAM_EVERY - 1 && self.judge.answer == AnswerRule::Frame {
+            self.sham((x, y), col).await?;
+        }
         if clicks.move_first {
             self.page.move_to(x, y).await.map_err(stopped)?;
             self.settle_after_move(col, cost).await?;
@@ -161,6 +167,22 @@ impl Clicker<'_> {
         Ok(complete)
     }
 
+    /// A sham watch at the next click's point: watched with no input for as long as nine in
+    /// ten real answers took so far (at least 100 ms, at most the timeout).
+    async fn sham(&self, point: (f64, f64), col: &mut Collected) -> Result<()> {
+        let p90 = arena_stats::quantile(&col.answer_ms, 0.9).unwrap_or(0.0);
+        let window_ms = p90.clamp(100.0, self.plan.timeout_ms as f64);
+        let window = Duration::from_secs_f64(window_ms / 1e3);
+        let seen = tokio::select! {
+            s = self.page.sham(point, window) => s.map_err(stopped_waiting)?,
+            _ = self.cancel.cancelled() => None,
+        };
+        if let Some(changed) = seen {
+            col.shams.push((window_ms, changed));
+        }
+        Ok(())
+    }
+
     /// Holds the button after the press at `pressed`: a fixed hold, or a person's (the
     /// press's loop ended, the socket quiet for `settle`, the drawn hold passed, then a
     /// phase pause: a fixed hold stays exact). Returns
@@ -183,7 +205,7 @@ impl Clicker<'_> {
         let press = if !self.loop_event("mousedown") {
             None
         } else if self.judge.answer == AnswerRule::Frame {
-            let p = self.wait_answer(pressed, cost).await?;
+            let p = self.wait_answer(pressed, col, cost).await?;
             self.wait_quiet_after(col, from, pressed, cost).await?;
             Some(p)
         } else {
@@ -246,13 +268,21 @@ impl Clicker<'_> {
 
     /// Waits for the page oracle's verdict on the press just dispatched, without a drain:
     /// the press's records are judged with the release's.
-    async fn wait_answer(&self, dispatched: Instant, cost: &mut ToolCost) -> Result<Phase> {
+    async fn wait_answer(
+        &self,
+        dispatched: Instant,
+        col: &mut Collected,
+        cost: &mut ToolCost,
+    ) -> Result<Phase> {
         let left = (dispatched + self.plan.timeout()).saturating_duration_since(Instant::now());
         let verdict = tokio::select! {
             v = self.page.wait_answer(left) => v.map_err(stopped_waiting)?,
             _ = self.cancel.cancelled() => None,
         };
         cost.waits += 1;
+        if let Some((t_in, Some(t_answer))) = verdict {
+            col.answer_ms.push(t_answer - t_in);
+        }
         Ok(match verdict {
             Some((t_in, Some(t_answer))) => Phase {
                 complete: true,

@@ -99,6 +99,9 @@ pub struct PairStats {
     pub claimed: u64,
     /// Answered loops with no draw on the target canvas before their answer.
     pub answered_without_draw: u64,
+    /// Loops the page oracle left unanswered although a reply after their send drew on
+    /// the target canvas before the next input: the change was drawn where nobody looked.
+    pub unanswered_drawn: u64,
     /// Inputs the page oracle could not judge, by reason (`unreadable`, `js_error`, ...).
     pub unjudged: BTreeMap<String, u64>,
 }
@@ -132,6 +135,14 @@ pub fn pair(records: &[Record], cfg: &PairConfig) -> Paired {
         match chain.outcome {
             Outcome::Claimed => stats.claimed += 1,
             Outcome::Answered if chain.draw.is_none() => stats.answered_without_draw += 1,
+            Outcome::Unanswered if cfg.answer == AnswerRule::Frame => {
+                let end = inputs
+                    .get(n + 1)
+                    .map_or(deadline, |&nx| recs[nx].t_ms.min(deadline));
+                if drawn_after_reply(&recs, send, end, cfg.draw_target) {
+                    stats.unanswered_drawn += 1;
+                }
+            }
             _ => {}
         }
         loops.push(make_loop(&recs, cfg, n, input, send, &chain, &mut stats));
@@ -148,6 +159,23 @@ pub fn pair(records: &[Record], cfg: &PairConfig) -> Paired {
         stats,
         warnings,
     }
+}
+
+/// Whether a receipt after `send` was followed by a draw on the target canvas, both by
+/// `end` (page time).
+fn drawn_after_reply(recs: &[&Record], send: Option<usize>, end: f64, target: Option<u16>) -> bool {
+    let Some(s) = send else {
+        return false;
+    };
+    let mut received = false;
+    for r in recs[s + 1..].iter().take_while(|r| r.t_ms <= end) {
+        match r.kind {
+            RecordKind::WsRecv => received = true,
+            RecordKind::Draw if received && target.is_none_or(|t| r.target == t) => return true,
+            _ => {}
+        }
+    }
+    false
 }
 
 /// The records that belong to the run, in causal order. Stale and duplicate records go
@@ -361,6 +389,10 @@ fn answer_warnings(w: &mut Vec<Warning>, loops: &[Loop], s: &PairStats, cfg: &Pa
     };
     warn(w, no_draw, "no_draw_on_target", format!(
         "{no_draw} answered loops drew nothing on the target canvas: the canvas selector may aim at the wrong canvas"
+    ));
+    warn(w, s.unanswered_drawn, "answer_elsewhere", format!(
+        "{} unanswered loops had replies that drew on the target canvas while nothing changed in the watched region around the pointer: the app may draw its answer elsewhere (a status line, a side panel); watch that region with `answer.rect`, or close loops on replies with `oracle = \"reply\"`",
+        s.unanswered_drawn
     ));
     for (why, &n) in &s.unjudged {
         warn(
@@ -865,6 +897,41 @@ mod tests {
         assert_eq!(l.reply_bytes, 6200);
         // Under the reply oracle the blink would have closed it.
         assert_eq!(pair(&s.recs, &cfg()).loops[0].t_recv, Some(13.0));
+    }
+
+    #[test]
+    fn replies_drawn_on_the_target_with_no_watched_change_are_diagnosed() {
+        // Two presses under the pixels oracle: each gets a reply that draws on the target
+        // canvas, neither gets a verdict (the change was drawn away from the pointer).
+        // A third gets no reply at all: plainly unanswered, not diagnosed.
+        let mut s = S::new(0);
+        s.input(10.0, "mousedown")
+            .send(10.2, SendClass::Input)
+            .recv(20.0, 6000)
+            .draw(21.0)
+            .paint(30.0)
+            .input(200.0, "mousedown")
+            .send(200.2, SendClass::Input)
+            .recv(210.0, 6000)
+            .draw(211.0)
+            .paint(220.0)
+            .input(400.0, "mousedown")
+            .send(400.2, SendClass::Input);
+        let mut c = cfg();
+        c.answer = AnswerRule::Frame;
+        let p = pair(&s.recs, &c);
+        assert!(p.loops.iter().all(|l| l.outcome == Outcome::Unanswered));
+        assert_eq!(p.stats.unanswered_drawn, 2);
+        let w = p
+            .warnings
+            .iter()
+            .find(|w| w.code == "answer_elsewhere")
+            .expect("the diagnosis");
+        assert!(w.message.starts_with("2 unanswered loops"), "{}", w.message);
+        assert!(w.message.contains("answer.rect"), "{}", w.message);
+        // A draw on another canvas is not the target's.
+        c.draw_target = Some(3);
+        assert_eq!(pair(&s.recs, &c).stats.unanswered_drawn, 0);
     }
 
     #[test]

@@ -483,6 +483,7 @@ fn assemble(
         idle_reply_bytes: plan.pilot.target.idle_reply_bytes,
         link: target.link.clone(),
         loop_settings: Some(loop_settings(plan, g)),
+        shams: g.col.shams.clone(),
     };
     let mut run = build_run(&ctx, paired, &g.col.records);
     if let Some(Kept { records, dropped }) = g.setup.take() {

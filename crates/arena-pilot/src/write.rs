@@ -6,7 +6,7 @@ use std::time::SystemTime;
 use arena_browser::Record;
 use arena_run::{
     rfc3339_utc, AnswerInfo, Event, Host, Loop, LoopSettings, Metric, Outcome, Run, RunMeta,
-    RunStatus, RunSummary, SocketSource, Warning, SCHEMA_VERSION,
+    RunStatus, RunSummary, ShamWatches, SocketSource, Warning, SCHEMA_VERSION,
 };
 use arena_stats::Summary;
 
@@ -38,6 +38,8 @@ pub struct RunContext {
     pub link: Option<String>,
     /// What a loop of this run is.
     pub loop_settings: Option<LoopSettings>,
+    /// The sham watches made (window ms, whether it changed).
+    pub shams: Vec<(f64, bool)>,
 }
 
 fn to_event(r: &Record) -> Event {
@@ -76,6 +78,7 @@ pub fn build_run(ctx: &RunContext, paired: Paired, records: &[Record]) -> Run {
         mut warnings,
     } = paired;
     let mut summary = summarize(ctx, &loops, &stats);
+    summary.sham = sham_watches(&ctx.shams);
     if let Some(ls) = &ctx.loop_settings {
         summary.input_phase = ls
             .frame_interval_ms
@@ -163,8 +166,21 @@ fn summarize(ctx: &RunContext, loops: &[Loop], stats: &PairStats) -> RunSummary 
         stale_records: stats.stale,
         invariant_violations: stats.invariant_violations,
         input_phase: None,
+        sham: None,
     }
 }
+
+fn sham_watches(shams: &[(f64, bool)]) -> Option<ShamWatches> {
+    let windows: Vec<f64> = shams.iter().map(|s| s.0).collect();
+    Some(ShamWatches {
+        n: shams.len() as u64,
+        changed: shams.iter().filter(|s| s.1).count() as u64,
+        window_p50_ms: arena_stats::quantile(&windows, 0.5)?,
+    })
+}
+
+/// One sham watch in twenty that changes is more than a quiet target's noise.
+const SHAM_WARN_SHARE: f64 = 0.05;
 
 /// Warnings about the run as a whole: it ended early, or its target looks idle.
 fn run_warnings(ctx: &RunContext, summary: &RunSummary) -> Vec<Warning> {
@@ -184,6 +200,19 @@ fn run_warnings(ctx: &RunContext, summary: &RunSummary) -> Vec<Warning> {
                     .as_deref()
                     .map(|m| format!(": {m}"))
                     .unwrap_or_default()
+            ),
+        ));
+    }
+    if let Some(sh) = summary
+        .sham
+        .as_ref()
+        .filter(|sh| sh.changed as f64 > SHAM_WARN_SHARE * sh.n as f64)
+    {
+        warnings.push(Warning::new(
+            "sham_answers",
+            format!(
+                "{} of {} sham watches changed with no input within {:.0} ms (median window): the pixels at the click points change on their own (a clock, a caret, an animation), so a loop there can be closed by something its input did not cause; aim the clicks away from it, narrow `answer.radius_px`, or watch a fixed `answer.rect`",
+                sh.changed, sh.n, sh.window_p50_ms
             ),
         ));
     }
@@ -257,6 +286,7 @@ mod tests {
             idle_reply_bytes: 4096,
             link: None,
             loop_settings: None,
+            shams: Vec::new(),
         };
         let run = build_run(&ctx, paired, &recs);
         let s = &run.meta.summary;

@@ -24,8 +24,8 @@ pub use folder::{
 };
 pub use model::{
     AnswerInfo, Event, Host, IdleFrame, IdleWindow, InputPhase, Loop, LoopSettings, Metric,
-    Outcome, Run, RunMeta, RunStatus, RunSummary, SocketSource, TraceInfo, TraceOverhead, Warning,
-    WireDirection, WireFigures, IDLE_SHARE, SCHEMA_VERSION,
+    Outcome, Run, RunMeta, RunStatus, RunSummary, ShamWatches, SocketSource, TraceInfo,
+    TraceOverhead, Warning, WireDirection, WireFigures, IDLE_SHARE, SCHEMA_VERSION,
 };
 pub use startup::{Milestone, RoundStatus, StartupRound};
 pub use time::rfc3339_utc;

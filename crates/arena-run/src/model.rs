@@ -386,6 +386,23 @@ pub struct RunSummary {
     /// inputs or no frame clock).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_phase: Option<InputPhase>,
+    /// The control: points watched with no input, judged as an input's (absent where the
+    /// oracle is not pixels, and in runs made before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sham: Option<ShamWatches>,
+}
+
+/// Sham watches: before some clicks, the next click's point is watched with no input for
+/// as long as real answers took. A point that "answers" then is changing on its own (a
+/// clock, a caret, an animation), and a loop there can be closed by it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ShamWatches {
+    /// Sham watches made.
+    pub n: u64,
+    /// Those whose pixels changed with no input.
+    pub changed: u64,
+    /// Their windows' median, ms.
+    pub window_p50_ms: f64,
 }
 
 /// The inputs' times modulo the page's frame interval, against the uniform distribution
