@@ -156,10 +156,17 @@ impl Clicker<'_> {
         self.page.release(x, y).await.map_err(stopped)?;
         dispatch += t2.elapsed();
         cost.click_ms.push(ms(dispatch));
-        let expect = self.plan.loops_per_click as usize;
-        let release = self
-            .wait_loops(col, from, expect, self.plan.settle, t2, cost)
-            .await?;
+        let release = if self.judge.answer == AnswerRule::Frame && self.loop_event("mouseup") {
+            // The page says when the release was answered and when it went quiet: no drain
+            // on the click's critical path (the run drains between clicks).
+            let p = self.wait_answer(t2, col, cost).await?;
+            self.wait_quiet_after(col, from, t2, cost).await?;
+            p
+        } else {
+            let expect = self.plan.loops_per_click as usize;
+            self.wait_loops(col, from, expect, self.plan.settle, t2, cost)
+                .await?
+        };
         let complete = release.complete && press.as_ref().is_none_or(|p| p.complete);
         let mut phases: Vec<Option<f64>> = press.iter().map(|p| p.tool_ms).collect();
         phases.push(release.tool_ms);

@@ -311,6 +311,10 @@ async fn measure(
     click_all(&clicker, &rect, req, target, g).await
 }
 
+/// Clicks between two drains when no wait drains (about 30 records a click: a few
+/// thousand records, far inside the default ring of 65,536).
+const DRAIN_EVERY: u64 = 32;
+
 /// The phase pause where the page's frame interval could not be measured: 60 Hz.
 const DEFAULT_FRAME_MS: f64 = 1000.0 / 60.0;
 
@@ -370,6 +374,13 @@ async fn click_all(
             )));
         }
         let done = k as u64 + 1;
+        if done % DRAIN_EVERY == 0 {
+            // Off the clicks' critical path: the page's ring holds many clicks, and a
+            // drain now and then keeps a long run from wrapping it.
+            drain_into(clicker.page, &mut g.col, &mut g.cost)
+                .await
+                .context("draining the recorder between clicks")?;
+        }
         (req.progress)(Progress::Click {
             arm,
             done,

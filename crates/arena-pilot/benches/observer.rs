@@ -1,0 +1,170 @@
+//! What the tool moves by measuring: the stock fixture arm with the full measurement (the
+//! pixels oracle: a snapshot at each input, a check in the frame after each draw, the
+//! sham watches) against the same arm with the oracle off (loops closed on replies),
+//! interleaved (full, off, full, off) in one browser, 2 rounds of 80 clicks a side (160
+//! clicks, about 158 warm loops of each kind). Prints each metric's p50 and p90 for both
+//! sides and the difference, and the tool's own time per click on its critical path.
+//! Goals: sendToRecv p50 moves by at most 0.5 ms, the headline (inputToPixels against
+//! inputToPaint) by at most one frame interval, and the tool costs at most 2 ms a click
+//! at the median.
+//! Run with `cargo bench -p arena-pilot --bench observer`.
+
+use arena_pilot::scenario::Requested;
+use arena_pilot::{run_arm, silent, BrowserOptions, Cancel, OutDir, Overrides, Plan, RunRequest};
+use arena_run::{Metric, Run};
+
+const CLICKS: u64 = 80;
+const ROUNDS: usize = 2;
+
+fn q(v: &[f64], p: f64) -> f64 {
+    arena_stats::quantile(v, p).unwrap_or(f64::NAN)
+}
+
+/// The machine's 1-minute load average: a shared box's load moves every figure here.
+fn load() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().map(str::to_string))
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// One side's pooled evidence.
+#[derive(Default)]
+struct Side {
+    runs: Vec<Run>,
+    tool_ms: Vec<f64>,
+    frame_ms: Vec<f64>,
+}
+
+impl Side {
+    /// Warm answered loops of input kind `ev`: presses and releases are apart, as pooled
+    /// their two populations (about 30 and 3 ms of sendToRecv on the fixture) put the
+    /// median in the gap between them, where a loop more on one side moves it by ms.
+    fn values(&self, m: Metric, ev: &str) -> Vec<f64> {
+        self.runs
+            .iter()
+            .flat_map(|r| &r.loops)
+            .filter(|l| !l.cold && l.answered && l.event == ev)
+            .filter_map(|l| m.of(l))
+            .collect()
+    }
+}
+
+fn main() -> anyhow::Result<()> {
+    let tmp = tempfile::tempdir()?;
+    let load_before = load();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let sides = rt.block_on(async {
+        let browser = BrowserOptions::default().launch().await?;
+        let cancel = Cancel::new();
+        let mut sides = [Side::default(), Side::default()];
+        for round in 0..ROUNDS {
+            for (i, oracle) in [Requested::Pixels, Requested::Reply]
+                .into_iter()
+                .enumerate()
+            {
+                let mut pilot = arena_pilot::Pilot::builtin()?;
+                pilot.answer.oracle = oracle;
+                let ov = Overrides {
+                    clicks: Some(CLICKS),
+                    ..Overrides::default()
+                };
+                let plan = Plan::for_arm(&pilot, Some("stock"), &ov)?;
+                let out = run_arm(
+                    &browser,
+                    RunRequest {
+                        plan: &plan,
+                        out: OutDir::Exactly(tmp.path().join(format!("{round}-{i}"))),
+                        progress: &silent,
+                        cancel: &cancel,
+                    },
+                )
+                .await?;
+                let s = &mut sides[i];
+                s.tool_ms.extend(&out.cost.critical_ms);
+                if let Some(fi) = out
+                    .run
+                    .meta
+                    .loop_settings
+                    .as_ref()
+                    .and_then(|l| l.frame_interval_ms)
+                {
+                    s.frame_ms.push(fi);
+                }
+                s.runs.push(out.run);
+            }
+        }
+        browser.close().await?;
+        anyhow::Ok(sides)
+    })?;
+    let [full, off] = &sides;
+    println!(
+        "observer: stock fixture, the pixels oracle on (full) against off (reply), {ROUNDS} interleaved rounds of {CLICKS} clicks a side; load average {load_before} before, {} after",
+        load()
+    );
+    println!(
+        "{:<38} {:>6} {:>9} {:>9} {:>6} {:>9} {:>9} {:>9} {:>9}",
+        "metric", "n full", "p50 full", "p90 full", "n off", "p50 off", "p90 off", "Δp50", "Δp90"
+    );
+    let rows = [
+        (
+            "inputToSocket",
+            Metric::InputToSocket,
+            Metric::InputToSocket,
+        ),
+        ("sendToRecv", Metric::SendToRecv, Metric::SendToRecv),
+        ("recvToDraw", Metric::RecvToDraw, Metric::RecvToDraw),
+        ("inputToPaint", Metric::InputToPaint, Metric::InputToPaint),
+        (
+            "headline (pixels | paint)",
+            Metric::InputToPixels,
+            Metric::InputToPaint,
+        ),
+    ];
+    let mut worst = [0.0f64; 2];
+    for ev in ["mousedown", "mouseup"] {
+        for (name, mf, mo) in rows {
+            let (a, b) = (full.values(mf, ev), off.values(mo, ev));
+            let (a50, a90, b50, b90) = (q(&a, 0.5), q(&a, 0.9), q(&b, 0.5), q(&b, 0.9));
+            let row = format!("{ev} {name}");
+            println!(
+                "{row:<38} {:>6} {a50:>9.2} {a90:>9.2} {:>6} {b50:>9.2} {b90:>9.2} {:>+9.2} {:>+9.2}",
+                a.len(),
+                b.len(),
+                a50 - b50,
+                a90 - b90
+            );
+            let d = (a50 - b50).abs();
+            match mf {
+                Metric::SendToRecv => worst[0] = worst[0].max(d),
+                Metric::InputToPixels => worst[1] = worst[1].max(d),
+                _ => {}
+            }
+        }
+    }
+    let frame = q(&full.frame_ms, 0.5);
+    let (tool_full, tool_off) = (q(&full.tool_ms, 0.5), q(&off.tool_ms, 0.5));
+    println!(
+        "tool cost per click on its critical path, p50: {tool_full:.2} ms full (n = {}), {tool_off:.2} ms off (n = {}); goal at most 2 ms",
+        full.tool_ms.len(),
+        off.tool_ms.len()
+    );
+    let [s2r, head] = worst;
+    println!(
+        "goals: sendToRecv p50 moved at most {s2r:.2} ms in either kind (at most 0.5: {}); headline p50 at most {head:.2} ms (at most one frame, {frame:.2} ms: {}); tool cost {}",
+        met(s2r <= 0.5),
+        met(head <= frame),
+        met(tool_full <= 2.0)
+    );
+    Ok(())
+}
+
+fn met(ok: bool) -> &'static str {
+    if ok {
+        "met"
+    } else {
+        "not met"
+    }
+}
