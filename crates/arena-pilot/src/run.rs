@@ -374,7 +374,7 @@ async fn click_all(
             )));
         }
         let done = k as u64 + 1;
-        if done % DRAIN_EVERY == 0 {
+        if done.is_multiple_of(DRAIN_EVERY) {
             // Off the clicks' critical path: the page's ring holds many clicks, and a
             // drain now and then keeps a long run from wrapping it.
             drain_into(clicker.page, &mut g.col, &mut g.cost)
