@@ -23,9 +23,9 @@ pub use folder::{
     TRACE_JSON, WIRE_JSON, WIRE_PCAP,
 };
 pub use model::{
-    AnswerInfo, Event, Host, IdleFrame, IdleWindow, Loop, Metric, Outcome, Run, RunMeta, RunStatus,
-    RunSummary, SocketSource, TraceInfo, TraceOverhead, Warning, WireDirection, WireFigures,
-    IDLE_SHARE, SCHEMA_VERSION,
+    AnswerInfo, Event, Host, IdleFrame, IdleWindow, LinkConnection, Loop, Metric, Outcome, Run,
+    RunMeta, RunStatus, RunSummary, SocketSource, TraceInfo, TraceOverhead, Warning, WireDirection,
+    WireFigures, IDLE_SHARE, SCHEMA_VERSION,
 };
 pub use startup::{Milestone, RoundStatus, StartupRound};
 pub use time::rfc3339_utc;
