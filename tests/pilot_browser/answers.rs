@@ -9,7 +9,7 @@ use super::*;
 use arena_run::Outcome as LoopOutcome;
 
 #[path = "../../crates/arena-browser/tests/support/server.rs"]
-mod server;
+pub(super) mod server;
 
 /// A canvas that paints a square at the point each reply names; presses are sent as
 /// `[1, x, y]`, releases as `[2, x, y]` (u16 big-endian), to the press-only server with the
