@@ -167,7 +167,9 @@ fn gtk_broadway_presses_answer_releases_do_not() {
 /// Presses direct and through `--link rtt=20ms`, interleaved (direct, link, direct, link)
 /// in one browser: the pooled press sendToRecv p50s must be 20 +- 3 ms apart, and each
 /// linked run must list the page's socket among the connections the link carried.
-fn link_moves_presses(pilot_file: &str, url: String) {
+/// With `by_floor`, the shift asserted to 20 +- 3 ms is the pooled minimum's (the press
+/// that waited least at the server), and the p50's must only be well clear of zero.
+fn link_moves_presses(pilot_file: &str, url: String, by_floor: bool) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(pilot_file);
     let mut pilot = Pilot::load(&path).expect("shipped pilot file");
     // Releases change no pixel: as loops they would only wait out their timeout.
@@ -213,17 +215,30 @@ fn link_moves_presses(pilot_file: &str, url: String) {
             .map(|s| (s.p50, s.n))
             .unwrap_or((f64::NAN, 0))
     };
+    let floor = |a: &Run, b: &Run| {
+        let v: Vec<f64> = [a, b]
+            .iter()
+            .flat_map(|r| r.warm_values(Metric::SendToRecv))
+            .collect();
+        Summary::of(&v).map(|s| s.min).unwrap_or(f64::NAN)
+    };
+    let (df, lf) = (floor(&outs[0], &outs[2]), floor(&outs[1], &outs[3]));
     let (d, n) = pooled(&outs[0], &outs[2], Metric::SendToRecv);
     let (l, m) = pooled(&outs[1], &outs[3], Metric::SendToRecv);
     let (dp, _) = pooled(&outs[0], &outs[2], Metric::InputToPaint);
     let (lp, _) = pooled(&outs[1], &outs[3], Metric::InputToPaint);
     eprintln!(
-        "{pilot_file}: press sendToRecv p50 {d:.2} ms direct (n = {n}), {l:.2} ms through rtt=20ms (n = {m}); inputToPaint p50 {dp:.2} / {lp:.2} ms"
+        "{pilot_file}: press sendToRecv p50 {d:.2} ms direct (n = {n}), {l:.2} ms through rtt=20ms (n = {m}); min {df:.2} / {lf:.2} ms; inputToPaint p50 {dp:.2} / {lp:.2} ms"
     );
+    let (shift, what) = if by_floor {
+        assert!(l - d >= 12.0, "rtt=20ms moved the p50 by {:.2} ms", l - d);
+        (lf - df, "minimum")
+    } else {
+        (l - d, "p50")
+    };
     assert!(
-        (l - d - 20.0).abs() <= 3.0,
-        "rtt=20ms moved presses by {:.2} ms",
-        l - d
+        (shift - 20.0).abs() <= 3.0,
+        "rtt=20ms moved the presses' {what} by {shift:.2} ms"
     );
     for r in [&outs[1], &outs[3]] {
         let ws: Vec<_> = r
@@ -252,7 +267,10 @@ fn novnc_presses_move_by_the_links_rtt_though_its_socket_port_comes_from_the_que
     // about the same for the next update, a wait set by the phase between them, which the
     // 10 ms the link adds on the way up changes (measured at 60 Hz: rtt=20ms read +14.5,
     // +14.7, +14.9 and +20.1 ms; direct p50s 15.2 to 21.8 ms). Uncapped, an update leaves
-    // once the app has painted.
+    // once the app has painted. Even so the p50s read +14.6 to +18.2 ms over six
+    // interleaved runs: the direct press's p50 wanders between 9.5 and 13.5 ms from run to
+    // run while the linked one stays at 26.6 to 29.0 ms, so the shift is asserted on the
+    // floor (+18.4 to +18.6 ms in three runs), the p50 only to be clearly moved.
     let (_d, url) = Desktop::start_with(
         "novnc.sh",
         &[
@@ -266,12 +284,12 @@ fn novnc_presses_move_by_the_links_rtt_though_its_socket_port_comes_from_the_que
         url.contains("&port="),
         "noVNC picks its socket's port from {url}"
     );
-    link_moves_presses("pilots/novnc.toml", url);
+    link_moves_presses("pilots/novnc.toml", url, true);
 }
 
 #[test]
 fn gtk_broadway_presses_move_by_the_links_rtt() {
     let _g = lock();
     let (_d, url) = Desktop::start("broadway.sh", &["50".into(), free_port().to_string()]);
-    link_moves_presses("pilots/broadway.toml", url);
+    link_moves_presses("pilots/broadway.toml", url, false);
 }
