@@ -166,6 +166,13 @@ fn fixture_run_folders_match_run_json() {
     // A run through a link and with a trace: the fields as the run model writes them.
     let mut meta = read_json(&fixture_runs()[0].join("run.json"));
     meta["link"] = json!("rtt=20ms,jitter=0ms,down=25mbit,up=25mbit");
+    meta["link_connections"] = serde_json::to_value(vec![arena_run::LinkConnection {
+        dest: "127.0.0.1:6080".into(),
+        kind: "websocket".into(),
+        bytes_up: 330,
+        bytes_down: 90_000,
+    }])
+    .unwrap();
     meta["trace"] = serde_json::to_value(arena_run::TraceInfo {
         file: "trace.json".into(),
         input_error_ms: Some(0.005),
@@ -175,6 +182,12 @@ fn fixture_run_folders_match_run_json() {
     assert_valid("run.json", &meta);
     meta["trace"]["overhead"]["extra"] = json!(1);
     assert_invalid("run.json", &meta, "an unknown key in the trace's overhead");
+    meta["trace"]["overhead"]
+        .as_object_mut()
+        .unwrap()
+        .remove("extra");
+    meta["link_connections"][0]["kind"] = json!("carrier pigeon");
+    assert_invalid("run.json", &meta, "a link connection of no known kind");
 }
 
 #[test]

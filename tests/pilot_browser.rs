@@ -339,7 +339,16 @@ fn a_link_of_rtt_20ms_adds_20ms_to_send_to_recv_and_the_run_says_so() {
         b.meta.link.as_deref(),
         Some("rtt=20ms,jitter=0ms,down=unlimited,up=unlimited")
     );
-    // The run names the target, not the relay in front of it.
+    // The fixture's board socket is among what the link carried.
+    assert!(
+        b.meta
+            .link_connections
+            .iter()
+            .any(|c| c.kind == "websocket" && c.bytes_down > 0),
+        "{:?}",
+        b.meta.link_connections
+    );
+    // The run names the target, not the link's proxy.
     assert!(
         b.meta.url.starts_with("http://127.0.0.1:"),
         "{}",
@@ -802,6 +811,9 @@ mod answers;
 
 #[path = "pilot_browser/real_apps.rs"]
 mod real_apps;
+
+#[path = "pilot_browser/link.rs"]
+mod link;
 
 #[path = "pilot_browser/trace.rs"]
 mod trace;

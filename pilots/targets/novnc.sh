@@ -28,6 +28,7 @@
 # spawns `run` should wait() it after stop so the supervisor itself is reaped.
 #
 # Env: NOVNC_GEOMETRY (1024x768), NOVNC_WEB (/usr/share/novnc), JAVA (java),
+#      NOVNC_FRAME_RATE (60, Xvnc's own default: updates per second at most, on a timer),
 #      READY_TIMEOUT_S (30), STOP_TIMEOUT_S (5).
 # Debian packages: tigervnc-standalone-server websockify novnc x11-utils curl openjdk-17-jdk
 # (single-file source launch needs a JDK; Swing on X11 a non-headless JRE).
@@ -53,6 +54,8 @@ T_STATE=${TARGET_STATE_DIR:-/tmp/arena-targets/novnc-$NUM}
 GEOMETRY=${NOVNC_GEOMETRY:-1024x768}
 WEB=${NOVNC_WEB:-/usr/share/novnc}
 JAVA=${JAVA:-java}
+FRAME_RATE=${NOVNC_FRAME_RATE:-60}
+[[ $FRAME_RATE =~ ^[0-9]+$ ]] || t_die "NOVNC_FRAME_RATE must be a whole number: $FRAME_RATE"
 
 x_ready() { [[ -S /tmp/.X11-unix/X$NUM ]] && t_port_open "$RFB_PORT"; }
 page_ready() { curl -sf -o /dev/null --max-time 2 "http://127.0.0.1:$HTTP_PORT/vnc_lite.html"; }
@@ -90,7 +93,7 @@ t_components() {
   t_spawn Xvnc "$T_STATE/xvnc.log" \
     Xvnc ":$NUM" -geometry "$GEOMETRY" -depth 24 -rfbport "$RFB_PORT" \
     -localhost -interface 127.0.0.1 -SecurityTypes None -nolisten tcp \
-    -AlwaysShared -AcceptSetDesktopSize=0
+    -AlwaysShared -AcceptSetDesktopSize=0 -FrameRate "$FRAME_RATE"
   t_wait_until "Xvnc :$NUM, RFB on 127.0.0.1:$RFB_PORT" "$T_STATE/xvnc.log" x_ready
 
   t_spawn websockify "$T_STATE/websockify.log" \

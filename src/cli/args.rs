@@ -56,9 +56,10 @@ pub struct RunArgs {
           value_parser = <arena_wire::CaptureBackend as std::str::FromStr>::from_str)]
     pub capture_backend: arena_wire::CaptureBackend,
     /// Put a shaped link between the browser and the target, e.g.
-    /// `rtt=20ms,rate=25mbit[,jitter=2ms][,down=25mbit,up=5mbit]`: a loopback relay adds
-    /// half the RTT each way, serialises at the rate behind a bounded queue, and jitters
-    /// without reordering (no root, no netem). Overrides the arms' own `link`.
+    /// `rtt=20ms,rate=25mbit[,jitter=2ms][,down=25mbit,up=5mbit]`: every connection of the
+    /// page goes through a loopback proxy that adds half the RTT each way, serialises at the
+    /// rate behind a bounded queue, and jitters without reordering (no root, no netem).
+    /// Loopback targets only. Overrides the arms' own `link`.
     #[arg(long, value_name = "SPEC", value_parser = arena_link::LinkSpec::parse)]
     pub link: Option<arena_link::LinkSpec>,
     /// Record Chromium's own trace of the clicks into `trace.json` in the run folder, with

@@ -26,6 +26,11 @@ fn free_port() -> u16 {
 impl Desktop {
     /// Starts the target and returns it with the page URL it printed.
     fn start(script: &str, args: &[String]) -> (Desktop, String) {
+        Desktop::start_with(script, args, &[])
+    }
+
+    /// The same, with `env` in the script's environment.
+    fn start_with(script: &str, args: &[String], env: &[(&str, &str)]) -> (Desktop, String) {
         let script = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("pilots/targets")
             .join(script);
@@ -33,6 +38,7 @@ impl Desktop {
             .arg(&script)
             .arg("run")
             .args(args)
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -156,4 +162,134 @@ fn gtk_broadway_presses_answer_releases_do_not() {
         .all(|m| m.bytes_at.as_ref().is_some_and(|b| b.offset == 3)));
     let (_d, url) = Desktop::start("broadway.sh", &["48".into(), free_port().to_string()]);
     check(&drive("pilots/broadway.toml", url));
+}
+
+/// Presses direct and through `--link rtt=20ms`, interleaved (direct, link, direct, link)
+/// in one browser: the pooled press sendToRecv p50s must be 20 +- 3 ms apart, and each
+/// linked run must list the page's socket among the connections the link carried.
+/// With `by_floor`, the shift asserted to 20 +- 3 ms is the pooled minimum's (the press
+/// that waited least at the server), and the p50's must only be well clear of zero.
+fn link_moves_presses(pilot_file: &str, url: String, by_floor: bool) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(pilot_file);
+    let mut pilot = Pilot::load(&path).expect("shipped pilot file");
+    // Releases change no pixel: as loops they would only wait out their timeout.
+    pilot.pacing.loop_events = vec!["mousedown".into()];
+    // The receipt is the first message after the press, as in the fixture's link
+    // calibration: the pixel oracle's check on every frame keeps the page's main thread
+    // busy at moments a direct reply lands in and a linked one does not, which reads as a
+    // link smaller than it is. Under `reply` the page cannot say when a press went quiet,
+    // so each click waits out the timeout: a short one, over ten times the answer's p50.
+    pilot.answer.oracle = arena_pilot::scenario::Requested::Reply;
+    // Not a multiple of 10 ms (the Swing app's AWT poll) or of 16.7 ms (Xvnc's 60 Hz update
+    // timer, Chromium's frame clock): with a click period commensurate with the target's
+    // clocks, every press lands at nearly one phase of them, and the 10 ms the link adds on
+    // the way up moves that phase, so the wait for the next tick changes with the link
+    // (measured at 250 ms: noVNC's presses moved +14.7 and +14.9 ms for rtt=20ms). A period
+    // 3 ms off both walks the presses across every phase.
+    pilot.pacing.timeout_ms = 253;
+    let ov = |link: Option<&str>| Overrides {
+        url: Some(url.clone()),
+        clicks: Some(35),
+        link: link.map(|l| arena_link::LinkSpec::parse(l).unwrap()),
+        ..Overrides::default()
+    };
+    let runs = vec![
+        ("stock", ov(None)),
+        ("stock", ov(Some("rtt=20ms"))),
+        ("stock", ov(None)),
+        ("stock", ov(Some("rtt=20ms"))),
+    ];
+    let tmp = tempfile::tempdir().unwrap();
+    let outs: Vec<Run> = run_arms(&pilot, runs, tmp.path())
+        .into_iter()
+        .map(|o| o.run)
+        .collect();
+    for r in &outs {
+        assert_eq!(r.meta.status, RunStatus::Complete, "{:?}", r.meta);
+        let answered = r.loops.iter().filter(|l| l.answered).count();
+        assert!(answered >= 33, "{answered} of 35: {:?}", r.meta.warnings);
+    }
+    let pooled = |a: &Run, b: &Run, m: Metric| {
+        let v: Vec<f64> = [a, b].iter().flat_map(|r| r.warm_values(m)).collect();
+        Summary::of(&v)
+            .map(|s| (s.p50, s.n))
+            .unwrap_or((f64::NAN, 0))
+    };
+    let floor = |a: &Run, b: &Run| {
+        let v: Vec<f64> = [a, b]
+            .iter()
+            .flat_map(|r| r.warm_values(Metric::SendToRecv))
+            .collect();
+        Summary::of(&v).map(|s| s.min).unwrap_or(f64::NAN)
+    };
+    let (df, lf) = (floor(&outs[0], &outs[2]), floor(&outs[1], &outs[3]));
+    let (d, n) = pooled(&outs[0], &outs[2], Metric::SendToRecv);
+    let (l, m) = pooled(&outs[1], &outs[3], Metric::SendToRecv);
+    let (dp, _) = pooled(&outs[0], &outs[2], Metric::InputToPaint);
+    let (lp, _) = pooled(&outs[1], &outs[3], Metric::InputToPaint);
+    eprintln!(
+        "{pilot_file}: press sendToRecv p50 {d:.2} ms direct (n = {n}), {l:.2} ms through rtt=20ms (n = {m}); min {df:.2} / {lf:.2} ms; inputToPaint p50 {dp:.2} / {lp:.2} ms"
+    );
+    let (shift, what) = if by_floor {
+        assert!(l - d >= 12.0, "rtt=20ms moved the p50 by {:.2} ms", l - d);
+        (lf - df, "minimum")
+    } else {
+        (l - d, "p50")
+    };
+    assert!(
+        (shift - 20.0).abs() <= 3.0,
+        "rtt=20ms moved the presses' {what} by {shift:.2} ms"
+    );
+    for r in [&outs[1], &outs[3]] {
+        let ws: Vec<_> = r
+            .meta
+            .link_connections
+            .iter()
+            .filter(|c| c.kind == "websocket")
+            .collect();
+        assert_eq!(ws.len(), 1, "{:?}", r.meta.link_connections);
+        assert!(ws[0].bytes_up > 0 && ws[0].bytes_down > 0, "{ws:?}");
+        eprintln!("  carried: {:?}", r.meta.link_connections);
+        assert!(
+            r.meta.warnings.iter().all(|w| !w.code.starts_with("link")),
+            "{:?}",
+            r.meta.warnings
+        );
+    }
+    assert!(outs[0].meta.link_connections.is_empty());
+}
+
+#[test]
+fn novnc_presses_move_by_the_links_rtt_though_its_socket_port_comes_from_the_query() {
+    let _g = lock();
+    // Xvnc sends updates on its own 60 Hz timer by default, and Chromium dispatches input
+    // on its 60 Hz frame clock: two near-locked clocks, so within a run every press waits
+    // about the same for the next update, a wait set by the phase between them, which the
+    // 10 ms the link adds on the way up changes (measured at 60 Hz: rtt=20ms read +14.5,
+    // +14.7, +14.9 and +20.1 ms; direct p50s 15.2 to 21.8 ms). Uncapped, an update leaves
+    // once the app has painted. Even so the p50s read +14.6 to +18.2 ms over six
+    // interleaved runs: the direct press's p50 wanders between 9.5 and 13.5 ms from run to
+    // run while the linked one stays at 26.6 to 29.0 ms, so the shift is asserted on the
+    // floor (+18.4 to +18.6 ms in three runs), the p50 only to be clearly moved.
+    let (_d, url) = Desktop::start_with(
+        "novnc.sh",
+        &[
+            "49".into(),
+            free_port().to_string(),
+            free_port().to_string(),
+        ],
+        &[("NOVNC_FRAME_RATE", "1000")],
+    );
+    assert!(
+        url.contains("&port="),
+        "noVNC picks its socket's port from {url}"
+    );
+    link_moves_presses("pilots/novnc.toml", url, true);
+}
+
+#[test]
+fn gtk_broadway_presses_move_by_the_links_rtt() {
+    let _g = lock();
+    let (_d, url) = Desktop::start("broadway.sh", &["50".into(), free_port().to_string()]);
+    link_moves_presses("pilots/broadway.toml", url, false);
 }

@@ -4,6 +4,10 @@ use crate::launch::{self, base_flags, browser_pids, kill_tree};
 use crate::page::Page;
 use crate::recorder::RecorderConfig;
 use anyhow::{anyhow, bail, Context, Result};
+use chromiumoxide::cdp::browser_protocol::browser::BrowserContextId;
+use chromiumoxide::cdp::browser_protocol::target::{
+    CreateBrowserContextParams, CreateTargetParams,
+};
 use futures::StreamExt;
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -202,6 +206,76 @@ impl Browser {
         )
         .await?;
         Page::attach(page, &self.ws_url, url, inject, self.cdp_timeout).await
+    }
+
+    /// As [`Browser::new_page`], in a browser context of its own whose every connection,
+    /// loopback included, goes through `proxy` (`socks5://127.0.0.1:PORT`): whatever
+    /// host:port the page or its scripts pick. The browser is not relaunched, so other
+    /// pages keep their direct connections. Close it with [`Browser::close_page`].
+    pub async fn new_page_via(
+        &self,
+        url: &str,
+        inject: Option<RecorderConfig>,
+        proxy: &str,
+    ) -> Result<Page> {
+        // Chromium bypasses the proxy for loopback by default; `<-loopback>` removes that
+        // implicit rule, and loopback is all this tool ever talks to.
+        let params = CreateBrowserContextParams::builder()
+            .proxy_server(proxy)
+            .proxy_bypass_list("<-loopback>")
+            .build();
+        let context = cdp(
+            self.cdp_timeout,
+            "Target.createBrowserContext",
+            self.cdp.create_browser_context(params),
+        )
+        .await?;
+        let target = CreateTargetParams::builder()
+            .url("about:blank")
+            .browser_context_id(context.clone())
+            .build()
+            .map_err(|e| anyhow!("Target.createTarget: {e}"));
+        let page = match target {
+            Ok(t) => {
+                cdp(
+                    self.cdp_timeout,
+                    "Target.createTarget",
+                    self.cdp.new_page(t),
+                )
+                .await
+            }
+            Err(e) => Err(e),
+        };
+        let page = match page {
+            Ok(p) => Page::attach(p, &self.ws_url, url, inject, self.cdp_timeout).await,
+            Err(e) => Err(e),
+        };
+        match page {
+            Ok(p) => Ok(p.in_context(context)),
+            Err(e) => {
+                self.dispose_context(context).await;
+                Err(e)
+            }
+        }
+    }
+
+    /// Closes `page`, and the browser context it was opened in by [`Browser::new_page_via`].
+    pub async fn close_page(&self, page: Page) -> Result<()> {
+        let context = page.context();
+        let closed = page.close().await;
+        if let Some(c) = context {
+            self.dispose_context(c).await;
+        }
+        closed
+    }
+
+    async fn dispose_context(&self, context: BrowserContextId) {
+        let _ = cdp(
+            self.cdp_timeout,
+            "Target.disposeBrowserContext",
+            self.cdp.dispose_browser_context(context),
+        )
+        .await;
     }
 
     /// Asks Chromium to quit, then kills whatever remains of its process group.

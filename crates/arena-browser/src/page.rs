@@ -111,6 +111,8 @@ pub struct Page {
     tap: Mutex<Option<NetTap>>,
     clock: Mutex<Option<ClockMap>>,
     app: Mutex<AppState>,
+    /// The browser context of its own the page was opened in, if any (disposed on close).
+    context: Option<chromiumoxide::cdp::browser_protocol::browser::BrowserContextId>,
 }
 
 impl Page {
@@ -132,6 +134,7 @@ impl Page {
             tap: Mutex::new(None),
             clock: Mutex::new(None),
             app: Mutex::new(AppState::default()),
+            context: None,
         };
         if let Some(c) = page.config.clone() {
             if c.app.is_none() {
@@ -163,6 +166,20 @@ impl Page {
         )
         .await?;
         Ok(page)
+    }
+
+    pub(crate) fn in_context(
+        mut self,
+        c: chromiumoxide::cdp::browser_protocol::browser::BrowserContextId,
+    ) -> Page {
+        self.context = Some(c);
+        self
+    }
+
+    pub(crate) fn context(
+        &self,
+    ) -> Option<chromiumoxide::cdp::browser_protocol::browser::BrowserContextId> {
+        self.context.clone()
     }
 
     /// The chromiumoxide tab, for this crate's other CDP domains.

@@ -808,3 +808,54 @@ async fn a_trace_holds_the_pages_marks_and_its_trusted_input() -> Result<()> {
     b.close().await?;
     Ok(())
 }
+
+/// The destinations a proxy carried, as `kind host:port`.
+fn carried(proxy: &arena_link::Proxy) -> Vec<String> {
+    proxy
+        .carried()
+        .iter()
+        .map(|c| format!("{} {}", c.kind.as_str(), c.dest))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_proxied_page_sends_its_load_and_every_socket_through_the_proxy() -> Result<()> {
+    let srv = board_server().await?;
+    let link = arena_link::LinkSpec::parse("rtt=0").map_err(anyhow::Error::msg)?;
+    let proxy = arena_link::Proxy::start(link).await?;
+    let b = Browser::launch(LaunchOptions::default()).await?;
+    let (http, echo, sink) = (srv.http, srv.echo, srv.sink);
+    // The page's socket goes to other ports than the page's own; the Worker's too.
+    for path in ["/board", "/worker"] {
+        let before = proxy.carried().len();
+        let page = b
+            .new_page_via(&srv.url(path), Some(config(4096)), &proxy.url())
+            .await?;
+        page.eval_json("window.ready").await?;
+        let seen = carried(&proxy)[before..].to_vec();
+        assert!(seen.contains(&format!("http {http}")), "{path}: {seen:?}");
+        let to_echo = seen
+            .iter()
+            .filter(|s| **s == format!("websocket {echo}"))
+            .count();
+        assert_eq!(to_echo, 1, "{path}: {seen:?}");
+        // The board page's subclassed socket to the sink closes at once: through the
+        // proxy if it connected at all, and nowhere else.
+        let ours = [http, echo, sink].map(|a| a.to_string());
+        assert!(
+            seen.iter()
+                .all(|s| ours.iter().any(|a| s.ends_with(a.as_str()))),
+            "{path}: {seen:?}"
+        );
+        b.close_page(page).await?;
+    }
+    // A page opened the ordinary way in the same browser is not proxied.
+    let before = proxy.carried().len();
+    let page = b.new_page(&srv.url("/board"), Some(config(4096))).await?;
+    page.eval_json("window.ready").await?;
+    assert_eq!(proxy.carried().len(), before, "{:?}", carried(&proxy));
+    assert!(proxy.refused().is_empty(), "{:?}", proxy.refused());
+    b.close().await?;
+    proxy.stop().await;
+    Ok(())
+}

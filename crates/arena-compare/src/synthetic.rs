@@ -79,6 +79,7 @@ pub fn run(arm: &str, input_to_paint: &[f64], reply_bytes: u64) -> Run {
             wire: None,
             answer: None,
             link: None,
+            link_connections: Vec::new(),
             trace: None,
             idle: None,
             cpu: None,

@@ -12,7 +12,10 @@ use std::time::{Duration, Instant};
 use arena_sys::rng::SplitMix64;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::TcpStream;
 use tokio::sync::mpsc;
+
+use crate::spec::LinkSpec;
 
 /// Bytes read at once: small enough that a frame's tail is not held for its head.
 const CHUNK: usize = 16 * 1024;
@@ -95,6 +98,50 @@ pub async fn pipe(
         let _ = dst.shutdown().await;
     };
     tokio::join!(reader, writer);
+}
+
+/// Where one connection's delivered bytes are counted, per direction.
+#[derive(Debug, Clone, Default)]
+pub struct Counters {
+    /// Bytes delivered browser -> target.
+    pub up: Arc<AtomicU64>,
+    /// Bytes delivered target -> browser.
+    pub down: Arc<AtomicU64>,
+}
+
+/// Carries one connection through the link until both directions end: a shaped pipe each
+/// way, seeded by the connection's number `n` so two connections never jitter alike.
+pub async fn shaped(
+    browser: TcpStream,
+    target: TcpStream,
+    spec: LinkSpec,
+    n: u64,
+    counters: Counters,
+) {
+    let _ = browser.set_nodelay(true);
+    let _ = target.set_nodelay(true);
+    let shape = |bps, seed| Shape {
+        delay: spec.one_way(),
+        jitter: spec.jitter(),
+        bits_per_s: bps,
+        seed,
+    };
+    let (browser_r, browser_w) = browser.into_split();
+    let (target_r, target_w) = target.into_split();
+    tokio::join!(
+        pipe(
+            target_r,
+            browser_w,
+            shape(spec.down_bps, 2 * n),
+            counters.down
+        ),
+        pipe(
+            browser_r,
+            target_w,
+            shape(spec.up_bps, 2 * n + 1),
+            counters.up
+        ),
+    );
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
 use tokio::task::{JoinHandle, JoinSet};
 
-use crate::pipe::{pipe, Shape};
+use crate::pipe::{shaped, Counters};
 use crate::spec::LinkSpec;
 
 /// How long the relay waits for the target to accept a connection.
@@ -91,7 +91,7 @@ impl Drop for Relay {
     }
 }
 
-async fn connect(target: SocketAddr) -> std::io::Result<TcpStream> {
+pub(crate) async fn connect(target: SocketAddr) -> std::io::Result<TcpStream> {
     match tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(target)).await {
         Ok(r) => r,
         Err(_) => Err(std::io::Error::new(
@@ -124,7 +124,7 @@ async fn accept_loop(
     }
 }
 
-/// One connection: the target's side opened, then a shaped pipe each way.
+/// One connection: the target's side opened, then the shaped link between them.
 async fn forward(
     client: TcpStream,
     target: SocketAddr,
@@ -136,28 +136,9 @@ async fn forward(
         stats.refused.fetch_add(1, Ordering::Relaxed);
         return;
     };
-    let _ = client.set_nodelay(true);
-    let _ = server.set_nodelay(true);
-    let shape = |bps, seed| Shape {
-        delay: spec.one_way(),
-        jitter: spec.jitter(),
-        bits_per_s: bps,
-        seed,
+    let counters = Counters {
+        up: stats.up_bytes.clone(),
+        down: stats.down_bytes.clone(),
     };
-    let (client_r, client_w) = client.into_split();
-    let (server_r, server_w) = server.into_split();
-    tokio::join!(
-        pipe(
-            server_r,
-            client_w,
-            shape(spec.down_bps, 2 * n),
-            stats.down_bytes.clone()
-        ),
-        pipe(
-            client_r,
-            server_w,
-            shape(spec.up_bps, 2 * n + 1),
-            stats.up_bytes.clone()
-        ),
-    );
+    shaped(client, server, spec, n, counters).await;
 }

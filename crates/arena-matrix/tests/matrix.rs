@@ -692,6 +692,7 @@ fn pilot_figure_reads_the_nested_run_folder() {
                 wire: None,
                 answer: None,
                 link: None,
+                link_connections: Vec::new(),
                 trace: None,
                 idle: None,
                 cpu: None,

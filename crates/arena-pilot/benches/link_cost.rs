@@ -1,8 +1,8 @@
-//! What the shaping relay costs when it shapes nothing: the same fixture arm direct and
-//! through `--link rtt=0` (the relay with no delay, no rate, no jitter), interleaved
-//! (direct, relay, direct, relay) in one browser, and the press's sendToRecv p50 of each
+//! What the shaping link costs when it shapes nothing: the same fixture arm direct and
+//! through `--link rtt=0` (the link's proxy with no delay, no rate, no jitter), interleaved
+//! (direct, link, direct, link) in one browser, and the press's sendToRecv p50 of each
 //! side by side (p10 too: on a loaded machine the median carries scheduling delay that
-//! the quiet tail shows apart). The goal: the relay adds under 0.3 ms at the median.
+//! the quiet tail shows apart). The goal: the link adds under 0.3 ms at the median.
 //! Run with `cargo bench -p arena-pilot --bench link_cost`.
 
 use arena_pilot::{run_arm, silent, BrowserOptions, Cancel, OutDir, Overrides, Plan, RunRequest};

@@ -24,6 +24,7 @@ pub mod click;
 pub mod collect;
 pub mod cpu;
 pub mod idle;
+mod link;
 pub mod oracle;
 pub mod pair;
 pub mod phase;

@@ -156,9 +156,7 @@ pub async fn run_arm(browser: &Browser, req: RunRequest<'_>) -> Result<Outcome> 
     };
     // Everything from here on ends in a written run folder.
     let (cpu, cpu_problem) = start_cpu(plan, &target, browser);
-    let page = browser
-        .new_page(&target.page_url, Some(plan.recorder.clone()))
-        .await;
+    let page = target.open_page(browser, plan.recorder.clone()).await;
     let mut g = Gathered {
         col: Collected::default(),
         cost: ToolCost::default(),
@@ -190,7 +188,7 @@ pub async fn run_arm(browser: &Browser, req: RunRequest<'_>) -> Result<Outcome> 
         _ => None,
     };
     if let Ok(p) = page {
-        let _ = tokio::time::timeout(Duration::from_secs(2), p.close()).await;
+        let _ = tokio::time::timeout(Duration::from_secs(2), browser.close_page(p)).await;
     }
     target.stop().await;
     let ending = ending?;
@@ -277,6 +275,8 @@ async fn measure(
     run_setup(page, pilot, cancel, &mut kept).await?;
     kept.take(page.drain().await.context("draining the setup records")?);
     g.setup = Some(kept);
+    // The page is loaded and its sockets are up: all of it must have gone through the link.
+    target.check_link()?;
     page.clear().await.context("clearing the recorder")?;
     g.cleared = true;
     let rect = wait_canvas(page, pilot, cancel).await?;
@@ -497,6 +497,11 @@ fn assemble(
         shams: g.col.shams.clone(),
     };
     let mut run = build_run(&ctx, paired, &g.col.records);
+    if let Some(log) = target.link_log() {
+        let setup = g.setup.iter().flat_map(|k| &k.records);
+        let opened = crate::link::sockets_opened(setup.chain(&g.col.records));
+        crate::link::account(&mut run, log, opened);
+    }
     if let Some(Kept { records, dropped }) = g.setup.take() {
         run.setup_events = Some(events_of(&records));
         if dropped > 0 {

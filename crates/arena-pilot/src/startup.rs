@@ -226,7 +226,7 @@ async fn watch(
         },
     });
     let started = Instant::now();
-    let page = browser.new_page(&target.page_url, Some(recorder)).await?;
+    let page = target.open_page(browser, recorder).await?;
     let mut records: Vec<Record> = Vec::new();
     let (status, message) = loop {
         match page.drain().await {
@@ -253,7 +253,7 @@ async fn watch(
     if let Some(open) = server.open {
         records.push(server_record(open));
     }
-    let _ = tokio::time::timeout(Duration::from_secs(2), page.close()).await;
+    let _ = tokio::time::timeout(Duration::from_secs(2), browser.close_page(page)).await;
     let m = milestones(&records, opts);
     Ok(StartupRound {
         arm: plan.arm_name.clone(),

@@ -16,12 +16,14 @@ use crate::plan::{Plan, TargetPlan};
 pub struct Target {
     /// The in-process fixture (shut down by [`Target::stop`]); `None` for a URL.
     fixture: Option<arena_fixture::ServerHandle>,
-    /// The shaped link's relay, when the plan has a link.
-    relay: Option<arena_link::Relay>,
-    /// The target's own URL: what the run records, what is captured and probed.
+    /// The shaped link's proxy, when the plan has a link: the page's every connection goes
+    /// through it, whatever host:port the page picks.
+    proxy: Option<arena_link::Proxy>,
+    /// What the link carried and refused, read when it stopped.
+    link_log: Option<LinkLog>,
+    /// The target's own URL: what the page opens, what the run records, what is captured
+    /// and probed.
     pub url: String,
-    /// What the page opens: `url`, or the same path through the relay.
-    pub page_url: String,
     /// The shaped link the page goes through, as the run records it.
     pub link: Option<String>,
     /// What the run records as its knobs: the fixture's effective set, defaults included
@@ -29,22 +31,38 @@ pub struct Target {
     pub knobs: BTreeMap<String, String>,
 }
 
+/// Every connection a link carried, and every one it refused.
+#[derive(Debug, Clone, Default)]
+pub struct LinkLog {
+    pub carried: Vec<arena_link::Carried>,
+    pub refused: Vec<arena_link::Refusal>,
+}
+
 impl Target {
-    /// Starts what `plan` names, and the relay in front of it when the plan has a link.
+    /// Starts what `plan` names, and the link's proxy when the plan has a link. A link to a
+    /// target off loopback is bad input, refused before anything starts: the link carries
+    /// nothing else, and an unshaped run must never pass as a shaped one.
     pub async fn start(plan: &Plan<'_>, cancel: &Cancel) -> Result<Target> {
+        if plan.link.is_some() {
+            if let TargetPlan::External { url } = &plan.target {
+                check_loopback(url)?;
+            }
+        }
         let mut t = Target::start_direct(plan, cancel).await?;
         let Some(spec) = plan.link else {
             return Ok(t);
         };
-        let relay = match t.addr("--link") {
-            Ok(addr) => arena_link::Relay::start(addr, spec).await,
+        let proxy = match t.addr("--link") {
+            Ok(addr) => match reachable(addr).await {
+                Ok(()) => arena_link::Proxy::start(spec).await,
+                Err(e) => Err(e),
+            },
             Err(e) => Err(e),
         };
-        match relay {
-            Ok(r) => {
-                t.page_url = with_authority(&t.url, r.addr());
+        match proxy {
+            Ok(p) => {
                 t.link = Some(spec.to_string());
-                t.relay = Some(r);
+                t.proxy = Some(p);
                 Ok(t)
             }
             Err(e) => {
@@ -52,6 +70,56 @@ impl Target {
                 Err(e)
             }
         }
+    }
+
+    /// Opens the target's page in `browser`: through the link's proxy when there is one.
+    pub async fn open_page(
+        &self,
+        browser: &arena_browser::Browser,
+        recorder: arena_browser::RecorderConfig,
+    ) -> Result<arena_browser::Page> {
+        match &self.proxy {
+            Some(p) => {
+                browser
+                    .new_page_via(&self.url, Some(recorder), &p.url())
+                    .await
+            }
+            None => browser.new_page(&self.url, Some(recorder)).await,
+        }
+    }
+
+    /// Bad input when the page's traffic did not go through the link: the proxy refused a
+    /// destination (off loopback, or not SOCKS5), or carried nothing at all (the browser
+    /// did not route the page through it). Asked once the page is set up, before measuring.
+    pub fn check_link(&self) -> Result<()> {
+        let Some(p) = &self.proxy else {
+            return Ok(());
+        };
+        let refused: Vec<String> = p
+            .refused()
+            .into_iter()
+            .filter(|r| r.routing)
+            .map(|r| format!("{}: {}", r.dest, r.why))
+            .collect();
+        if !refused.is_empty() {
+            return Err(anyhow!(Exit::bad_input(format!(
+                "--link: the page's traffic cannot all go through the link, which refused {}",
+                refused.join("; ")
+            ))));
+        }
+        if p.carried().is_empty() {
+            return Err(anyhow!(Exit::bad_input(format!(
+                "--link: the browser sent nothing through the link's proxy {} while loading {}: its connections would not be shaped",
+                p.url(),
+                self.url
+            ))));
+        }
+        Ok(())
+    }
+
+    /// What the link carried and refused (once it stopped); `None` without a link.
+    pub fn link_log(&self) -> Option<&LinkLog> {
+        self.link_log.as_ref()
     }
 
     /// The fixture, or the arm's setup command for a URL.
@@ -73,9 +141,9 @@ impl Target {
                 let url = with_params(url, &arm.url_params);
                 Ok(Target {
                     fixture: None,
-                    relay: None,
+                    proxy: None,
+                    link_log: None,
                     link: None,
-                    page_url: url.clone(),
                     url,
                     knobs,
                 })
@@ -86,11 +154,11 @@ impl Target {
                     .context("starting the fixture")?;
                 let url = with_params(&handle.url(), &arm.url_params);
                 Ok(Target {
-                    page_url: url.clone(),
                     url,
                     knobs: knob_text(knobs),
                     fixture: Some(handle),
-                    relay: None,
+                    proxy: None,
+                    link_log: None,
                     link: None,
                 })
             }
@@ -110,7 +178,7 @@ impl Target {
         }
     }
 
-    /// The target's host:port, for `what` (a capture, a relay).
+    /// The target's host:port, for `what` (a capture, a link).
     pub fn addr(&self, what: &str) -> Result<SocketAddr> {
         target_addr(&self.url).ok_or_else(|| {
             anyhow!(Exit::bad_input(format!(
@@ -137,8 +205,12 @@ impl Target {
     }
 
     pub async fn stop(&mut self) {
-        if let Some(r) = self.relay.take() {
-            r.stop().await;
+        if let Some(p) = self.proxy.take() {
+            self.link_log = Some(LinkLog {
+                carried: p.carried(),
+                refused: p.refused(),
+            });
+            p.stop().await;
         }
         if let Some(h) = self.fixture.take() {
             h.shutdown().await;
@@ -169,12 +241,34 @@ fn enc(s: &str) -> String {
         .collect()
 }
 
-/// `url` with its host:port replaced by `addr` (the page goes through the relay; an app
-/// that builds its WebSocket URL from `location.host` follows it there).
-fn with_authority(url: &str, addr: SocketAddr) -> String {
-    let (scheme, rest) = url.split_once("://").unwrap_or(("http", url));
-    let path = rest.find(['/', '?', '#']).map_or("", |i| &rest[i..]);
-    format!("{scheme}://{addr}{path}")
+/// Exit 2 unless `url`'s host is loopback: the link connects nowhere else.
+fn check_loopback(url: &str) -> Result<()> {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let hostport = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host = match hostport.rsplit_once(':') {
+        Some((h, p)) if p.parse::<u16>().is_ok() => h,
+        _ => hostport,
+    };
+    if arena_link::is_loopback_host(host) {
+        return Ok(());
+    }
+    Err(anyhow!(Exit::bad_input(format!(
+        "--link: the target {url} is not on loopback: the link carries connections to 127.0.0.0/8, ::1 and localhost only, so this page could not be shaped"
+    ))))
+}
+
+/// Exit 3 when nothing accepts at the target now: a run of unanswered clicks otherwise.
+async fn reachable(addr: SocketAddr) -> Result<()> {
+    let limit = Duration::from_secs(3);
+    let why = match tokio::time::timeout(limit, tokio::net::TcpStream::connect(addr)).await {
+        Ok(Ok(_)) => return Ok(()),
+        Ok(Err(e)) => e.to_string(),
+        Err(_) => format!("no answer in {} s", limit.as_secs()),
+    };
+    Err(anyhow!(Exit::new(
+        ExitKind::TargetFailed,
+        format!("--link: the target {addr} does not accept connections: {why}")
+    )))
 }
 
 /// host:port of an http(s) URL, for the liveness probe.
@@ -195,7 +289,7 @@ pub(crate) fn target_addr(url: &str) -> Option<SocketAddr> {
 }
 
 /// Whether `url`'s host:port accepts a TCP connection now (within 2 s).
-pub(crate) fn reachable(url: &str) -> Result<()> {
+pub(crate) fn accepts(url: &str) -> Result<()> {
     let addr = target_addr(url).ok_or_else(|| anyhow!("no host:port in {url}"))?;
     TcpStream::connect_timeout(&addr, Duration::from_secs(2))
         .map(drop)
@@ -295,12 +389,22 @@ mod tests {
             target_addr("http://127.0.0.1/"),
             Some("127.0.0.1:80".parse().unwrap())
         );
-        let relay: SocketAddr = "127.0.0.1:9".parse().unwrap();
-        assert_eq!(
-            with_authority("http://127.0.0.1:8080/a?b=1", relay),
-            "http://127.0.0.1:9/a?b=1"
-        );
-        assert_eq!(with_authority("http://h:1", relay), "http://127.0.0.1:9");
+        for ok in [
+            "http://127.0.0.1:8080/a",
+            "http://localhost/",
+            "http://[::1]:9/x?y",
+        ] {
+            assert!(check_loopback(ok).is_ok(), "{ok}");
+        }
+        for far in [
+            "http://10.0.0.1:8080/a",
+            "https://example.com/",
+            "http://[::2]:9/",
+        ] {
+            let e = check_loopback(far).unwrap_err();
+            assert_eq!(ExitKind::of(&e), Some(ExitKind::BadInput), "{far}");
+            assert!(e.to_string().contains("not on loopback"), "{e}");
+        }
     }
 
     #[test]

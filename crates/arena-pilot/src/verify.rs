@@ -42,7 +42,7 @@ pub struct VerifyRequest<'a> {
 /// error (exit 3 or 130) with the runs before it kept in the outcome.
 pub async fn run_verify(req: VerifyRequest<'_>) -> Result<(AbOutcome, Option<VerifyReport>)> {
     if let TargetPlan::External { url } = &req.plan.target {
-        crate::target::reachable(url).map_err(|e| {
+        crate::target::accepts(url).map_err(|e| {
             anyhow!(Exit::new(
                 ExitKind::TargetFailed,
                 format!(

@@ -106,6 +106,7 @@ pub fn build_run(ctx: &RunContext, paired: Paired, records: &[Record]) -> Run {
         wire: None,
         answer: ctx.answer.clone(),
         link: ctx.link.clone(),
+        link_connections: Vec::new(),
         trace: None,
         idle: None,
         cpu: None,

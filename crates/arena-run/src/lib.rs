@@ -23,8 +23,8 @@ pub use folder::{
     TRACE_JSON, WIRE_JSON, WIRE_PCAP,
 };
 pub use model::{
-    AnswerInfo, Event, Host, IdleFrame, IdleWindow, InputPhase, Loop, LoopSettings, Metric,
-    Outcome, Run, RunMeta, RunStatus, RunSummary, ShamWatches, SocketSource, TraceInfo,
+    AnswerInfo, Event, Host, IdleFrame, IdleWindow, InputPhase, LinkConnection, Loop, LoopSettings,
+    Metric, Outcome, Run, RunMeta, RunStatus, RunSummary, ShamWatches, SocketSource, TraceInfo,
     TraceOverhead, Warning, WireDirection, WireFigures, IDLE_SHARE, SCHEMA_VERSION,
 };
 pub use startup::{Milestone, RoundStatus, StartupRound};

@@ -93,6 +93,20 @@ impl Warning {
     }
 }
 
+/// One connection a shaped link carried (`run.json` `link_connections`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LinkConnection {
+    /// The destination as the browser named it, `host:port`.
+    pub dest: String,
+    /// What it carried, from its first bytes: `websocket`, `http`, `tls`, `other`, or
+    /// `silent` when the browser sent nothing on it.
+    pub kind: String,
+    /// Bytes delivered browser -> target.
+    pub bytes_up: u64,
+    /// Bytes delivered target -> browser.
+    pub bytes_down: u64,
+}
+
 /// `run.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunMeta {
@@ -133,6 +147,10 @@ pub struct RunMeta {
     /// as `rtt=20ms,jitter=0ms,down=25mbit,up=25mbit`; absent for a direct connection.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub link: Option<String>,
+    /// Every connection the link carried, in the order the browser opened them; empty
+    /// without a link, and in runs made before it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub link_connections: Vec<LinkConnection>,
     /// Chromium's trace of the click loop with the loops merged in (`--trace`); absent
     /// otherwise, and in runs made before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -81,6 +81,7 @@ fn sample_run() -> Run {
             wire: None,
             answer: None,
             link: None,
+            link_connections: Vec::new(),
             trace: None,
             idle: None,
             cpu: None,
