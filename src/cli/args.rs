@@ -185,13 +185,19 @@ impl RunArgs {
             .iter()
             .map(|a| Plan::for_arm(ab.pilot, Some(a), &overrides))
             .collect::<Result<Vec<_>>>()?;
+        self.run_plans(plans, ab.rounds, ab.out)
+    }
+
+    /// Runs resolved plans interleaved for `rounds` under `out`, with this command's
+    /// browser and progress; the folders made are listed on stderr.
+    pub fn run_plans(&self, plans: Vec<Plan<'_>>, rounds: u32, out: PathBuf) -> Result<AbOutcome> {
         let reporter = Reporter::new(Mode::detect(self.chromium.quiet));
         let show = |p: Progress<'_>| reporter.pilot(p);
         let outcome = block_on(|cancel| async move {
             run_ab(AbRequest {
                 plans,
-                rounds: ab.rounds,
-                out_base: ab.out,
+                rounds,
+                out_base: out,
                 browser: self.browser(),
                 progress: &show,
                 cancel: &cancel,
@@ -202,6 +208,27 @@ impl RunArgs {
             eprintln!("run folder: {}", o.dir.display());
         }
         Ok(outcome)
+    }
+}
+
+/// The pilot file, the page and the arm of a command that runs one plan (`pilot`,
+/// `verify`).
+#[derive(Debug, Clone, clap::Args)]
+pub struct TargetArgs {
+    /// Pilot file (TOML, see docs/pilot-file.md); default: the built-in fixture pilot.
+    #[arg(long, value_name = "FILE")]
+    pub pilot: Option<PathBuf>,
+    /// Page to drive instead of the pilot file's target (no fixture is started).
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
+    /// Arm of the pilot file to run (default: `stock`, else the first arm).
+    #[arg(long, value_name = "NAME")]
+    pub arm: Option<String>,
+}
+
+impl TargetArgs {
+    pub fn load(&self) -> Result<Pilot> {
+        Pilot::load_or_builtin(self.pilot.as_ref())
     }
 }
 

@@ -5,25 +5,18 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use arena_compare::{arm_json, arm_table};
-use arena_pilot::{block_on, run_one, OutDir, Pilot, Plan, RunRequest};
+use arena_pilot::{block_on, run_one, OutDir, Plan, RunRequest};
 use arena_report::Format;
 use clap::Args as ClapArgs;
 
-use super::args::RunArgs;
+use super::args::{RunArgs, TargetArgs};
 use super::common::progress::{Mode, Reporter};
 
 /// Drive the target with trusted clicks and measure each click's loop on the page's clock.
 #[derive(Debug, ClapArgs)]
 pub struct Args {
-    /// Pilot file (TOML, see docs/pilot-file.md); default: the built-in fixture pilot.
-    #[arg(long, value_name = "FILE")]
-    pub pilot: Option<PathBuf>,
-    /// Page to drive instead of the pilot file's target (no fixture is started).
-    #[arg(long, value_name = "URL")]
-    pub url: Option<String>,
-    /// Arm of the pilot file to run (default: `stock`, else the first arm).
-    #[arg(long, value_name = "NAME")]
-    pub arm: Option<String>,
+    #[command(flatten)]
+    pub target: TargetArgs,
     /// The run folder to write (default: reports/<UTC start>-<arm>).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -34,9 +27,9 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
-    let pilot = Pilot::load_or_builtin(args.pilot.as_ref())?;
-    let overrides = args.run.overrides(args.url.clone())?;
-    let plan = Plan::for_arm(&pilot, args.arm.as_deref(), &overrides)?;
+    let pilot = args.target.load()?;
+    let overrides = args.run.overrides(args.target.url.clone())?;
+    let plan = Plan::for_arm(&pilot, args.target.arm.as_deref(), &overrides)?;
     let out = match &args.out {
         Some(d) => OutDir::Exactly(d.clone()),
         None => OutDir::Under(PathBuf::from("reports")),

@@ -6,13 +6,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{anyhow, Result};
-use arena_pilot::verify::{run_verify, verify_table, VerifyRequest, VerifyRule};
-use arena_pilot::{block_on, Pilot, Plan};
+use arena_pilot::verify::{verify_outcome, verify_plans, verify_table, VerifyRule};
+use arena_pilot::Plan;
 use arena_report::{Exit, ExitKind, Format};
 use clap::Args as ClapArgs;
 
-use super::args::RunArgs;
-use super::common::progress::{Mode, Reporter};
+use super::args::{RunArgs, TargetArgs};
 
 /// Clicks per run when `--clicks` is not given: 2 rounds give about 58 warm loops of each
 /// kind a side, enough for a median to within a millisecond or two on a quiet machine.
@@ -24,15 +23,8 @@ const DEFAULT_CLICKS: u64 = 30;
 /// whose answers do not move is named "not caused by its input" (exit 1).
 #[derive(Debug, ClapArgs)]
 pub struct Args {
-    /// Pilot file (TOML, see docs/pilot-file.md); default: the built-in fixture pilot.
-    #[arg(long, value_name = "FILE")]
-    pub pilot: Option<PathBuf>,
-    /// Page to drive instead of the pilot file's target (no fixture is started).
-    #[arg(long, value_name = "URL")]
-    pub url: Option<String>,
-    /// Arm of the pilot file to verify (default: `stock`, else the first arm).
-    #[arg(long, value_name = "NAME")]
-    pub arm: Option<String>,
+    #[command(flatten)]
+    pub target: TargetArgs,
     /// Round trip the link adds on the delayed side, ms.
     #[arg(long, value_name = "MS", default_value_t = 30.0, value_parser = parse_rtt)]
     pub rtt: f64,
@@ -79,36 +71,20 @@ pub fn run(args: Args) -> Result<ExitCode> {
             args.tolerance, args.rtt
         ))));
     }
-    let pilot = Pilot::load_or_builtin(args.pilot.as_ref())?;
-    let mut overrides = args.run.overrides(args.url.clone())?;
+    let pilot = args.target.load()?;
+    let mut overrides = args.run.overrides(args.target.url.clone())?;
     overrides.clicks = Some(overrides.clicks.unwrap_or(DEFAULT_CLICKS));
-    let plan = Plan::for_arm(&pilot, args.arm.as_deref(), &overrides)?;
-    let reporter = Reporter::new(Mode::detect(args.run.chromium.quiet));
-    let show = |p: arena_pilot::Progress<'_>| reporter.pilot(p);
+    let plan = Plan::for_arm(&pilot, args.target.arm.as_deref(), &overrides)?;
     let rule = VerifyRule {
         injected_ms: args.rtt,
         tolerance_ms: args.tolerance,
     };
-    let (outcome, report) = block_on(|cancel| async move {
-        run_verify(VerifyRequest {
-            plan,
-            rule,
-            rounds: args.rounds,
-            out_base: args.out.clone(),
-            browser: args.run.browser(),
-            progress: &show,
-            cancel: &cancel,
-        })
-        .await
-    })?;
-    for o in &outcome.outcomes {
-        eprintln!("run folder: {}", o.dir.display());
+    let plans = verify_plans(plan, rule)?;
+    let outcome = args.run.run_plans(plans, args.rounds, args.out.clone())?;
+    if let Some(e) = outcome.error {
+        return Err(e);
     }
-    let (Some(report), None) = (report, outcome.error.as_ref()) else {
-        return Err(outcome
-            .error
-            .unwrap_or_else(|| anyhow!("verify made no comparison")));
-    };
+    let report = verify_outcome(&outcome, rule);
     if args.format == Format::Json {
         let body = serde_json::to_value(&report)?;
         print!(

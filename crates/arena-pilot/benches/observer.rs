@@ -16,17 +16,9 @@ use arena_run::{Metric, Run};
 const CLICKS: u64 = 80;
 const ROUNDS: usize = 2;
 
-fn q(v: &[f64], p: f64) -> f64 {
-    arena_stats::quantile(v, p).unwrap_or(f64::NAN)
-}
-
-/// The machine's 1-minute load average: a shared box's load moves every figure here.
-fn load() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .and_then(|l| l.split_whitespace().next().map(str::to_string))
-        .unwrap_or_else(|| "unknown".into())
-}
+#[path = "support/mod.rs"]
+mod support;
+use support::{load, q};
 
 /// One side's pooled evidence.
 #[derive(Default)]

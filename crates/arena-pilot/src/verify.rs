@@ -9,69 +9,46 @@
 //! the path it claims to: its loops were closed by something their input did not cause
 //! (a frame already in flight, an earlier input's follow-up, a clock of the app's own).
 
-use std::path::PathBuf;
-
 use anyhow::{anyhow, Result};
 use arena_report::{Cell, Column, Exit, ExitKind, Table};
 use arena_run::{Metric, Outcome, Run};
 use arena_stats::Summary;
 use serde::Serialize;
 
-use crate::ab::{run_ab, AbOutcome, AbRequest};
-use crate::cancel::Cancel;
-use crate::plan::{BrowserOptions, Plan, TargetPlan};
-use crate::progress::OnProgress;
+use crate::ab::AbOutcome;
+use crate::plan::{Plan, TargetPlan};
 
 /// Fewer answered loops a side than this prove nothing either way.
 pub const MIN_ANSWERS: usize = 8;
 
-/// What `verify` runs: one plan, direct and through a link with `rule.injected_ms` more
-/// round trip, interleaved for `rounds`.
-pub struct VerifyRequest<'a> {
-    pub plan: Plan<'a>,
-    pub rule: VerifyRule,
-    pub rounds: u32,
-    /// Run folders go under this folder.
-    pub out_base: PathBuf,
-    pub browser: BrowserOptions,
-    pub progress: OnProgress<'a>,
-    pub cancel: &'a Cancel,
-}
-
-/// Runs the verification: every run folder is written, and a run that ended early is the
-/// error (exit 3 or 130) with the runs before it kept in the outcome.
-pub async fn run_verify(req: VerifyRequest<'_>) -> Result<(AbOutcome, Option<VerifyReport>)> {
-    if let TargetPlan::External { url } = &req.plan.target {
+/// The two arms `verify` interleaves: `plan` direct, and `plan` through a link with
+/// `rule.injected_ms` more round trip. An external target that accepts no connection now
+/// is exit 3 here, before any browser starts.
+pub fn verify_plans<'a>(plan: Plan<'a>, rule: VerifyRule) -> Result<Vec<Plan<'a>>> {
+    if let TargetPlan::External { url } = &plan.target {
         crate::target::accepts(url).map_err(|e| {
             anyhow!(Exit::new(
                 ExitKind::TargetFailed,
                 format!(
-                    "verify: the target {url} cannot be reached, direct or through the link: {e}"
+                    "verify: the target {url} cannot be reached, direct or through the link: {e:#}"
                 )
             ))
         })?;
     }
-    let link = arena_link::LinkSpec::parse(&format!("rtt={}ms", req.rule.injected_ms))
+    let link = arena_link::LinkSpec::parse(&format!("rtt={}ms", rule.injected_ms))
         .map_err(|e| anyhow!(Exit::bad_input(format!("--rtt: {e}"))))?;
-    let arm = req.plan.arm_name.clone();
-    let mut direct = req.plan.clone();
+    let arm = plan.arm_name.clone();
+    let mut direct = plan.clone();
     direct.link = None;
     direct.arm_name = format!("{arm}-direct");
-    let mut delayed = req.plan;
+    let mut delayed = plan;
     delayed.link = Some(link);
-    delayed.arm_name = format!("{arm}-rtt{}ms", req.rule.injected_ms);
-    let outcome = run_ab(AbRequest {
-        plans: vec![direct, delayed],
-        rounds: req.rounds,
-        out_base: req.out_base,
-        browser: req.browser,
-        progress: req.progress,
-        cancel: req.cancel,
-    })
-    .await?;
-    if outcome.error.is_some() {
-        return Ok((outcome, None));
-    }
+    delayed.arm_name = format!("{arm}-rtt{}ms", rule.injected_ms);
+    Ok(vec![direct, delayed])
+}
+
+/// The verification of an interleaved outcome of [`verify_plans`]' two arms.
+pub fn verify_outcome(outcome: &AbOutcome, rule: VerifyRule) -> VerifyReport {
     let side = |i: usize| -> Vec<&Run> {
         outcome
             .outcomes
@@ -81,8 +58,7 @@ pub async fn run_verify(req: VerifyRequest<'_>) -> Result<(AbOutcome, Option<Ver
             .map(|o| &o.run)
             .collect()
     };
-    let report = verify_report(&side(0), &side(1), req.rule);
-    Ok((outcome, Some(report)))
+    verify_report(&side(0), &side(1), rule)
 }
 
 /// What one verification compares.
