@@ -2,8 +2,9 @@
 //! the tool lists in `--help` has one, each exits as the README says (0, or the `# exit N`
 //! after it) and prints what that command prints. The commands run in a scratch folder, so
 //! what they write (`reports/`, `latency.svg`) lands there; their `fixtures/` and `pilots/`
-//! paths are read from this checkout. The ones that drive Chromium (`pilot`, `ab`, `demo`
-//! and `startup` on the built-in match, `watch` on a page) are one test of their own.
+//! paths are read from this checkout. The ones that drive Chromium (`pilot`, `ab`, `demo`,
+//! `startup` and `verify` on the built-in match, `watch` on a page) are one test of their
+//! own.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -42,7 +43,7 @@ impl Example {
         self.exit == 0
             && matches!(
                 self.args[0].as_str(),
-                "pilot" | "ab" | "demo" | "watch" | "startup"
+                "pilot" | "ab" | "demo" | "watch" | "startup" | "verify"
             )
     }
 }
@@ -129,6 +130,12 @@ fn expected(e: &Example) -> &'static [&'static str] {
         ("serve", 2) => &["knob `png_level`", "out of range"],
         ("watch", 0) => &["first paint", "| frames | 0 |", "| rate | 0 B/s |"],
         ("startup", 0) => &["socket open", "board on screen", "| stock |"],
+        ("verify", 0) => &[
+            "| mousedown |",
+            "| mouseup |",
+            "caused by its input",
+            "+30.0 ms RTT on the link",
+        ],
         ("completions", 0) => &["_arena__perf()", "complete -F", "--capture"],
         ("man", 0) => &[".TH arena-perf 1", ".TH arena-perf-pilot 1"],
         (c, n) => panic!("no expectation for `{c}` exiting {n}: add one here"),
