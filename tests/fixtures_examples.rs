@@ -14,6 +14,14 @@ use std::time::Duration;
 
 const SECTION: &str = "## Try every command on `fixtures/`";
 
+/// The browser examples measure (`verify` holds medians to a tolerance): the other examples
+/// (a gzip matrix among them) must not share the two cores with them.
+static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn lock() -> std::sync::MutexGuard<'static, ()> {
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
@@ -267,6 +275,7 @@ fn every_command_has_a_readme_example_on_fixtures() {
 
 #[test]
 fn readme_examples_on_fixtures_exit_as_documented() {
+    let _g = lock();
     let dir = tempfile::tempdir().unwrap();
     let mut n = 0;
     for e in examples().iter().filter(|e| !e.needs_browser()) {
@@ -278,6 +287,7 @@ fn readme_examples_on_fixtures_exit_as_documented() {
 
 #[test]
 fn readme_examples_in_chromium_exit_0() {
+    let _g = lock();
     let dir = tempfile::tempdir().unwrap();
     for e in examples().iter().filter(|e| e.needs_browser()) {
         check(e, dir.path());

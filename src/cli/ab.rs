@@ -1,7 +1,6 @@
 //! `arena-perf ab`: arms interleaved (A B A B ...), every run folder written, then the
 //! comparison.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
@@ -18,17 +17,11 @@ use super::args::{ab_document, pooled, runs, AbPlan, RunArgs};
 pub struct Args {
     #[command(flatten)]
     pub arms: super::args::ArmsArgs,
-    /// Rounds: each round runs every arm once, in the order given.
-    #[arg(long, value_name = "R", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
-    pub rounds: u32,
     /// Page to drive instead of the pilot file's target (no fixture is started).
     #[arg(long, value_name = "URL")]
     pub url: Option<String>,
-    /// Folder the run folders are written under.
-    #[arg(long, value_name = "DIR", default_value = "reports")]
-    pub out: PathBuf,
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    pub format: Format,
+    #[command(flatten)]
+    pub series: super::args::SeriesArgs,
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -38,24 +31,24 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let outcome = args.run.run_ab(AbPlan {
         pilot: &pilot,
         arms: &args.arms.names,
-        rounds: args.rounds,
+        rounds: args.series.rounds,
         url: args.url.clone(),
-        out: args.out.clone(),
+        out: args.series.out.clone(),
     })?;
     let runs = runs(&outcome);
     let cmp = pooled(&runs, args.arms.names.first().cloned(), &args.run.split)?;
-    if args.format == Format::Json {
+    if args.series.format == Format::Json {
         print!("{}", ab_document("ab", &outcome, cmp.as_ref()));
     } else if let Some(cmp) = cmp {
-        print!("{}", by_run_table(&runs).render(args.format));
+        print!("{}", by_run_table(&runs).render(args.series.format));
         println!();
-        print!("{}", cmp.table.render(args.format));
+        print!("{}", cmp.table.render(args.series.format));
         for b in &cmp.breakdowns {
             println!();
-            print!("{}", b.table.render(args.format));
+            print!("{}", b.table.render(args.series.format));
         }
     }
-    super::args::print_cpu(&runs, args.format);
+    super::args::print_cpu(&runs, args.series.format);
     match outcome.error {
         Some(e) => Err(e),
         None => Ok(ExitCode::SUCCESS),

@@ -211,6 +211,21 @@ impl RunArgs {
     }
 }
 
+/// How a command that interleaves runs repeats them and where its output goes (`ab`,
+/// `demo`, `verify`).
+#[derive(Debug, Clone, clap::Args)]
+pub struct SeriesArgs {
+    /// Rounds: each round runs every arm once, in the order given (demo: stock, lazy-png;
+    /// verify: direct, delayed).
+    #[arg(long, value_name = "R", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
+    pub rounds: u32,
+    /// Folder the run folders are written under.
+    #[arg(long, value_name = "DIR", default_value = "reports")]
+    pub out: PathBuf,
+    #[arg(long, value_enum, default_value_t = arena_report::Format::Table)]
+    pub format: arena_report::Format,
+}
+
 /// The pilot file, the page and the arm of a command that runs one plan (`pilot`,
 /// `verify`).
 #[derive(Debug, Clone, clap::Args)]

@@ -1,7 +1,6 @@
 //! `arena-perf demo`: the main job on the built-in fixture: `stock` against `lazy-png`,
 //! interleaved, two rounds, one column per run (the layout PERFORMANCE.md tables use).
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
@@ -16,14 +15,8 @@ use super::args::{ab_document, pooled, runs, AbPlan, RunArgs};
 /// Measure stock against lazy-png on the built-in fixture match (no setup needed).
 #[derive(Debug, ClapArgs)]
 pub struct Args {
-    /// Rounds: each round runs stock, then lazy-png.
-    #[arg(long, value_name = "R", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
-    pub rounds: u32,
-    /// Folder the run folders are written under.
-    #[arg(long, value_name = "DIR", default_value = "reports")]
-    pub out: PathBuf,
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    pub format: Format,
+    #[command(flatten)]
+    pub series: super::args::SeriesArgs,
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -33,20 +26,20 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let outcome = args.run.run_ab(AbPlan {
         pilot: &pilot,
         arms: &["stock".into(), "lazy-png".into()],
-        rounds: args.rounds,
+        rounds: args.series.rounds,
         url: None,
-        out: args.out.clone(),
+        out: args.series.out.clone(),
     })?;
     let runs = runs(&outcome);
-    if args.format == Format::Json {
+    if args.series.format == Format::Json {
         // The table is one column per run; the document adds the pooled comparison.
         let cmp = pooled(&runs, Some("stock".into()), &args.run.split)?;
         print!("{}", ab_document("demo", &outcome, cmp.as_ref()));
     } else if !runs.is_empty() {
-        print!("{}", by_run_table(&runs).render(args.format));
-        args.run.split.print(&runs, args.format)?;
+        print!("{}", by_run_table(&runs).render(args.series.format));
+        args.run.split.print(&runs, args.series.format)?;
     }
-    super::args::print_cpu(&runs, args.format);
+    super::args::print_cpu(&runs, args.series.format);
     match outcome.error {
         Some(e) => Err(e),
         None => Ok(ExitCode::SUCCESS),

@@ -2,7 +2,6 @@
 //! app: the same plan direct and through a link with added round trip, interleaved, and
 //! every kind's medians held against the delay injected.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{anyhow, Result};
@@ -31,14 +30,8 @@ pub struct Args {
     /// How far a median's shift may be from `--rtt` and still prove the path, ms.
     #[arg(long, value_name = "MS", default_value_t = 3.0, value_parser = parse_tolerance)]
     pub tolerance: f64,
-    /// Rounds: each runs the plan direct, then delayed.
-    #[arg(long, value_name = "R", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
-    pub rounds: u32,
-    /// Folder the run folders are written under.
-    #[arg(long, value_name = "DIR", default_value = "reports")]
-    pub out: PathBuf,
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    pub format: Format,
+    #[command(flatten)]
+    pub series: super::args::SeriesArgs,
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -80,19 +73,21 @@ pub fn run(args: Args) -> Result<ExitCode> {
         tolerance_ms: args.tolerance,
     };
     let plans = verify_plans(plan, rule)?;
-    let outcome = args.run.run_plans(plans, args.rounds, args.out.clone())?;
+    let outcome = args
+        .run
+        .run_plans(plans, args.series.rounds, args.series.out.clone())?;
     if let Some(e) = outcome.error {
         return Err(e);
     }
     let report = verify_outcome(&outcome, rule);
-    if args.format == Format::Json {
+    if args.series.format == Format::Json {
         let body = serde_json::to_value(&report)?;
         print!(
             "{}",
             arena_report::json::to_text(&arena_report::json::document("verify", body))
         );
     } else {
-        print!("{}", verify_table(&report).render(args.format));
+        print!("{}", verify_table(&report).render(args.series.format));
     }
     let failed: Vec<String> = report
         .failures()
