@@ -159,9 +159,7 @@ impl Clicker<'_> {
         let release = if self.judge.answer == AnswerRule::Frame && self.loop_event("mouseup") {
             // The page says when the release was answered and when it went quiet: no drain
             // on the click's critical path (the run drains between clicks).
-            let p = self.wait_answer(t2, col, cost).await?;
-            self.wait_quiet_after(col, from, t2, cost).await?;
-            p
+            self.answered_then_quiet(col, from, t2, cost).await?
         } else {
             let expect = self.plan.loops_per_click as usize;
             self.wait_loops(col, from, expect, self.plan.settle, t2, cost)
@@ -209,26 +207,38 @@ impl Clicker<'_> {
             Hold::Person { min_ms, max_ms } => (min_ms, max_ms),
         };
         let person = pressed + self.timing.person_hold(min_ms, max_ms);
-        let press = if !self.loop_event("mousedown") {
-            None
-        } else if self.judge.answer == AnswerRule::Frame {
-            let p = self.wait_answer(pressed, col, cost).await?;
-            self.wait_quiet_after(col, from, pressed, cost).await?;
-            Some(p)
-        } else {
-            Some(
+        let press = match (self.loop_event("mousedown"), self.judge.answer) {
+            (false, _) => {
+                self.wait_quiet_after(col, from, pressed, cost).await?;
+                None
+            }
+            (true, AnswerRule::Frame) => {
+                Some(self.answered_then_quiet(col, from, pressed, cost).await?)
+            }
+            (true, _) => Some(
                 self.wait_loops(col, from, 1, self.plan.settle, pressed, cost)
                     .await?,
-            )
+            ),
         };
-        if press.is_none() {
-            self.wait_quiet_after(col, from, pressed, cost).await?;
-        }
         self.cancel
             .sleep(person.saturating_duration_since(Instant::now()))
             .await;
         self.timing.phase_pause().await;
         Ok(press)
+    }
+
+    /// The page oracle's verdict on the input dispatched at `sent`, then the socket's quiet:
+    /// both on the page's word, with no drain.
+    async fn answered_then_quiet(
+        &self,
+        col: &mut Collected,
+        from: usize,
+        sent: Instant,
+        cost: &mut ToolCost,
+    ) -> Result<Phase> {
+        let p = self.wait_answer(sent, col, cost).await?;
+        self.wait_quiet_after(col, from, sent, cost).await?;
+        Ok(p)
     }
 
     /// Waits until the socket has been quiet for `settle` after the press, bounded by the

@@ -36,7 +36,8 @@ pub(crate) struct Collected {
     pub source: Option<arena_browser::SocketSource>,
     /// The largest clock-map error any drain of CDP-seen sockets reported, ms.
     pub clock_error_ms: Option<f64>,
-    /// Presses' input-to-answer times the page reported while the clicks ran, ms.
+    /// Input-to-answer times the page reported while the clicks ran (presses and releases
+    /// waited for on its word), ms: the sham watches' window is their p90.
     pub answer_ms: Vec<f64>,
     /// Sham watches: each one's window (ms) and whether its pixels changed.
     pub shams: Vec<(f64, bool)>,
