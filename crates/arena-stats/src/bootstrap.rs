@@ -12,10 +12,18 @@
 //! uniforms above it. So a replicate costs O(1) whatever n is, and has exactly the
 //! distribution of the textbook resample (tests check it against a plain NumPy bootstrap).
 //! Same inputs and seed, same interval, on every machine.
+//!
+//! [`bootstrap_diff_replicates`] keeps the sorted replicates so that one resampling
+//! answers several questions: an interval, a one-sided p-value against a tolerated
+//! change, a spread. Unanswered loops are censored (`+inf`, see [`crate::is_censored`]):
+//! a resampled quantile reaching them is `+inf`, and so is a difference against it.
+
+use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 
-use crate::quantile_sorted;
+use crate::summary::lerp7;
+use crate::{is_censored, quantile_sorted};
 
 /// The replicates' generator: SplitMix64, reproducible from one u64 seed on every machine
 /// (with `uniform`, `normal`, `gamma` and `beta` for the order statistics below).
@@ -75,7 +83,7 @@ pub fn resampled_quantile(x: &[f64], q: f64, rng: &mut Rng) -> Option<f64> {
     let v = rng.uniform();
     let u_next = u_k + (1.0 - u_k) * (1.0 - v.powf(1.0 / (n - k) as f64));
     let b = x[idx(u_next)];
-    Some(a + frac * (b - a))
+    Some(lerp7(a, b, frac))
 }
 
 /// Bootstrap interval of `quantile(candidate, q) - quantile(baseline, q)`; both slices
@@ -86,24 +94,7 @@ pub fn bootstrap_quantile_diff(
     q: f64,
     opts: &BootstrapOptions,
 ) -> Option<DiffCi> {
-    if opts.resamples < 2 || !(0.0 < opts.level && opts.level < 1.0) {
-        return None;
-    }
-    let estimate = quantile_sorted(candidate, q)? - quantile_sorted(baseline, q)?;
-    let mut rng = Rng::new(opts.seed);
-    let mut diffs = Vec::with_capacity(opts.resamples);
-    for _ in 0..opts.resamples {
-        let b = resampled_quantile(baseline, q, &mut rng)?;
-        let c = resampled_quantile(candidate, q, &mut rng)?;
-        diffs.push(c - b);
-    }
-    diffs.sort_unstable_by(f64::total_cmp);
-    let tail = (1.0 - opts.level) / 2.0;
-    Some(DiffCi {
-        estimate,
-        lo: quantile_sorted(&diffs, tail)?,
-        hi: quantile_sorted(&diffs, 1.0 - tail)?,
-    })
+    replicates(&[baseline], &[candidate], q, opts, Unit::Loops)?.interval(opts.level)
 }
 
 /// Several runs of one arm, each ascending and NaN-free: the value at 0-based `rank` of
@@ -154,7 +145,7 @@ fn resampled_quantile_runs(runs: &[&[f64]], q: f64, rng: &mut Rng) -> Option<f64
     let v = rng.uniform();
     let u_next = u_k + (1.0 - u_k) * (1.0 - v.powf(1.0 / (n - kth) as f64));
     let b = select_rank(runs, &mult, rank(u_next))?;
-    Some(a + frac * (b - a))
+    Some(lerp7(a, b, frac))
 }
 
 /// Like [`bootstrap_quantile_diff`] when each side is several runs: a replicate first
@@ -168,34 +159,145 @@ pub fn bootstrap_quantile_diff_runs(
     q: f64,
     opts: &BootstrapOptions,
 ) -> Option<DiffCi> {
-    if opts.resamples < 2 || !(0.0 < opts.level && opts.level < 1.0) {
+    replicates(baseline, candidate, q, opts, Unit::Runs)?.interval(opts.level)
+}
+
+/// The bootstrap replicates of `quantile(candidate, q) - quantile(baseline, q)`, sorted,
+/// for asking one resampling several questions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Replicates {
+    /// Difference of the pooled sides' quantiles.
+    pub estimate: f64,
+    /// One difference per replicate, ascending, never NaN; `+inf` or `-inf` where one
+    /// side's resampled quantile was censored and the other's was not.
+    pub diffs: Vec<f64>,
+}
+
+impl Replicates {
+    /// Percentile interval at `level` (type-7 quantiles of the replicates at
+    /// `(1 - level) / 2` and `(1 + level) / 2`). `None` when `level` is not in (0, 1).
+    pub fn interval(&self, level: f64) -> Option<DiffCi> {
+        if !(0.0 < level && level < 1.0) {
+            return None;
+        }
+        let tail = (1.0 - level) / 2.0;
+        Some(DiffCi {
+            estimate: self.estimate,
+            lo: quantile_sorted(&self.diffs, tail)?,
+            hi: quantile_sorted(&self.diffs, 1.0 - tail)?,
+        })
+    }
+
+    /// `(1 + #{d <= x}) / (B + 1)`: a one-sided bootstrap p-value for "the change is at
+    /// most `x`". The 1 in numerator and denominator counts the observed sample as one of
+    /// the resamples, so the p-value is never 0 (B replicates cannot show less).
+    pub fn share_at_most(&self, x: f64) -> f64 {
+        let at_most = self.diffs.partition_point(|d| *d <= x);
+        (1 + at_most) as f64 / (self.diffs.len() + 1) as f64
+    }
+
+    /// Robust standard deviation of the replicates, `(Q3 - Q1) / 1.3489795` (the normal
+    /// distribution's interquartile range), so that a few censored replicates in a tail
+    /// do not make it infinite. `None` when the quartiles are not both finite.
+    pub fn spread(&self) -> Option<f64> {
+        let q1 = quantile_sorted(&self.diffs, 0.25)?;
+        let q3 = quantile_sorted(&self.diffs, 0.75)?;
+        let s = (q3 - q1) / NORMAL_IQR;
+        s.is_finite().then_some(s)
+    }
+}
+
+/// Interquartile range of the standard normal, `2 * scipy.stats.norm.ppf(0.75)`.
+const NORMAL_IQR: f64 = 1.348_979_500_392_163_4;
+
+/// The replicates of `quantile(candidate, q) - quantile(baseline, q)`. Each side is one
+/// or more runs, each ascending and NaN-free. With one run a side the replicates resample
+/// loops (as [`bootstrap_quantile_diff`]); when a side has several they resample runs,
+/// then loops (as [`bootstrap_quantile_diff_runs`]). `estimate` is the difference of the
+/// pooled quantiles. Only `resamples` and `seed` of `opts` are read (the level is the
+/// caller's, through [`Replicates::interval`]).
+///
+/// Where both sides' quantiles are censored the difference is 0: each is only known to
+/// be beyond the window, which is no evidence that one moved against the other, and a
+/// NaN would leave the replicates without an order. `None` when a side is empty, `q` is
+/// not in [0, 1] or fewer than two replicates could be drawn (runs that are all empty).
+pub fn bootstrap_diff_replicates(
+    baseline: &[&[f64]],
+    candidate: &[&[f64]],
+    q: f64,
+    opts: &BootstrapOptions,
+) -> Option<Replicates> {
+    let unit = if baseline.len() == 1 && candidate.len() == 1 {
+        Unit::Loops
+    } else {
+        Unit::Runs
+    };
+    replicates(baseline, candidate, q, opts, unit)
+}
+
+/// What a replicate resamples. `Loops` reads the first run of each side only.
+#[derive(Clone, Copy, PartialEq)]
+enum Unit {
+    Loops,
+    Runs,
+}
+
+/// `c - b` of two quantiles of which either may be censored; both censored is 0 (see
+/// [`bootstrap_diff_replicates`]).
+fn censored_diff(c: f64, b: f64) -> f64 {
+    if is_censored(c) && is_censored(b) {
+        0.0
+    } else {
+        c - b
+    }
+}
+
+/// One side's runs as one ascending sample: borrowed when there is one run.
+fn pooled<'a>(runs: &[&'a [f64]]) -> Cow<'a, [f64]> {
+    match runs {
+        [one] => Cow::Borrowed(*one),
+        _ => {
+            let mut v: Vec<f64> = runs.iter().flat_map(|r| r.iter().copied()).collect();
+            v.sort_unstable_by(f64::total_cmp);
+            Cow::Owned(v)
+        }
+    }
+}
+
+fn replicates(
+    baseline: &[&[f64]],
+    candidate: &[&[f64]],
+    q: f64,
+    opts: &BootstrapOptions,
+    unit: Unit,
+) -> Option<Replicates> {
+    if opts.resamples < 2 {
         return None;
     }
-    let pooled = |runs: &[&[f64]]| {
-        let mut v: Vec<f64> = runs.iter().flat_map(|r| r.iter().copied()).collect();
-        v.sort_unstable_by(f64::total_cmp);
-        v
+    let estimate = censored_diff(
+        quantile_sorted(&pooled(candidate), q)?,
+        quantile_sorted(&pooled(baseline), q)?,
+    );
+    let draw = |runs: &[&[f64]], rng: &mut Rng| match unit {
+        Unit::Loops => resampled_quantile(runs[0], q, rng),
+        Unit::Runs => resampled_quantile_runs(runs, q, rng),
     };
-    let estimate = quantile_sorted(&pooled(candidate), q)? - quantile_sorted(&pooled(baseline), q)?;
     let mut rng = Rng::new(opts.seed);
     let mut diffs = Vec::with_capacity(opts.resamples);
     for _ in 0..opts.resamples {
-        let b = resampled_quantile_runs(baseline, q, &mut rng);
-        let c = resampled_quantile_runs(candidate, q, &mut rng);
+        // Both sides draw every time, so that a skipped replicate (a resample of empty
+        // runs only) does not shift the other side's stream.
+        let b = draw(baseline, &mut rng);
+        let c = draw(candidate, &mut rng);
         if let (Some(b), Some(c)) = (b, c) {
-            diffs.push(c - b);
+            diffs.push(censored_diff(c, b));
         }
     }
     if diffs.len() < 2 {
         return None;
     }
     diffs.sort_unstable_by(f64::total_cmp);
-    let tail = (1.0 - opts.level) / 2.0;
-    Some(DiffCi {
-        estimate,
-        lo: quantile_sorted(&diffs, tail)?,
-        hi: quantile_sorted(&diffs, 1.0 - tail)?,
-    })
+    Some(Replicates { estimate, diffs })
 }
 
 /// Bootstrap percentile interval of quantile `q` of one ascending, NaN-free sample (the
@@ -288,6 +390,136 @@ mod tests {
             loop_level.hi - loop_level.lo < disagree.hi - disagree.lo,
             "{loop_level:?}"
         );
+    }
+
+    fn sorted(mut v: Vec<f64>) -> Vec<f64> {
+        v.sort_by(f64::total_cmp);
+        v
+    }
+
+    /// 400 loops spread over 20 ms from `at`, the last `censored` of them unanswered.
+    fn arm(at: f64, censored: usize) -> Vec<f64> {
+        let mut v = sorted((0..400).map(|i| at + (i * 37 % 101) as f64 * 0.2).collect());
+        v[400 - censored..].fill(f64::INFINITY);
+        v
+    }
+
+    #[test]
+    fn replicates_are_reproducible_and_sorted() {
+        let (a, b) = (arm(40.0, 0), arm(41.0, 0));
+        let o = BootstrapOptions::default();
+        let x = bootstrap_diff_replicates(&[&a], &[&b], 0.9, &o).unwrap();
+        assert_eq!(x, bootstrap_diff_replicates(&[&a], &[&b], 0.9, &o).unwrap());
+        let other = BootstrapOptions { seed: 7, ..o };
+        assert_ne!(
+            x,
+            bootstrap_diff_replicates(&[&a], &[&b], 0.9, &other).unwrap()
+        );
+        assert_eq!(x.diffs.len(), o.resamples);
+        assert!(x.diffs.is_sorted());
+        let few = BootstrapOptions { resamples: 1, ..o };
+        assert!(bootstrap_diff_replicates(&[&a], &[&b], 0.9, &few).is_none());
+        assert!(bootstrap_diff_replicates(&[&a], &[&[]], 0.9, &o).is_none());
+        assert!(bootstrap_diff_replicates(&[], &[&b], 0.9, &o).is_none());
+    }
+
+    #[test]
+    fn interval_is_the_old_interval() {
+        let (a, b) = (arm(40.0, 0), arm(41.0, 0));
+        let (a2, b2) = (arm(44.0, 0), arm(40.5, 0));
+        for level in [0.9, 0.95] {
+            let o = BootstrapOptions {
+                level,
+                ..BootstrapOptions::default()
+            };
+            let one = bootstrap_diff_replicates(&[&a], &[&b], 0.5, &o).unwrap();
+            assert_eq!(
+                one.interval(level),
+                bootstrap_quantile_diff(&a, &b, 0.5, &o)
+            );
+            let runs = bootstrap_diff_replicates(&[&a, &a2], &[&b, &b2], 0.9, &o).unwrap();
+            let old = bootstrap_quantile_diff_runs(&[&a, &a2], &[&b, &b2], 0.9, &o);
+            assert_eq!(runs.interval(level), old);
+            // Resampling runs, not loops: the spread of the sessions shows.
+            assert!(runs.spread().unwrap() > 2.0 * one.spread().unwrap());
+        }
+        let r = bootstrap_diff_replicates(&[&a], &[&b], 0.5, &BootstrapOptions::default());
+        assert_eq!(r.unwrap().interval(1.0), None);
+    }
+
+    #[test]
+    fn share_at_most_is_a_one_sided_p_value() {
+        let (a, b) = (arm(40.0, 0), arm(50.0, 0));
+        let o = BootstrapOptions::default();
+        let r = bootstrap_diff_replicates(&[&a], &[&b], 0.5, &o).unwrap();
+        let floor = 1.0 / (o.resamples + 1) as f64;
+        assert_eq!(r.share_at_most(0.0), floor);
+        assert_eq!(r.share_at_most(f64::INFINITY), 1.0);
+        let at_shift = r.share_at_most(r.estimate);
+        assert!(0.2 < at_shift && at_shift < 0.8, "{at_shift}");
+        let back = bootstrap_diff_replicates(&[&b], &[&a], 0.5, &o).unwrap();
+        assert_eq!(back.share_at_most(0.0), 1.0);
+    }
+
+    #[test]
+    fn spread_interval_and_share_match_numpy_on_fixed_replicates() {
+        // d = sorted((i * 29 % 83) * 0.1 - 4 for i in range(50))
+        // scipy.stats.iqr(d, scale='normal') -> 3.076399603399124
+        // numpy.percentile(d, [5, 95]) -> -3.6550000000000002, 3.7550000000000003
+        // [(1 + numpy.sum(numpy.array(d) <= x)) / 51 for x in (-4, 0, 0.5, 10)]
+        //   -> 0.0392156862745098, 0.5294117647058824, 0.5882352941176471, 1.0
+        let r = Replicates {
+            estimate: 0.25,
+            diffs: sorted(
+                (0..50)
+                    .map(|i| ((i * 29) % 83) as f64 * 0.1 - 4.0)
+                    .collect(),
+            ),
+        };
+        assert!((r.spread().unwrap() - 3.076399603399124).abs() < 1e-12);
+        let ci = r.interval(0.9).unwrap();
+        assert!((ci.lo + 3.655).abs() < 1e-12 && (ci.hi - 3.755).abs() < 1e-12);
+        assert_eq!(ci.estimate, 0.25);
+        let want = [
+            0.0392156862745098,
+            0.5294117647058824,
+            0.5882352941176471,
+            1.0,
+        ];
+        for (x, p) in [-4.0, 0.0, 0.5, 10.0].into_iter().zip(want) {
+            assert!((r.share_at_most(x) - p).abs() < 1e-15, "{x}");
+        }
+    }
+
+    #[test]
+    fn censored_quantiles_make_infinite_or_zero_differences_never_nan() {
+        let o = BootstrapOptions::default();
+        let (clean, timing_out) = (arm(40.0, 0), arm(40.0, 80));
+        let up = bootstrap_diff_replicates(&[&clean], &[&timing_out], 0.9, &o).unwrap();
+        assert!(up.diffs.iter().all(|d| *d == f64::INFINITY));
+        assert_eq!(up.estimate, f64::INFINITY);
+        assert_eq!(up.share_at_most(1e300), 1.0 / (o.resamples + 1) as f64);
+        assert_eq!(up.spread(), None);
+        let ci = up.interval(0.95).unwrap();
+        assert!(ci.excludes_zero() && ci.lo == f64::INFINITY);
+        let down = bootstrap_diff_replicates(&[&timing_out], &[&clean], 0.9, &o).unwrap();
+        assert!(down.diffs.iter().all(|d| *d == f64::NEG_INFINITY));
+        // Both censored: no evidence of a change.
+        let both = bootstrap_diff_replicates(&[&timing_out], &[&timing_out], 0.9, &o).unwrap();
+        assert!(both.diffs.iter().all(|d| *d == 0.0) && both.estimate == 0.0);
+        assert_eq!(both.share_at_most(0.0), 1.0);
+        // The median stays answered; the runs level mixes all three kinds of difference.
+        let mid = bootstrap_diff_replicates(&[&clean], &[&timing_out], 0.5, &o).unwrap();
+        assert!(mid.diffs.iter().all(|d| d.is_finite()) && mid.estimate.is_finite());
+        let few = arm(40.0, 8);
+        let runs = [&clean[..], &few[..], &timing_out[..]];
+        let mixed = bootstrap_diff_replicates(&runs, &runs, 0.98, &o).unwrap();
+        assert!(mixed.diffs.iter().all(|d| !d.is_nan()));
+        let (lo, hi) = (mixed.diffs[0], mixed.diffs[o.resamples - 1]);
+        assert!(lo == f64::NEG_INFINITY && hi == f64::INFINITY);
+        assert!(mixed.diffs.iter().any(|d| d.is_finite()));
+        let ci = mixed.interval(0.5).unwrap();
+        assert!(!ci.lo.is_nan() && !ci.hi.is_nan());
     }
 
     #[test]

@@ -12,22 +12,34 @@
 //! [`noise_verdict`], the noise verdict that combines them under a [`NoiseRule`]. Every
 //! percent change is [`pct_change`]. Reducers decide with these; tables only render.
 //! [`ks_uniform`] tests whether the pilot's inputs were uniform on the frame clock.
+//!
+//! A loop that went unanswered is censored at the window: `+inf` at the top of its sample
+//! ([`is_censored`]), so a quantile that reaches it is `+inf` rather than a number. A gate
+//! asks one resampling several questions through [`bootstrap_diff_replicates`], compares
+//! counts of such loops with [`fisher_exact_greater`], holds a family of checks to one
+//! level with [`holm`] and sizes detectable changes with [`normal_quantile`].
 
 mod bootstrap;
+mod counts;
 mod ks;
+mod multiple;
 pub mod mwu;
 mod streaming;
 mod summary;
 mod verdict;
 
 pub use bootstrap::{
-    bootstrap_quantile_ci, bootstrap_quantile_diff, bootstrap_quantile_diff_runs,
-    resampled_quantile, BootstrapOptions, DiffCi, Rng,
+    bootstrap_diff_replicates, bootstrap_quantile_ci, bootstrap_quantile_diff,
+    bootstrap_quantile_diff_runs, resampled_quantile, BootstrapOptions, DiffCi, Replicates, Rng,
 };
+pub use counts::fisher_exact_greater;
 pub use ks::{kolmogorov_sf, ks_uniform, KsTest};
-pub use mwu::{mann_whitney_u, mann_whitney_u_sorted, normal_sf, MannWhitney, MwuMethod};
+pub use multiple::holm;
+pub use mwu::{
+    mann_whitney_u, mann_whitney_u_sorted, normal_quantile, normal_sf, MannWhitney, MwuMethod,
+};
 pub use streaming::StreamingSummary;
-pub use summary::{quantile, quantile_sorted, Summary};
+pub use summary::{is_censored, quantile, quantile_sorted, Summary};
 pub use verdict::{
     noise_verdict, pct_change, u_test_can_reach, NoiseRule, QuantileChange, SmallSamples, Verdict,
 };

@@ -1,6 +1,36 @@
 use serde::{Deserialize, Serialize};
 
+/// Whether a sample is censored: a loop that went unanswered within its window, stored as
+/// `+inf` so that it sorts above every answered value.
+pub fn is_censored(x: f64) -> bool {
+    x == f64::INFINITY
+}
+
+/// The type-7 step `a + frac * (b - a)` between adjacent order statistics `a <= b`, read
+/// over the extended reals so that censored values never turn into NaN.
+///
+/// Only the censoring bound of an unanswered loop is known, so any mix of it into an
+/// answered value is itself a bound, not a value: `+inf` when `a` is `+inf`, or when `b`
+/// is `+inf` and `frac > 0`. `a` when `frac == 0`. A difference of quantiles can be
+/// `-inf`; interpolating away from it stays `-inf` for the same reason.
+pub(crate) fn lerp7(a: f64, b: f64, frac: f64) -> f64 {
+    if frac == 0.0 || a == f64::INFINITY {
+        a
+    } else if b == f64::INFINITY {
+        f64::INFINITY
+    } else if a == f64::NEG_INFINITY {
+        a
+    } else {
+        a + frac * (b - a)
+    }
+}
+
 /// Type-7 quantile of an ascending, NaN-free slice; `q` in [0, 1]. `None` when empty.
+///
+/// Censored samples (`+inf`, see [`is_censored`]) sit at the top. A quantile that lands
+/// on one, or interpolates toward one, is censored too (`+inf`): the sample says only
+/// that it lies beyond the window. One that lands on the last answered value is that
+/// value.
 pub fn quantile_sorted(sorted: &[f64], q: f64) -> Option<f64> {
     if sorted.is_empty() || !(0.0..=1.0).contains(&q) {
         return None;
@@ -8,7 +38,7 @@ pub fn quantile_sorted(sorted: &[f64], q: f64) -> Option<f64> {
     let h = (sorted.len() - 1) as f64 * q;
     let lo = h.floor() as usize;
     let hi = h.ceil() as usize;
-    Some(sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo]))
+    Some(lerp7(sorted[lo], sorted[hi], h - lo as f64))
 }
 
 /// Type-7 quantile of `values` in any order, ignoring NaNs; `q` in [0, 1]. `None` when
@@ -72,6 +102,81 @@ mod tests {
         assert!((s.p99 - 9.76).abs() < 1e-12);
         assert_eq!((s.min, s.max, s.n), (1.0, 10.0, 5));
         assert_eq!(s.mean, 4.0);
+    }
+
+    /// `x`: `n - k` answered values then `k` censored ones.
+    fn with_censored(n: usize, k: usize, censored: f64) -> Vec<f64> {
+        let mut x: Vec<f64> = (0..n - k)
+            .map(|i| 20.0 + ((i * 37) % 101) as f64 * 0.25)
+            .collect();
+        x.sort_by(f64::total_cmp);
+        x.extend(std::iter::repeat_n(censored, k));
+        x
+    }
+
+    #[test]
+    fn censored_quantiles_match_numpy_with_a_stand_in() {
+        // NumPy cannot interpolate with inf, so 1e12 stands in for a censored value: the
+        // quantile is censored exactly when NumPy's answer is above every answered value.
+        // (n, k, q, NumPy) from, for each case,
+        // f = sorted(20 + ((i * 37) % 101) * 0.25 for i in range(n - k))
+        // numpy.percentile(f + [1e12] * k, [50, 90, 99, 100])   (or q * 100 for the last six)
+        // The last six put the type-7 position exactly on the last answered value (k one
+        // less) or on the first censored one.
+        #[rustfmt::skip]
+        let cases: [(usize, usize, f64, f64); 46] = [
+            (10, 0, 0.5, 30.5), (10, 0, 0.9, 41.25), (10, 0, 0.99, 43.275), (10, 0, 1.0, 43.5),
+            (10, 1, 0.5, 33.0), (10, 1, 0.9, 100000000039.14964),
+            (10, 1, 0.99, 910000000003.9152), (10, 1, 1.0, 1e12),
+            (10, 2, 0.5, 33.0), (10, 2, 0.9, 1e12), (10, 2, 0.99, 1e12), (10, 2, 1.0, 1e12),
+            (58, 1, 0.5, 32.375), (58, 1, 0.9, 42.725), (58, 1, 0.99, 430000000025.6497),
+            (58, 1, 1.0, 1e12),
+            (58, 6, 0.5, 34.125), (58, 6, 0.9, 300000000031.5043), (58, 6, 0.99, 1e12),
+            (58, 6, 1.0, 1e12),
+            (156, 2, 0.5, 32.5), (156, 2, 0.9, 42.875), (156, 2, 0.99, 450000000024.73865),
+            (156, 2, 1.0, 1e12),
+            (156, 16, 0.5, 34.0), (156, 16, 0.9, 500000000022.5), (156, 16, 0.99, 1e12),
+            (156, 16, 1.0, 1e12),
+            (312, 3, 0.5, 32.5), (312, 3, 0.9, 42.75), (312, 3, 0.99, 45.0), (312, 3, 1.0, 1e12),
+            (312, 31, 0.5, 33.875), (312, 31, 0.9, 45.0), (312, 31, 0.99, 1e12),
+            (312, 31, 1.0, 1e12),
+            (312, 40, 0.5, 34.25), (312, 40, 0.9, 1e12), (312, 40, 0.99, 1e12),
+            (312, 40, 1.0, 1e12),
+            (11, 1, 0.9, 43.5), (11, 2, 0.9, 1e12),
+            (101, 1, 0.99, 45.0), (101, 2, 0.99, 1e12),
+            (21, 10, 0.5, 43.5), (21, 11, 0.5, 1e12),
+        ];
+        let mut censored = 0;
+        for (n, k, q, numpy) in cases {
+            let x = with_censored(n, k, f64::INFINITY);
+            let last_answered = x[n - k - 1];
+            let got = quantile_sorted(&x, q).unwrap();
+            if numpy > last_answered {
+                censored += 1;
+                assert!(is_censored(got), "n {n} k {k} q {q}: {got}");
+            } else {
+                assert!(
+                    (got - numpy).abs() < 1e-9,
+                    "n {n} k {k} q {q}: {got} vs {numpy}"
+                );
+            }
+        }
+        assert_eq!(censored, 25);
+    }
+
+    #[test]
+    fn lerp7_never_makes_nan_of_censored_ends() {
+        let inf = f64::INFINITY;
+        assert_eq!(lerp7(3.0, inf, 0.0), 3.0);
+        assert_eq!(lerp7(3.0, inf, 1e-12), inf);
+        assert_eq!(lerp7(inf, inf, 0.0), inf);
+        assert_eq!(lerp7(inf, inf, 0.5), inf);
+        assert_eq!(lerp7(-inf, 2.0, 0.5), -inf);
+        assert_eq!(lerp7(-inf, -inf, 0.5), -inf);
+        assert_eq!(lerp7(2.0, 4.0, 0.25), 2.5);
+        assert!(!is_censored(f64::MAX) && !is_censored(-inf) && !is_censored(f64::NAN));
+        let s = Summary::of(&with_censored(10, 1, inf)).unwrap();
+        assert_eq!((s.p50, s.p90, s.max), (33.0, inf, inf));
     }
 
     #[test]
