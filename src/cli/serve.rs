@@ -17,7 +17,8 @@ pub struct ServeArgs {
     pub port: u16,
     /// Set a fixture knob, NAME=VALUE (repeatable; applied after --pilot/--arm). Knobs:
     /// seed, shadows, phase, los_work, tick_ms, lazy_png, png_level, const_cache, ack,
-    /// in_flight, delay_ms, drop_every, bots, bot_duty, bot_turn_ms, blink_ms, worker, max_connections
+    /// in_flight, delay_ms, drop_every, tail_every and tail_ms (every Kth reply waits T ms
+    /// more; set both), bots, bot_duty, bot_turn_ms, blink_ms, worker, max_connections
     /// (WebSocket sessions at once, default 64; past it an upgrade gets HTTP 503), deflate,
     /// deflate_bits (permessage-deflate and the server's window, 9-15), startup_ms (the board
     /// held back after the upgrade, for `startup`)

@@ -109,6 +109,7 @@ pub(crate) async fn connection<S: Socket>(socket: S, st: Arc<Shared>, slot: Owne
     }
     let (close_tx, close_rx) = oneshot::channel::<(u16, String)>();
     let delay = Duration::from_millis(st.knobs.delay_ms as u64);
+    let tail = Duration::from_millis(st.knobs.tail_ms as u64);
     // Cold start: the first frame (the board) leaves no sooner than this after the upgrade;
     // it is built meanwhile, so the delay is the knob, not the knob plus the build.
     st.stats.record_upgrade(std::time::Instant::now());
@@ -119,7 +120,7 @@ pub(crate) async fn connection<S: Socket>(socket: S, st: Arc<Shared>, slot: Owne
         close_rx,
         conn,
         st.stats.clone(),
-        (delay, board_at),
+        (delay, tail, board_at),
     ));
     let end = read_messages(stream, to_edt, &st).await;
     // The writer waits for this verdict: a close frame to send, or none (the sender
@@ -284,7 +285,7 @@ async fn write_frames<S: Socket>(
     mut close_rx: oneshot::Receiver<(u16, String)>,
     conn: u64,
     stats: Arc<ServerStats>,
-    (delay, board_at): (Duration, tokio::time::Instant),
+    (delay, tail, board_at): (Duration, Duration, tokio::time::Instant),
 ) {
     let mut first = true;
     let close = loop {
@@ -302,8 +303,13 @@ async fn write_frames<S: Socket>(
             tokio::time::sleep_until(board_at).await;
             stats.record_board_sent(std::time::Instant::now());
         }
-        if f.kind == FrameKind::Reply && !delay.is_zero() {
-            arena_sys::timer::sleep_exactly(delay).await;
+        let hold = match (f.kind, f.tail) {
+            (FrameKind::Reply, true) => delay + tail,
+            (FrameKind::Reply, false) => delay,
+            _ => Duration::ZERO,
+        };
+        if !hold.is_zero() {
+            arena_sys::timer::sleep_exactly(hold).await;
         }
         let bytes = std::mem::take(&mut f.bytes);
         let len = bytes.len() as u64;

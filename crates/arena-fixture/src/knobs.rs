@@ -51,6 +51,11 @@ pub struct Knobs {
     pub delay_ms: u32,
     /// Every Nth input gets no reply (0: off).
     pub drop_every: u32,
+    /// Every Kth reply to an input waits `tail_ms` more than `delay_ms` (0: off; needs
+    /// `tail_ms`): a tail of known size and share.
+    pub tail_every: u32,
+    /// What a tail reply waits on top of `delay_ms`, ms (0: off; needs `tail_every`).
+    pub tail_ms: u32,
     /// Background threads burning CPU.
     pub bots: u32,
     /// Duty cycle of each bot thread, percent of a 10 ms period.
@@ -105,6 +110,8 @@ impl Default for Knobs {
             in_flight: 1,
             delay_ms: 0,
             drop_every: 0,
+            tail_every: 0,
+            tail_ms: 0,
             bots: 0,
             bot_duty: 50,
             bot_turn_ms: 0,
@@ -133,6 +140,8 @@ pub const KNOB_NAMES: &[&str] = &[
     "in_flight",
     "delay_ms",
     "drop_every",
+    "tail_every",
+    "tail_ms",
     "bots",
     "bot_duty",
     "bot_turn_ms",
@@ -205,6 +214,8 @@ impl Knobs {
             "in_flight" => self.in_flight = parse_int(name, value, 1, 64)?,
             "delay_ms" => self.delay_ms = parse_int(name, value, 0, 10_000)?,
             "drop_every" => self.drop_every = parse_int(name, value, 0, 1_000_000)?,
+            "tail_every" => self.tail_every = parse_int(name, value, 0, 1_000_000)?,
+            "tail_ms" => self.tail_ms = parse_int(name, value, 0, 10_000)?,
             "bots" => self.bots = parse_int(name, value, 0, 64)?,
             "bot_duty" => self.bot_duty = parse_int(name, value, 0, 100)?,
             "bot_turn_ms" => self.bot_turn_ms = parse_int(name, value, 0, 600_000)?,
@@ -225,13 +236,35 @@ impl Knobs {
         Ok(())
     }
 
-    /// Defaults with `pairs` applied in order (a later pair wins).
+    /// Defaults with `pairs` applied in order (a later pair wins), then [`Knobs::check`]ed.
     pub fn from_pairs(pairs: &[(String, String)]) -> Result<Knobs, String> {
         let mut k = Knobs::default();
         for (name, value) in pairs {
             k.set(name, value)?;
         }
+        k.check()?;
         Ok(k)
+    }
+
+    /// The rules between knobs, which [`Knobs::set`] cannot see one knob at a time. A tail
+    /// knob alone would do nothing, so a run asked for a tail would measure none and say
+    /// nothing: refused, naming the knob that is missing.
+    pub fn check(&self) -> Result<(), String> {
+        match (self.tail_every, self.tail_ms) {
+            (0, 0) => Ok(()),
+            (k, 0) => Err(format!(
+                "knob `tail_ms`: `tail_every = {k}` needs `tail_ms` (the extra wait, ms) too"
+            )),
+            (0, t) => Err(format!(
+                "knob `tail_every`: `tail_ms = {t}` needs `tail_every` (which replies wait) too"
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether the `n`th reply to an input (from 1) is a tail reply.
+    pub fn is_tail_reply(&self, n: u64) -> bool {
+        self.tail_every > 0 && self.tail_ms > 0 && n % u64::from(self.tail_every) == 0
     }
 
     /// Parses `NAME=VALUE` (the `--knob` flag's form).
@@ -334,6 +367,52 @@ mod tests {
             let mut k = Knobs::default();
             k.set(name, &v).unwrap_or_else(|e| panic!("{name}: {e}"));
             assert_eq!(k, Knobs::default(), "{name} round trip");
+        }
+    }
+
+    #[test]
+    fn tail_knobs_parse_and_act_only_together() {
+        let k = Knobs::default();
+        assert_eq!((k.tail_every, k.tail_ms), (0, 0));
+        assert!(!(1..=100).any(|n| k.is_tail_reply(n)), "off by default");
+        let pairs = |p: &[(&str, &str)]| -> Vec<(String, String)> {
+            p.iter()
+                .map(|(n, v)| (n.to_string(), v.to_string()))
+                .collect()
+        };
+        let k = Knobs::from_pairs(&pairs(&[("tail_every", "20"), ("tail_ms", "150")])).unwrap();
+        assert_eq!((k.tail_every, k.tail_ms), (20, 150));
+        let tails: Vec<u64> = (1..=100).filter(|&n| k.is_tail_reply(n)).collect();
+        assert_eq!(tails, [20, 40, 60, 80, 100], "5 % of replies");
+        // One without the other names the missing knob.
+        let e = Knobs::from_pairs(&pairs(&[("tail_every", "20")])).unwrap_err();
+        assert!(
+            e.starts_with("knob `tail_ms`") && e.contains("tail_every = 20"),
+            "{e}"
+        );
+        let e = Knobs::from_pairs(&pairs(&[("tail_ms", "150")])).unwrap_err();
+        assert!(
+            e.starts_with("knob `tail_every`") && e.contains("tail_ms = 150"),
+            "{e}"
+        );
+        // The rule holds once every pair is applied: a later pair can leave one half set,
+        // or undo the half it set.
+        let half = pairs(&[
+            ("tail_every", "20"),
+            ("tail_ms", "150"),
+            ("tail_every", "0"),
+        ]);
+        assert!(Knobs::from_pairs(&half).is_err(), "tail_ms is left alone");
+        let off = pairs(&[("tail_every", "20"), ("tail_every", "0")]);
+        assert_eq!(Knobs::from_pairs(&off).unwrap(), Knobs::default());
+        // Ranges are those of `drop_every` and `delay_ms`.
+        for (name, bad) in [
+            ("tail_every", "1000001"),
+            ("tail_ms", "10001"),
+            ("tail_ms", "-1"),
+        ] {
+            let e = Knobs::default().set(name, bad).unwrap_err();
+            assert!(e.contains(&format!("`{name}`")), "{name}={bad}: {e}");
         }
     }
 

@@ -42,6 +42,8 @@ pub struct BuiltFrame {
     pub inputs: u32,
     /// Input kind of the last input folded in, if any.
     pub last_input: Option<InputKind>,
+    /// It carries a tail reply (`tail_every`): it waits `tail_ms` more before it is sent.
+    pub tail: bool,
 }
 
 /// LRU mirror of the client's constant cache, keyed by image content.
@@ -118,6 +120,10 @@ pub struct Session {
     next_frame_id: u32,
     board_sent: bool,
     inputs_seen: u64,
+    /// Inputs that got a reply: what `tail_every` counts.
+    replies: u64,
+    /// An input folded into the next frame was a tail reply.
+    pending_tail: bool,
     pending_inputs: u32,
     last_input: Option<InputKind>,
     outstanding: VecDeque<(u32, Instant)>,
@@ -167,6 +173,8 @@ impl Session {
             next_frame_id: 1,
             board_sent: false,
             inputs_seen: 0,
+            replies: 0,
+            pending_tail: false,
             pending_inputs: 0,
             last_input: None,
             outstanding: VecDeque::new(),
@@ -287,6 +295,9 @@ impl Session {
         if self.knobs.drop_every > 0 && self.inputs_seen % self.knobs.drop_every as u64 == 0 {
             return InputOutcome::Dropped;
         }
+        // Counted past the drop, so the Kth reply is a tail whatever `drop_every` swallowed.
+        self.replies += 1;
+        self.pending_tail |= self.knobs.is_tail_reply(self.replies);
         let t = tile_of(i.x, i.y);
         match i.kind {
             InputKind::MouseDown => {
@@ -568,6 +579,7 @@ impl Session {
             encode_ms: t.encode.as_secs_f64() * 1e3,
             inputs: self.pending_inputs,
             last_input: self.last_input.take(),
+            tail: std::mem::take(&mut self.pending_tail),
         };
         self.pending_inputs = 0;
         self.board_sent = true;
@@ -821,6 +833,50 @@ mod tests {
             s.on_input(click(InputKind::KeyUp, 1, 1)),
             InputOutcome::NoReply
         );
+    }
+
+    #[test]
+    fn every_kth_reply_is_a_tail_presses_and_releases_alike() {
+        let mut s = session(&[("tail_every", "3"), ("tail_ms", "50"), ("drop_every", "4")]);
+        let f = s.build_frame().unwrap();
+        assert!(!f.tail, "the board is no reply");
+        s.on_ack(f.id);
+        let mut tails = Vec::new();
+        for n in 0..12u16 {
+            let kind = if n % 2 == 0 {
+                InputKind::MouseDown
+            } else {
+                InputKind::MouseUp
+            };
+            if s.on_input(click(kind, 3 + n, 3)) == InputOutcome::Dropped {
+                continue;
+            }
+            let f = s.build_frame().unwrap();
+            s.on_ack(f.id);
+            tails.push(f.tail);
+        }
+        // 12 inputs, the 4th, 8th and 12th dropped: 9 replies, every 3rd a tail.
+        let expect: Vec<bool> = (1..=9).map(|n| n % 3 == 0).collect();
+        assert_eq!(tails, expect);
+        // Neither a keyup nor a blink is a reply, so neither moves the count.
+        let mut s = session(&[("tail_every", "2"), ("tail_ms", "50")]);
+        let f = s.build_frame().unwrap();
+        s.on_ack(f.id);
+        s.on_input(click(InputKind::MouseDown, 1, 1));
+        assert!(!s
+            .build_frame()
+            .map(|f| {
+                s.on_ack(f.id);
+                f.tail
+            })
+            .unwrap());
+        s.on_input(click(InputKind::KeyUp, 1, 1));
+        s.on_blink();
+        let blink = s.build_frame().unwrap();
+        assert!(!blink.tail && blink.kind == FrameKind::Blink);
+        s.on_ack(blink.id);
+        s.on_input(click(InputKind::MouseUp, 1, 1));
+        assert!(s.build_frame().unwrap().tail, "the 2nd reply");
     }
 
     #[test]

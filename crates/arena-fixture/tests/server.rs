@@ -12,7 +12,9 @@ use futures_util::{SinkExt, StreamExt};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::{connect_async, MaybeTlsStream, WebSocketStream};
+use tokio_tungstenite::{
+    connect_async, connect_async_with_config, MaybeTlsStream, WebSocketStream,
+};
 
 type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
@@ -48,6 +50,16 @@ struct Client {
 impl Client {
     async fn connect(h: &ServerHandle) -> Client {
         let (ws, _) = connect_async(h.ws_url()).await.expect("ws connect");
+        Client { ws, bytes: 0 }
+    }
+
+    /// As [`Client::connect`] with Nagle off: an input sent right after an ack goes at once,
+    /// not after the server's delayed ack of the ack (about 40 ms), for tests that time
+    /// replies against a known hold.
+    async fn connect_nodelay(h: &ServerHandle) -> Client {
+        let (ws, _) = connect_async_with_config(h.ws_url(), None, true)
+            .await
+            .expect("ws connect");
         Client { ws, bytes: 0 }
     }
 
@@ -372,6 +384,53 @@ async fn delay_drop_blink_and_ack_mode_knobs_act() {
         .iter()
         .skip(1)
         .all(|f| f.kind == FrameKind::Blink && f.inputs == 0));
+    h.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tail_knobs_hold_back_every_kth_reply() {
+    // Deploy phase and a 1 ms tick: an ordinary reply is a few ms, far from the 100 ms hold.
+    let h = Server::start(knobs(&[
+        ("tail_every", "4"),
+        ("tail_ms", "100"),
+        ("phase", "deploy"),
+        ("tick_ms", "1"),
+    ]))
+    .await
+    .unwrap();
+    let mut c = Client::connect_nodelay(&h).await;
+    c.board().await;
+    let mut waits = Vec::new();
+    for n in 0..12u16 {
+        // Presses and releases both count as replies.
+        let kind = if n % 2 == 0 {
+            InputKind::MouseDown
+        } else {
+            InputKind::MouseUp
+        };
+        let t0 = Instant::now();
+        c.input(kind, 2 + n, 5).await;
+        let f = c
+            .frame(Duration::from_secs(5))
+            .await
+            .unwrap_or_else(|| panic!("input {} unanswered", n + 1));
+        waits.push(t0.elapsed());
+        c.ack(f.id).await;
+    }
+    let hold = Duration::from_millis(100);
+    let tails: Vec<usize> = (0..waits.len()).filter(|&i| waits[i] >= hold).collect();
+    assert_eq!(
+        tails,
+        [3, 7, 11],
+        "only the 4th, 8th and 12th replies wait 100 ms: {waits:?}"
+    );
+    assert!(
+        h.frames()
+            .iter()
+            .filter(|f| f.kind == FrameKind::Reply)
+            .count()
+            == 12
+    );
     h.shutdown().await;
 }
 
