@@ -791,3 +791,154 @@ fn compare_prints_a_breakdown_per_split_after_the_comparison() {
         "{out}"
     );
 }
+
+/// A copy of `fixtures/runs/NAME` in `d`, its `run.json` changed by `edit`.
+fn fixture_copy(d: &Scratch, name: &str, edit: impl FnOnce(&mut serde_json::Value)) -> PathBuf {
+    let from = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/runs")
+        .join(name);
+    let to = d.path(name);
+    std::fs::create_dir_all(&to).unwrap();
+    for entry in std::fs::read_dir(&from).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+    }
+    let path = to.join("run.json");
+    let mut meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    edit(&mut meta);
+    std::fs::write(&path, serde_json::to_string_pretty(&meta).unwrap()).unwrap();
+    to
+}
+
+/// `compare`, `gate` and `report` on `base` against `cand`, each with the labels its
+/// messages give the two runs.
+fn three_commands<'a>(
+    base: &'a Path,
+    cand: &'a Path,
+    html: &'a Path,
+) -> [(Vec<&'a str>, [&'static str; 2]); 3] {
+    let by_column = ["[stock, run 1]", "[lazy-png, run 1]"];
+    [
+        (vec!["compare", s(base), s(cand)], by_column),
+        (
+            vec![
+                "gate",
+                "--baseline",
+                s(base),
+                "--candidate",
+                s(cand),
+                "--max",
+                "sendToRecv.p50=+10%",
+            ],
+            ["[baseline run 1 (stock)]", "[candidate run 1 (lazy-png)]"],
+        ),
+        (
+            vec!["report", s(base), s(cand), "--out", s(html)],
+            by_column,
+        ),
+    ]
+}
+
+#[test]
+fn runs_with_another_answer_oracle_are_refused_unless_allowed() {
+    let d = Scratch::new("mixed-oracle");
+    let stock = fixture_copy(&d, "stock-1", |_| {});
+    // `auto` fell back to the reply oracle on this run; the other got pixels.
+    let lazy = fixture_copy(&d, "lazy-png-1", |m| {
+        m["answer"]["oracle"] = "reply".into();
+        m["answer"]["requested"] = "auto".into();
+        m["answer"]["detail"] = "first reply after the send".into();
+        m["answer"]["fallback"] = "no canvas to read".into();
+    });
+    let html = d.path("report.html");
+    for (args, labels) in three_commands(&stock, &lazy, &html) {
+        let o = arena(&args);
+        let err = text(&o).1;
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        let line = err
+            .lines()
+            .find(|l| l.contains("answer.oracle"))
+            .unwrap_or_else(|| panic!("{args:?} names no setting: {err}"));
+        for word in ["pixels", "reply", labels[0], labels[1]] {
+            assert!(line.contains(word), "{args:?}: {word} missing from {line}");
+        }
+        assert!(err.contains("--allow-mixed"), "{args:?}: {err}");
+    }
+    assert!(!html.exists(), "report wrote a page of runs it refused");
+
+    // Allowed, the figures come with the warning: under the table, and in JSON.
+    let o = arena(&["compare", s(&stock), s(&lazy), "--allow-mixed"]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let note = out
+        .lines()
+        .find(|l| l.contains("answer.oracle differs"))
+        .unwrap_or_else(|| panic!("no warning under the table: {out}"));
+    assert!(
+        note.contains("[stock, run 1]") && note.contains("--allow-mixed"),
+        "{note}"
+    );
+    let o = arena(&[
+        "compare",
+        s(&stock),
+        s(&lazy),
+        "--allow-mixed",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let mixed: Vec<&serde_json::Value> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "mixed")
+        .collect();
+    assert_eq!(mixed.len(), 1, "{}", v["findings"]);
+    assert!(mixed[0]["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("answer.oracle differs: pixels"));
+    let o = arena(&[
+        "report",
+        s(&stock),
+        s(&lazy),
+        "--out",
+        s(&html),
+        "--allow-mixed",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    assert!(text(&o).1.contains("answer.oracle differs"));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("\"code\":\"mixed\""),
+        "the page's data lacks it"
+    );
+}
+
+#[test]
+fn runs_whose_sockets_were_seen_another_way_are_refused() {
+    let d = Scratch::new("mixed-socket");
+    let stock = fixture_copy(&d, "stock-1", |_| {});
+    let lazy = fixture_copy(&d, "lazy-png-1", |m| m["socket_source"] = "cdp".into());
+    let html = d.path("report.html");
+    for (args, labels) in three_commands(&stock, &lazy, &html) {
+        let o = arena(&args);
+        let err = text(&o).1;
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        let line = err
+            .lines()
+            .find(|l| l.contains("socket_source"))
+            .unwrap_or_else(|| panic!("{args:?} names no setting: {err}"));
+        for word in ["page_hook", "cdp", labels[0], labels[1]] {
+            assert!(line.contains(word), "{args:?}: {word} missing from {line}");
+        }
+        assert!(!err.contains("answer.oracle"), "only what differs: {err}");
+    }
+    // The recorded runs themselves are alike: arms of one pilot differ only in knobs.
+    let lazy = fixture_copy(&d, "lazy-png-2", |_| {});
+    let o = arena(&["compare", s(&stock), s(&lazy)]);
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    assert!(!text(&o).0.contains("mixed runs"));
+}

@@ -4,7 +4,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use arena_compare::{compare, load_runs, By, CheckOptions, CompareOptions, Metric};
+use arena_compare::{
+    compare, load_runs, By, CheckOptions, CompareOptions, Comparison, Metric, Mixed,
+};
 use arena_report::{Exit, Format};
 use arena_run::Run;
 use arena_stats::{BootstrapOptions, NoiseRule, SmallSamples};
@@ -17,7 +19,7 @@ pub enum ByArg {
     Arm,
 }
 
-/// Statistics flags shared by `compare` and `gate`.
+/// Statistics flags shared by `compare`, `gate` and `report`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct StatsArgs {
     /// Significance level: a difference with p >= ALPHA is noise (`~`); intervals are at
@@ -40,6 +42,12 @@ pub struct StatsArgs {
     /// (4 KB by default) is below this looks idle (warned about).
     #[arg(long, default_value_t = arena_run::IDLE_SHARE, value_name = "SHARE")]
     pub idle_share: f64,
+    /// Compare runs that were not measured alike: another answer oracle or its parameters,
+    /// socket source, answer window (timeout), pilot file, Chromium major version or link.
+    /// Refused by default (exit 2); allowed, every table says under it what differs, and
+    /// JSON carries it as a `mixed` finding.
+    #[arg(long)]
+    pub allow_mixed: bool,
 }
 
 impl StatsArgs {
@@ -72,6 +80,20 @@ impl StatsArgs {
         };
         Ok((verdict, checks))
     }
+
+    /// Refuses `runs` measured differently unless `--allow-mixed`, naming each run as
+    /// `compare --by run` names its column; returns what may differ, to be warned about.
+    pub fn refuse_mixed(&self, cmd: &str, runs: &[Run]) -> anyhow::Result<Vec<Mixed>> {
+        arena_compare::refuse_mixed(cmd, &super::args::run_names(runs), self.allow_mixed)
+    }
+}
+
+/// What `--allow-mixed` let differ, under the comparison and every breakdown, and in its
+/// findings (so in JSON and in the HTML report).
+pub fn warn_comparison(mixed: &[Mixed], cmp: &mut Comparison) {
+    let breakdowns = cmp.breakdowns.iter_mut().map(|b| &mut b.table);
+    let tables = std::iter::once(&mut cmp.table).chain(breakdowns);
+    arena_compare::warn_mixed(mixed, tables, &mut cmp.findings);
 }
 
 pub fn parse_metrics(names: &[String]) -> anyhow::Result<Vec<Metric>> {
@@ -217,7 +239,9 @@ pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
     let opts = compare_options(a.by, a.baseline, &a.metrics, &a.stats, &a.split)?;
     let metrics = opts.metrics.clone();
     let runs = load_runs(&a.runs)?;
-    let cmp = compare(&runs, &opts)?;
+    let mixed = a.stats.refuse_mixed("compare", &runs)?;
+    let mut cmp = compare(&runs, &opts)?;
+    warn_comparison(&mixed, &mut cmp);
     if a.format == Format::Json {
         let mut v = arena_compare::comparison_json(&cmp);
         if a.cpu {

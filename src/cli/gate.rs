@@ -40,7 +40,10 @@ pub fn run(a: GateArgs) -> anyhow::Result<ExitCode> {
         .collect::<anyhow::Result<Vec<_>>>()?;
     let baseline = load_runs(&a.baseline)?;
     let candidate = load_runs(&a.candidate)?;
-    let result = gate(&baseline, &candidate, &limits, &verdict, &checks)?;
+    let sides = arena_compare::sides(&baseline, &candidate);
+    let mixed = arena_compare::refuse_mixed("gate", &sides, a.stats.allow_mixed)?;
+    let mut result = gate(&baseline, &candidate, &limits, &verdict, &checks)?;
+    arena_compare::warn_mixed(&mixed, [&mut result.table], &mut result.findings);
     if a.format == Format::Json {
         print!(
             "{}",

@@ -9,7 +9,7 @@ use anyhow::Context;
 use arena_compare::{compare, load_runs, report_html, Metric, ReportOptions};
 use arena_report::Exit;
 
-use super::compare::{compare_options, ByArg, SplitArgs, StatsArgs};
+use super::compare::{compare_options, warn_comparison, ByArg, SplitArgs, StatsArgs};
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:
@@ -54,7 +54,13 @@ pub fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
         check_parent(png, "--screenshot")?;
     }
     let runs = load_runs(&a.runs)?;
-    let cmp = compare(&runs, &opts)?;
+    let mixed = a.stats.refuse_mixed("report", &runs)?;
+    let mut cmp = compare(&runs, &opts)?;
+    warn_comparison(&mixed, &mut cmp);
+    // The page lists them with its findings; the terminal only says where it wrote it.
+    for m in &mixed {
+        eprintln!("{}", m.warning());
+    }
     let page = report_html(
         &runs,
         &cmp,

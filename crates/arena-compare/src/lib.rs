@@ -9,6 +9,7 @@ mod arm;
 mod breakdown;
 mod breakdown_table;
 mod by_run;
+mod comparable;
 mod compare;
 mod cpu;
 mod findings;
@@ -29,6 +30,7 @@ pub use breakdown::{
     breakdown, breakdowns, Breakdown, BreakdownCell, Split, COALESCED_ROW, SPLITS,
 };
 pub use by_run::by_run_table;
+pub use comparable::{comparability, refuse_mixed, sides, warn_mixed, Mixed};
 pub use compare::{
     compare, delta_cell, fmt_ms_signed, fmt_p, CompareOptions, Comparison, MetricChange, QUANTILES,
 };
