@@ -17,16 +17,13 @@ fn text(o: &Output) -> String {
 
 /// One pilot run of `arm` (plus extra knobs) into `dir`: 20 clicks, 40 loops.
 fn record(dir: &Path, arm: &str, knobs: &[&str]) -> PathBuf {
-    let mut args = vec![
-        "pilot",
-        "--arm",
-        arm,
-        "--out",
-        s(dir),
-        "--clicks",
-        "20",
-        "--quiet",
-    ];
+    record_with(dir, arm, knobs, &["--clicks", "20"])
+}
+
+/// One pilot run of `arm` with extra knobs and flags into `dir`.
+fn record_with(dir: &Path, arm: &str, knobs: &[&str], flags: &[&str]) -> PathBuf {
+    let mut args = vec!["pilot", "--arm", arm, "--out", s(dir), "--quiet"];
+    args.extend(flags);
     for k in knobs {
         args.extend(["--knob", k]);
     }
@@ -75,7 +72,7 @@ fn fixture_delay_fails_the_gate_same_arm_never_does_and_deploy_looks_idle() {
     let o = gate([&stock[0], &stock[1]], [&slow[0], &slow[1]]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(
-        text(&o).contains("FAIL: significant regression past the limit"),
+        text(&o).contains("FAIL: regression past the limit"),
         "{}",
         text(&o)
     );
@@ -119,6 +116,64 @@ fn fixture_delay_fails_the_gate_same_arm_never_does_and_deploy_looks_idle() {
         .unwrap_or_default();
     assert!(header.contains("stock, run 2 \u{26a0}"), "{md}");
     assert!(md.contains("looks idle: phase 'deploy'"), "{md}");
+
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// The gate's reason to exist, on real runs: clicks that turn into timeouts and a tail
+/// that only the p99 sees both fail it; a like arm does not.
+#[test]
+fn timeouts_and_a_true_tail_fail_the_gate_and_a_like_arm_passes() {
+    let root = std::env::temp_dir().join(format!("arena-gate-fixture-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).unwrap();
+    // 60 clicks, 120 loops a run, 240 a side: a p99 has two loops above it. A 400 ms
+    // window keeps a dropped reply from costing 2 s; every run has it (the window is part
+    // of what a loop is, and the gate refuses runs that differ in it).
+    let flags = ["--clicks", "60", "--timeout", "400"];
+    let rec = |name: &str, knobs: &[&str]| {
+        let mut k = vec!["los_work=0", "lazy_png=true"];
+        k.extend(knobs);
+        record_with(&root.join(name), "stock", &k, &flags)
+    };
+    let drop = ["drop_every=5"];
+    let tail = ["tail_every=20", "tail_ms=150"];
+    // Interleaved, as `ab` records.
+    let (mut stock, mut dropped, mut tailed) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..2 {
+        stock.push(rec(&format!("stock-{i}"), &[]));
+        dropped.push(rec(&format!("drop-{i}"), &drop));
+        tailed.push(rec(&format!("tail-{i}"), &tail));
+    }
+    for i in 2..4 {
+        stock.push(rec(&format!("stock-{i}"), &[]));
+    }
+    let gate = |cand: &[PathBuf], limits: &[&str]| {
+        let mut args = vec!["gate", "--baseline", s(&stock[0]), s(&stock[1]), "--candidate"];
+        args.extend(cand.iter().map(|p| s(p)));
+        for l in limits {
+            args.extend(["--max", l]);
+        }
+        arena(&args)
+    };
+    let (p50, p99) = ("inputToPixels.p50=+10%", "inputToPixels.p99=+20%");
+
+    let o = gate(&stock[2..4], &[p50, p99]);
+    assert_eq!(o.status.code(), Some(0), "stock against stock: {}", text(&o));
+
+    let o = gate(&dropped, &[p50]);
+    assert_eq!(o.status.code(), Some(1), "drop_every=5: {}", text(&o));
+    assert!(
+        text(&o).contains("checks failed: unanswered share"),
+        "{}",
+        text(&o)
+    );
+
+    let o = gate(&tailed, &[p99]);
+    assert_eq!(o.status.code(), Some(1), "tail, p99: {}", text(&o));
+    assert!(text(&o).contains("checks failed: inputToPixels p99"), "{}", text(&o));
+    let o = gate(&tailed, &[p50]);
+    assert_eq!(o.status.code(), Some(0), "tail, p50 alone: {}", text(&o));
 
     let _ = std::fs::remove_dir_all(&root);
 }

@@ -176,10 +176,19 @@ fn fixture_run_folders_match_run_json() {
     meta["trace"] = serde_json::to_value(arena_run::TraceInfo {
         file: "trace.json".into(),
         input_error_ms: Some(0.005),
+        presented: Some(arena_run::TracePresented {
+            source: Some("PipelineReporter".into()),
+            matched: 2,
+            unmatched: 1,
+            answer_to_presented_ms: arena_stats::Summary::of(&[3.2, 8.1]),
+        }),
         ..arena_run::TraceInfo::default()
     })
     .unwrap();
     assert_valid("run.json", &meta);
+    meta["trace"]["presented"]["matched"] = json!(-1);
+    assert_invalid("run.json", &meta, "a negative count of presented answers");
+    meta["trace"]["presented"]["matched"] = json!(2);
     meta["trace"]["overhead"]["extra"] = json!(1);
     assert_invalid("run.json", &meta, "an unknown key in the trace's overhead");
     meta["trace"]["overhead"]
@@ -272,6 +281,13 @@ fn compare_json_of_the_binary() {
     // jq: .metrics.sendToRecv.p50["lazy-png"]
     assert!(doc["metrics"]["sendToRecv"]["p50"]["lazy-png"].is_f64());
     assert!(doc["metrics"]["sendToRecv"]["n"]["stock"].is_u64());
+    assert_eq!(doc["metrics"]["sendToRecv"]["censored"]["stock"], 0);
+    assert_eq!(
+        doc["metrics"]["sendToRecv"]["changes"]["stock"]["p50"]["beyond_window"],
+        false
+    );
+    assert!(doc["figures"].as_str().unwrap().contains("censored at the window"));
+    assert!(doc["interval_method"].as_str().unwrap().contains("bootstrap"));
     let doc = json_of(&[
         "compare",
         "fixtures/runs",
@@ -369,6 +385,8 @@ fn gate_json_of_the_binary() {
         "sendToRecv.p50=+10%",
         "--max",
         "inputToPaint.p90=+5%",
+        // 12 loops a run: no limit is visible at that size, and the JSON says so.
+        "--allow-underpowered",
         "--format",
         "json",
     ]);
@@ -380,6 +398,15 @@ fn gate_json_of_the_binary() {
     assert_eq!(checks[0]["limit"]["max_pct"], 10.0);
     assert_eq!(checks[0]["status"], "pass");
     assert!(checks[0]["n_baseline"].is_u64() && checks[0]["delta_pct"].is_f64());
+    assert_eq!(checks[0]["censored_baseline"], 0);
+    assert_eq!(checks[0]["power"]["underpowered"], true);
+    assert!(checks[0]["p_adjusted"].is_f64() && checks[0]["power"]["mde_pct"].is_f64());
+    assert_eq!(doc["underpowered_allowed"].as_array().unwrap().len(), 2);
+    assert_eq!(doc["multiple_testing"], "holm");
+    assert!(doc["interval_method"].as_str().unwrap().contains("runs drawn with replacement"));
+    let u = &doc["unanswered"];
+    assert_eq!((u["default"].clone(), u["max_pt"].clone()), (json!(true), json!(1.0)));
+    assert_eq!(u["candidate"]["unanswered"], 0);
     let mut d = doc.clone();
     d["checks"][0]["status"] = json!("ok");
     assert_invalid("gate.json", &d, "a status that is neither pass nor fail");

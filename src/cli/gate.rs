@@ -1,10 +1,11 @@
-//! `arena-perf gate`: exit 1 only on a significant regression past a limit.
+//! `arena-perf gate`: exit 1 on a regression past a limit: latency quantiles over every
+//! loop (timeouts censored at the window), and the unanswered share.
 
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use arena_compare::{gate, load_runs, Limit};
+use arena_compare::{gate, load_runs, GateLimit, GateOptions};
 use arena_report::{Exit, Format};
 
 use super::compare::StatsArgs;
@@ -17,10 +18,19 @@ pub struct GateArgs {
     /// Candidate run folders (or folders of runs), pooled.
     #[arg(long, required = true, num_args = 1.., value_name = "RUNS")]
     pub candidate: Vec<PathBuf>,
-    /// A limit, repeatable: METRIC.pQ=+PCT, e.g. `sendToRecv.p50=+10%`. Fails only when
-    /// the increase is larger and significant.
+    /// A limit, repeatable. `METRIC.pQ=+PCT` (e.g. `inputToPixels.p99=+20%`) fails when
+    /// the run-level bootstrap interval of that quantile's change, over every loop with
+    /// timeouts counted as slower than any answer, lies wholly past +PCT of the baseline.
+    /// `unanswered=+PTpt` sets how many percentage points the share of unanswered loops
+    /// may rise (checked always; default +1pt). All checks together keep the false-alarm
+    /// rate at --alpha (Holm).
     #[arg(long = "max", required = true, value_name = "METRIC.pQ=+PCT")]
     pub max: Vec<String>,
+    /// Decide limits the runs are too small to see (a p99 of under 200 loops is a side's
+    /// maximum; a limit under the smallest change detectable at 80 % power) instead of
+    /// refusing them with exit 2; each is then warned about under the table.
+    #[arg(long)]
+    pub allow_underpowered: bool,
     /// Also write the result as Markdown to FILE (and it is appended to
     /// $GITHUB_STEP_SUMMARY when that is set).
     #[arg(long, value_name = "FILE")]
@@ -36,13 +46,18 @@ pub fn run(a: GateArgs) -> anyhow::Result<ExitCode> {
     let limits = a
         .max
         .iter()
-        .map(|s| Limit::parse(s))
+        .map(|s| GateLimit::parse(s))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let baseline = load_runs(&a.baseline)?;
     let candidate = load_runs(&a.candidate)?;
     let sides = arena_compare::sides(&baseline, &candidate);
     let mixed = arena_compare::refuse_mixed("gate", &sides, a.stats.allow_mixed)?;
-    let mut result = gate(&baseline, &candidate, &limits, &verdict, &checks)?;
+    let opts = GateOptions {
+        rule: verdict,
+        checks,
+        allow_underpowered: a.allow_underpowered,
+    };
+    let mut result = gate(&baseline, &candidate, &limits, &opts)?;
     arena_compare::warn_mixed(&mixed, [&mut result.table], &mut result.findings);
     if a.format == Format::Json {
         print!(
@@ -69,19 +84,16 @@ pub fn run(a: GateArgs) -> anyhow::Result<ExitCode> {
                 Exit::bad_input(format!("{}: $GITHUB_STEP_SUMMARY: {e}", path.display()))
             })?;
     }
-    let failed = result
-        .checks
-        .iter()
-        .filter(|c| c.status == arena_compare::CheckStatus::Fail)
-        .count();
-    if failed > 0 {
+    let (failed, total) = (result.failures(), result.count());
+    if !failed.is_empty() {
         eprintln!(
-            "arena-perf gate: {failed} of {} checks failed",
-            result.checks.len()
+            "arena-perf gate: {} of {total} checks failed: {}",
+            failed.len(),
+            failed.join(", ")
         );
         Ok(ExitCode::from(1))
     } else {
-        eprintln!("arena-perf gate: all {} checks passed", result.checks.len());
+        eprintln!("arena-perf gate: all {total} checks passed");
         Ok(ExitCode::SUCCESS)
     }
 }

@@ -14,6 +14,7 @@ use serde::Serialize;
 
 use crate::by_run::headline;
 use crate::compare::{metric_change, resolve_baseline, CompareOptions, MetricChange, QUANTILES};
+use crate::decide::holm_verdicts;
 use crate::group::{groups, Group, RunData, Select};
 
 /// How loops are cut into rows.
@@ -208,13 +209,24 @@ pub fn breakdown(runs: &[Run], split: &Split, opts: &CompareOptions) -> Result<B
         let data: Vec<RunData> = runs.iter().map(|r| RunData::select(r, sel)).collect();
         let gs = groups(&data, opts.by);
         let base = resolve_baseline(&gs, opts.baseline.as_deref())?;
-        let values: Vec<Vec<f64>> = gs.iter().map(|g| g.values(metric)).collect();
+        let values: Vec<Vec<f64>> = gs.iter().map(|g| g.values_all(metric)).collect();
         for (i, g) in gs.iter().enumerate() {
             let mut c = cell(row, g, &values[i]);
             if *split == Split::Event && row == COALESCED_ROW {
                 coalesced(&mut c, g, metric);
             } else if i != base {
-                let ch = metric_change(&g.name, metric, &values[base], &values[i], &opts.verdict);
+                let mut ch = metric_change(
+                    &g.name,
+                    metric,
+                    &[&values[base]],
+                    &[&values[i]],
+                    &opts.verdict,
+                );
+                // One family per cell: its three quantiles.
+                holm_verdicts(
+                    &mut ch.quantiles.iter_mut().collect::<Vec<_>>(),
+                    &opts.verdict,
+                );
                 c.change = Some(ch);
             }
             cells.push(c);

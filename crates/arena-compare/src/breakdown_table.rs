@@ -5,7 +5,7 @@
 use arena_report::{fmt_count, fmt_ms, fmt_size, Cell, Column, Table};
 
 use crate::breakdown::{Breakdown, BreakdownCell, Split, COALESCED_ROW};
-use crate::compare::{delta_cell, CompareOptions, QUANTILES};
+use crate::compare::{delta_cell, quantile_text, CompareOptions, QUANTILES};
 use crate::group::By;
 
 pub(crate) fn table(b: &Breakdown, opts: &CompareOptions) -> Table {
@@ -69,7 +69,8 @@ fn row(c: &BreakdownCell, b: &Breakdown, many: bool, claimed: bool) -> Vec<Cell>
     }
     r.extend([count(c.loops), count(c.n)]);
     r.extend(c.quantiles.iter().map(|q| match q {
-        Some(x) => Cell::num(fmt_ms(*x), *x),
+        Some(x) if x.is_finite() => Cell::num(fmt_ms(*x), *x),
+        Some(x) => Cell::text(quantile_text(*x, None)),
         None => Cell::text("-"),
     }));
     if many {
@@ -114,7 +115,7 @@ fn notes(t: &mut Table, b: &Breakdown, opts: &CompareOptions, over: &str) {
         "cold loops counted but kept out of the figures"
     };
     t.note(format!(
-        "loops: every loop of the row, unanswered and claimed ones included; n: loops behind p50/p90/p99 (type 7, ms on the page clock); {cold}"
+        "loops: every loop of the row, unanswered and claimed ones included; n: loops behind p50/p90/p99 (type 7, ms on the page clock), unanswered ones counted as slower than every answered one (\"> window\" when a quantile lands on one); {cold}"
     ));
     for col in &b.columns {
         let (a, o) = b

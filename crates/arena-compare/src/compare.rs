@@ -5,11 +5,12 @@ use anyhow::Result;
 use arena_report::{fmt_count, fmt_ms, fmt_pct_change, Cell, Column, Exit, Table};
 use arena_run::{Metric, Run};
 use arena_stats::{
-    mann_whitney_u_sorted, noise_verdict, pct_change, MannWhitney, NoiseRule, QuantileChange,
+    is_censored, mann_whitney_u_sorted, pct_change, MannWhitney, NoiseRule, QuantileChange,
 };
 use serde::Serialize;
 
 use crate::breakdown::{breakdowns, Breakdown, Split};
+use crate::decide::{decide, holm_verdicts, interval_method};
 use crate::findings::{annotate, check, CheckOptions, Finding};
 use crate::group::{digest, groups, By, Group};
 
@@ -48,10 +49,16 @@ impl Default for CompareOptions {
 pub struct MetricChange {
     pub column: String,
     pub metric: &'static str,
+    /// Loops behind the figures, unanswered ones included.
     pub n_baseline: usize,
     pub n: usize,
+    /// Of those, unanswered loops censored at the window.
+    pub censored_baseline: usize,
+    pub censored: usize,
+    /// The U test of the pooled sides, for reference: it decides nothing (a location test
+    /// barely moves when a tail does).
     pub mann_whitney: Option<MannWhitney>,
-    /// p50, p90, p99.
+    /// p50, p90, p99; `p` is Holm-adjusted over the column's checks.
     pub quantiles: Vec<QuantileChange>,
 }
 
@@ -67,6 +74,8 @@ pub struct Comparison {
     pub findings: Vec<Finding>,
     /// One per `--split`, in the order asked.
     pub breakdowns: Vec<Breakdown>,
+    /// How the intervals were built, in words.
+    pub method: String,
 }
 
 impl Comparison {
@@ -90,7 +99,12 @@ pub const QUANTILES: [(f64, &str); 3] = [(0.5, "p50"), (0.9, "p90"), (0.99, "p99
 /// A signed millisecond figure with the true minus sign: `+3.1ms`, `−12.0ms`.
 pub fn fmt_ms_signed(ms: f64) -> String {
     let s = fmt_ms(ms.abs());
-    if !ms.is_finite() {
+    if ms == f64::INFINITY {
+        // A change onto an unanswered loop: longer than the window, by how much unknown.
+        "+\u{221e}".into()
+    } else if ms == f64::NEG_INFINITY {
+        "\u{2212}\u{221e}".into()
+    } else if !ms.is_finite() {
         s
     } else if ms < 0.0 {
         format!("\u{2212}{s}")
@@ -107,18 +121,40 @@ pub fn fmt_p(p: f64) -> String {
     }
 }
 
+/// A quantile in ms, or `> 2,000ms (window)` when it lands on an unanswered loop (the
+/// window when the runs record it).
+pub fn quantile_text(v: f64, window_ms: Option<u64>) -> String {
+    if !is_censored(v) {
+        return fmt_ms(v);
+    }
+    match window_ms {
+        Some(w) => format!("> {} (window)", fmt_ms(w as f64)),
+        None => "> window".into(),
+    }
+}
+
 /// The change of one quantile as a cell: `−21 % (−12.0ms)`, with ` ~` unless the
 /// verdict calls it real.
 pub fn delta_cell(c: &QuantileChange) -> Cell {
-    let mut text = format!(
-        "{} ({})",
-        fmt_pct_change(c.delta_pct),
-        fmt_ms_signed(c.delta)
-    );
+    let mut text = if is_censored(c.candidate) && !is_censored(c.baseline) {
+        "beyond the window".to_string()
+    } else if is_censored(c.baseline) {
+        "-".to_string()
+    } else {
+        format!(
+            "{} ({})",
+            fmt_pct_change(c.delta_pct),
+            fmt_ms_signed(c.delta)
+        )
+    };
     if !c.verdict.is_real() {
         text.push_str(" ~");
     }
-    let cell = Cell::num(text, c.delta_pct);
+    let cell = if c.delta_pct.is_finite() {
+        Cell::num(text, c.delta_pct)
+    } else {
+        Cell::text(text)
+    };
     if c.verdict.is_real() {
         cell.strong()
     } else {
@@ -143,25 +179,35 @@ pub fn change_cells(c: &QuantileChange) -> [Cell; 3] {
     [delta_cell(c), ci, p]
 }
 
-/// One metric of one column against the baseline's, from both ascending samples: the
-/// quantiles' changes with the noise verdict and the U test. Every comparison of two
-/// samples (the comparison's figures, each breakdown row) is this one.
+/// One metric of one column against the baseline's, from each side's runs (ascending,
+/// unanswered loops censored at the window): the quantiles' changes by
+/// [`crate::decide`]'s rule, with their raw p; the caller sets the verdicts with Holm over
+/// its family of checks. Every comparison of two samples (the comparison's figures, each
+/// breakdown row) is this one.
 pub(crate) fn metric_change(
     column: &str,
     m: Metric,
-    b: &[f64],
-    c: &[f64],
+    b: &[&[f64]],
+    c: &[&[f64]],
     rule: &NoiseRule,
 ) -> MetricChange {
+    let pool = |runs: &[&[f64]]| {
+        let mut v: Vec<f64> = runs.iter().flat_map(|r| r.iter().copied()).collect();
+        v.sort_unstable_by(f64::total_cmp);
+        v
+    };
+    let (pb, pc) = (pool(b), pool(c));
     MetricChange {
         column: column.to_string(),
         metric: m.name(),
-        n_baseline: b.len(),
-        n: c.len(),
-        mann_whitney: mann_whitney_u_sorted(b, c),
+        n_baseline: pb.len(),
+        n: pc.len(),
+        censored_baseline: pb.iter().filter(|v| is_censored(**v)).count(),
+        censored: pc.iter().filter(|v| is_censored(**v)).count(),
+        mann_whitney: mann_whitney_u_sorted(&pb, &pc),
         quantiles: QUANTILES
             .iter()
-            .filter_map(|&(q, _)| noise_verdict(&[b], &[c], q, rule))
+            .filter_map(|&(q, _)| decide(b, c, q, rule).map(|d| d.change))
             .collect(),
     }
 }
@@ -199,17 +245,36 @@ pub fn compare(runs: &[Run], opts: &CompareOptions) -> Result<Comparison> {
         others: (0..gs.len()).filter(|&i| i != base).collect(),
     };
 
-    // Each column's sorted values per metric, computed once.
+    // Each column's sorted values per metric, unanswered loops censored, computed once:
+    // per run (what the interval resamples) and pooled (what the table shows).
+    let per_run: Vec<Vec<Vec<Vec<f64>>>> = gs
+        .iter()
+        .map(|g| {
+            metrics
+                .iter()
+                .map(|&m| g.runs.iter().map(|r| r.values_all(m)).collect())
+                .collect()
+        })
+        .collect();
     let values: Vec<Vec<Vec<f64>>> = gs
         .iter()
-        .map(|g| metrics.iter().map(|&m| g.values(m)).collect())
+        .map(|g| metrics.iter().map(|&m| g.values_all(m)).collect())
         .collect();
     let mut changes = Vec::new();
     for &i in &cols.others {
+        let first = changes.len();
         for (k, &m) in metrics.iter().enumerate() {
-            let (b, c) = (&values[base][k], &values[i][k]);
-            changes.push(metric_change(&gs[i].name, m, b, c, &opts.verdict));
+            let slices =
+                |c: usize| -> Vec<&[f64]> { per_run[c][k].iter().map(Vec::as_slice).collect() };
+            let (b, c) = (slices(base), slices(i));
+            changes.push(metric_change(&gs[i].name, m, &b, &c, &opts.verdict));
         }
+        // One family per column: its every quantile of every metric.
+        let mut family: Vec<&mut QuantileChange> = changes[first..]
+            .iter_mut()
+            .flat_map(|c: &mut MetricChange| c.quantiles.iter_mut())
+            .collect();
+        holm_verdicts(&mut family, &opts.verdict);
     }
 
     let mut table = header(&cols, opts);
@@ -218,7 +283,15 @@ pub fn compare(runs: &[Run], opts: &CompareOptions) -> Result<Comparison> {
         metric_rows(&mut table, &cols, m, &per_column, &changes);
     }
     total_rows(&mut table, &cols, opts.by == By::Arm);
-    notes(&mut table, opts);
+    let runs_of = |g: &Group| g.runs.len();
+    let most = cols
+        .others
+        .iter()
+        .map(|&i| runs_of(&gs[i]))
+        .max()
+        .unwrap_or(1);
+    let method = interval_method(&opts.verdict, runs_of(&gs[base]), most);
+    notes(&mut table, opts, &method);
     let findings = check(&gs, &metrics, &opts.checks);
     annotate(&mut table, &findings, |f| match (f.metric, &f.stat) {
         (Some(m), Some(s)) => Some(format!("{m} {s}")),
@@ -234,6 +307,7 @@ pub fn compare(runs: &[Run], opts: &CompareOptions) -> Result<Comparison> {
         columns: gs.iter().map(|g| g.name.clone()).collect(),
         changes,
         findings,
+        method,
     })
 }
 
@@ -259,7 +333,7 @@ fn header(cols: &Cols<'_>, opts: &CompareOptions) -> Table {
         columns.push(Column::right(format!("p {name}")));
     }
     Table::new(columns).with_title(format!(
-        "Against {} ({}); warm answered loops, ms",
+        "Against {} ({}); warm loops, unanswered ones censored at the window, ms",
         cols.gs[cols.base].name,
         match opts.by {
             By::Arm => "runs of an arm pooled",
@@ -277,6 +351,8 @@ fn metric_rows(
     changes: &[MetricChange],
 ) {
     let base = cols.base;
+    let window = cols.gs[base].window_ms();
+    let ms_cell = |v: Option<f64>| q_cell(v, window);
     for (qi, &(q, stat)) in QUANTILES.iter().enumerate() {
         let mut row = vec![Cell::text(format!("{} {stat}", m.name()))];
         row.push(ms_cell(arena_stats::quantile_sorted(values[base], q)));
@@ -301,7 +377,7 @@ fn metric_rows(
         let cmax = max(values[i]);
         row.push(ms_cell(cmax));
         row.push(match (bmax, cmax) {
-            (Some(b), Some(c)) => plain_delta(b, c, true),
+            (Some(b), Some(c)) if !is_censored(b) && !is_censored(c) => plain_delta(b, c, true),
             _ => Cell::text("-"),
         });
         // One loop each: no interval, no test.
@@ -392,11 +468,9 @@ fn total_rows(table: &mut Table, cols: &Cols<'_>, per_run: bool) {
     }
 }
 
-fn notes(table: &mut Table, opts: &CompareOptions) {
+fn notes(table: &mut Table, opts: &CompareOptions, method: &str) {
     table.note(format!(
-        "\u{394}: candidate \u{2212} baseline of the same quantile (type 7). CI: seeded percentile bootstrap of that difference ({} resamples, seed {}). p: Mann-Whitney U, two-sided (SciPy's method choice). ~: not significant at \u{3b1}={} (needs p < \u{3b1}, a CI excluding 0, and at least {} % change).",
-        opts.verdict.bootstrap.resamples,
-        opts.verdict.bootstrap.seed,
+        "\u{394}: candidate \u{2212} baseline of the same quantile (type 7), over every warm loop: an unanswered loop counts as slower than every answered one (\"> W ms (window)\" when a quantile lands on one). CI: {method}. p: two-sided bootstrap p of no change, Holm-adjusted over the column's checks. ~: not real at \u{3b1}={} (needs p < \u{3b1} and at least {} % change): the gate's rule.",
         opts.verdict.alpha,
         opts.verdict.noise_bar_pct
     ));
@@ -405,8 +479,9 @@ fn notes(table: &mut Table, opts: &CompareOptions) {
     }
 }
 
-fn ms_cell(v: Option<f64>) -> Cell {
+fn q_cell(v: Option<f64>, window_ms: Option<u64>) -> Cell {
     match v {
+        Some(x) if is_censored(x) => Cell::text(quantile_text(x, window_ms)),
         Some(x) => Cell::num(fmt_ms(x), x),
         None => Cell::text("-"),
     }

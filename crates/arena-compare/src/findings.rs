@@ -81,7 +81,7 @@ pub fn check(groups: &[Group], metrics: &[Metric], opts: &CheckOptions) -> Vec<F
                 metric: None,
                 stat: Some("unanswered".into()),
                 message: format!(
-                    "{unanswered} of {} loops unanswered: latency figures are of answered loops only",
+                    "{unanswered} of {} loops unanswered: counted in the figures as slower than every answered loop (censored at the window)",
                     g.loops()
                 ),
             });

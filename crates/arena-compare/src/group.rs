@@ -36,6 +36,29 @@ pub struct RunData<'a> {
     pub idle_reply_bytes: u64,
     /// The lowest-index loop in the figures that has an inputToPaint: (index, value, cold).
     pub first: Option<(u64, f64, bool)>,
+    /// Per metric (in `Metric::ALL` order): unanswered loops in the figures with no value
+    /// of a metric that ends at or after the answer. Each is censored at the window: it
+    /// took longer than the run waited, so it sits above every answered value.
+    censored: [u64; Metric::ALL.len()],
+    /// The answer window, ms (`loop_settings.timeout_ms`; absent in older runs).
+    pub window_ms: Option<u64>,
+}
+
+/// Whether an unanswered loop is censored on `m` in `run`: `m` ends at or after the answer,
+/// and the run measures it (some loop has it, or, with none answered, the oracle is the
+/// one that makes it). inputToSocket and recvToDraw end before an answer could have come.
+fn censors(run: &Run, m: Metric, has_value: bool) -> bool {
+    let oracle = run
+        .meta
+        .answer
+        .as_ref()
+        .map_or("reply", |a| a.oracle.as_str());
+    match m {
+        Metric::InputToSocket | Metric::RecvToDraw => false,
+        Metric::SendToRecv => true,
+        Metric::InputToPaint => has_value || oracle == "reply",
+        Metric::InputToPixels => has_value || oracle != "reply",
+    }
 }
 
 fn slot(m: Metric) -> usize {
@@ -80,7 +103,10 @@ impl<'a> RunData<'a> {
             over_idle: 0,
             idle_reply_bytes: sel.over_bytes.unwrap_or(run.meta.summary.idle_reply_bytes),
             first: None,
+            censored: [0; Metric::ALL.len()],
+            window_ms: run.meta.loop_settings.as_ref().map(|s| s.timeout_ms),
         };
+        let mut unanswered_missing = [0u64; Metric::ALL.len()];
         for l in run.loops.iter().filter(|l| (sel.keep)(l)) {
             d.loops += 1;
             if l.answered {
@@ -103,9 +129,12 @@ impl<'a> RunData<'a> {
                     continue;
                 }
             }
+            let unanswered = !l.answered && l.outcome != arena_run::Outcome::Claimed;
             for (k, m) in Metric::ALL.iter().enumerate() {
-                if let Some(v) = m.of(l).filter(|v| !v.is_nan()) {
-                    sorted[k].push(v);
+                match m.of(l).filter(|v| !v.is_nan()) {
+                    Some(v) => sorted[k].push(v),
+                    None if unanswered => unanswered_missing[k] += 1,
+                    None => {}
                 }
             }
             if let Some(v) = l.input_to_paint.filter(|v| !v.is_nan()) {
@@ -117,12 +146,34 @@ impl<'a> RunData<'a> {
         for v in &mut sorted {
             v.sort_unstable_by(f64::total_cmp);
         }
+        for (k, m) in Metric::ALL.iter().enumerate() {
+            if censors(run, *m, !sorted[k].is_empty()) {
+                d.censored[k] = unanswered_missing[k];
+            }
+        }
         d.sorted = sorted;
         d
     }
 
+    /// Ascending values of the answered loops that have `m`.
     pub fn values(&self, m: Metric) -> &[f64] {
         &self.sorted[slot(m)]
+    }
+
+    /// Unanswered loops censored on `m` (see [`censors`]).
+    pub fn censored(&self, m: Metric) -> u64 {
+        self.censored[slot(m)]
+    }
+
+    /// Every loop of the figures on `m`, ascending: the answered values, then one
+    /// `+inf` per censored loop (`arena_stats` reads `+inf` as beyond the window).
+    pub fn values_all(&self, m: Metric) -> Vec<f64> {
+        let mut v = self.values(m).to_vec();
+        v.extend(std::iter::repeat_n(
+            f64::INFINITY,
+            self.censored(m) as usize,
+        ));
+        v
     }
 }
 
@@ -205,6 +256,32 @@ impl Group<'_> {
             };
         }
         out
+    }
+
+    /// Every loop of the column on `m`, ascending, unanswered ones censored at the window
+    /// (`+inf`, after every answered value).
+    pub fn values_all(&self, metric: Metric) -> Vec<f64> {
+        let mut v = self.values(metric);
+        v.extend(std::iter::repeat_n(
+            f64::INFINITY,
+            self.censored(metric) as usize,
+        ));
+        v
+    }
+
+    /// Unanswered loops of the column censored on `m`.
+    pub fn censored(&self, metric: Metric) -> u64 {
+        self.runs.iter().map(|r| r.censored(metric)).sum()
+    }
+
+    /// The answer window shared by the column's runs, ms (`None` when a run does not
+    /// record it or they differ).
+    pub fn window_ms(&self) -> Option<u64> {
+        let w = self.runs.first()?.window_ms?;
+        self.runs
+            .iter()
+            .all(|r| r.window_ms == Some(w))
+            .then_some(w)
     }
 
     /// How many values [`Group::values`] returns, without building them.

@@ -26,6 +26,8 @@ pub fn comparison_json(c: &Comparison) -> Value {
             .expect("a metric is an object");
         set(m, "n", &c.baseline, json!(ch.n_baseline));
         set(m, "n", &ch.column, json!(ch.n));
+        set(m, "censored", &c.baseline, json!(ch.censored_baseline));
+        set(m, "censored", &ch.column, json!(ch.censored));
         for (q, name) in QUANTILES {
             if let Some(qc) = ch.quantiles.iter().find(|x| x.q == q) {
                 set(m, name, &c.baseline, num(qc.baseline));
@@ -41,6 +43,9 @@ pub fn comparison_json(c: &Comparison) -> Value {
         "baseline": c.baseline,
         "columns": c.columns,
         "unit": "ms",
+        "figures": "every warm loop; an unanswered one is censored at the window: a quantile that lands on one is null, with its column's censored count",
+        "interval_method": c.method,
+        "multiple_testing": "holm over each column's checks",
         "metrics": metrics,
         "findings": c.findings,
         "breakdowns": c.breakdowns.iter().map(breakdown_json).collect::<Vec<_>>(),
@@ -64,6 +69,7 @@ fn changes_json(ch: &MetricChange) -> Value {
                 "ci_low": ci.map_or(Value::Null, |c| num(c.lo)),
                 "ci_high": ci.map_or(Value::Null, |c| num(c.hi)),
                 "p": qc.p.map_or(Value::Null, num),
+                "beyond_window": arena_stats::is_censored(qc.baseline) || arena_stats::is_censored(qc.candidate),
                 "verdict": qc.verdict,
             }),
         );
@@ -120,7 +126,7 @@ pub fn breakdown_json(b: &Breakdown) -> Value {
 
 fn empty_metric() -> Value {
     let mut m = Map::new();
-    for key in ["n", "p50", "p90", "p99", "changes"] {
+    for key in ["n", "censored", "p50", "p90", "p99", "changes"] {
         m.insert(key.into(), Value::Object(Map::new()));
     }
     Value::Object(m)
@@ -264,25 +270,53 @@ pub fn gate_json(g: &crate::gate::GateResult) -> Value {
                 },
                 "n_baseline": c.n_baseline,
                 "n_candidate": c.n_candidate,
+                "censored_baseline": c.censored_baseline,
+                "censored_candidate": c.censored_candidate,
                 "baseline": num(ch.baseline),
                 "candidate": num(ch.candidate),
+                "baseline_beyond_window": arena_stats::is_censored(ch.baseline),
+                "candidate_beyond_window": arena_stats::is_censored(ch.candidate),
                 "delta": num(ch.delta),
                 "delta_pct": num(ch.delta_pct),
                 "ci_low": ci.map_or(Value::Null, |c| num(c.lo)),
                 "ci_high": ci.map_or(Value::Null, |c| num(c.hi)),
-                "p": ch.p.map_or(Value::Null, num),
-                "verdict": ch.verdict,
+                "p_limit": num(c.p_limit),
+                "p_adjusted": num(c.p_adjusted),
+                "power": {
+                    "mde_pct": num(c.power.mde_pct),
+                    "at_the_max": c.power.at_the_max,
+                    "loops_needed": c.power.loops_needed,
+                    "underpowered": c.power.underpowered(c.limit.max_pct),
+                },
                 "status": c.status,
                 "reason": c.reason,
             })
         })
         .collect();
+    let u = &g.unanswered;
+    let counts = |c: &crate::gate::Counts| json!({"unanswered": c.unanswered, "loops": c.loops});
     arena_report::json::document(
         "gate",
         json!({
             "failed": g.failed(),
             "unit": "ms",
+            "alpha": g.alpha,
+            "interval_method": g.method,
+            "multiple_testing": "holm",
             "checks": checks,
+            "unanswered": {
+                "max_pt": u.max_pt,
+                "default": u.default,
+                "baseline": counts(&u.baseline),
+                "candidate": counts(&u.candidate),
+                "rise_pt": num(u.rise_pt),
+                "p": num(u.p),
+                "p_adjusted": num(u.p_adjusted),
+                "mde_pt": num(u.mde_pt),
+                "status": u.status,
+                "reason": u.reason,
+            },
+            "underpowered_allowed": g.underpowered,
             "findings": g.findings,
         }),
     )

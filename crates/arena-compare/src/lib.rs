@@ -12,14 +12,17 @@ mod by_run;
 mod comparable;
 mod compare;
 mod cpu;
+mod decide;
 mod findings;
 pub mod frames;
 mod gate;
+mod gate_table;
 mod group;
 pub mod html;
 pub mod idle;
 mod input;
 mod json;
+mod limit;
 pub mod plot;
 mod startup;
 pub mod synthetic;
@@ -32,11 +35,13 @@ pub use breakdown::{
 pub use by_run::by_run_table;
 pub use comparable::{comparability, refuse_mixed, sides, warn_mixed, Mixed};
 pub use compare::{
-    compare, delta_cell, fmt_ms_signed, fmt_p, CompareOptions, Comparison, MetricChange, QUANTILES,
+    compare, delta_cell, fmt_ms_signed, fmt_p, quantile_text, CompareOptions, Comparison,
+    MetricChange, QUANTILES,
 };
 pub use cpu::cpu_table;
+pub use decide::{interval_method, Power};
 pub use findings::{annotate, check, CheckOptions, Finding};
-pub use gate::{gate, CheckStatus, GateCheck, GateResult, Limit};
+pub use gate::{gate, CheckStatus, Counts, GateCheck, GateOptions, GateResult, UnansweredCheck};
 pub use group::{digest, groups, By, Group, RunData};
 pub use html::{report_html, ReportOptions};
 pub use input::{load_runs, load_runs_with_events};
@@ -44,4 +49,5 @@ pub use json::{
     ab_json, arm_json, breakdown_json, comparison_json, gate_json, num, run_json, summary_json,
     JSON_SCHEMA_VERSION,
 };
+pub use limit::{GateLimit, Limit, DEFAULT_UNANSWERED_PT};
 pub use startup::{startup_json, startup_tables, StartupSetup};

@@ -99,3 +99,23 @@ pub fn lognormal(n: usize, median: f64, sigma: f64, shift: f64, seed: u64) -> Ve
         .map(|_| shift + median * (sigma * rng.normal()).exp())
         .collect()
 }
+
+/// Makes the loops `which` picks unanswered, as a pilot records a loop whose answer never
+/// came inside the window: no receipt, no paint, no figure past inputToSocket.
+pub fn unanswer(run: &mut Run, which: impl Fn(usize, &Loop) -> bool) {
+    let mut n = 0;
+    for (i, l) in run.loops.iter_mut().enumerate() {
+        if !l.answered || !which(i, l) {
+            continue;
+        }
+        l.answered = false;
+        l.outcome = arena_run::Outcome::Unanswered;
+        (l.t_recv, l.t_draw, l.t_paint) = (None, None, None);
+        (l.send_to_recv, l.recv_to_draw, l.input_to_paint) = (None, None, None);
+        l.input_to_pixels = None;
+        l.reply_bytes = 0;
+        n += 1;
+    }
+    run.meta.summary.answered -= n;
+    run.meta.summary.unanswered += n;
+}

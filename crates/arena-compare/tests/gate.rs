@@ -1,10 +1,11 @@
-//! The gate on runs built in memory: it never passes on data it could not read, and a run
-//! counts once. (`Run::load` refuses such files; a library caller can still build them.)
+//! The gate on runs built in memory: timeouts and tails are regressions, noise is not,
+//! limits the runs cannot see are refused, it never passes on data it could not read, and
+//! a run counts once. (`Run::load` refuses bad files; a library caller can still build
+//! them.)
 
-use arena_compare::{gate, synthetic, CheckOptions, Limit};
+use arena_compare::{gate, synthetic, GateLimit, GateOptions, GateResult, Limit};
 use arena_report::{Exit, ExitKind};
 use arena_run::Run;
-use arena_stats::NoiseRule;
 
 fn bad_input(err: &anyhow::Error) -> String {
     let kind = err
@@ -15,23 +16,168 @@ fn bad_input(err: &anyhow::Error) -> String {
     format!("{err:#}")
 }
 
-fn run(arm: &str, median: f64, seed: u64) -> Run {
-    synthetic::run(
-        arm,
-        &synthetic::lognormal(200, median, 0.3, 0.0, seed),
-        6000,
-    )
+fn run_n(arm: &str, n: usize, median: f64, seed: u64) -> Run {
+    synthetic::run(arm, &synthetic::lognormal(n, median, 0.3, 0.0, seed), 6000)
 }
 
-fn run_gate(b: &[Run], c: &[Run], limit: &str) -> anyhow::Result<arena_compare::GateResult> {
-    let limits = [Limit::parse(limit).unwrap()];
-    gate(
-        b,
-        c,
-        &limits,
-        &NoiseRule::default(),
-        &CheckOptions::default(),
+fn run(arm: &str, median: f64, seed: u64) -> Run {
+    run_n(arm, 200, median, seed)
+}
+
+fn limits(specs: &[&str]) -> Vec<GateLimit> {
+    specs.iter().map(|s| GateLimit::parse(s).unwrap()).collect()
+}
+
+fn gate_with(b: &[Run], c: &[Run], specs: &[&str], allow: bool) -> anyhow::Result<GateResult> {
+    let opts = GateOptions {
+        allow_underpowered: allow,
+        ..GateOptions::default()
+    };
+    gate(b, c, &limits(specs), &opts)
+}
+
+fn run_gate(b: &[Run], c: &[Run], limit: &str) -> anyhow::Result<GateResult> {
+    gate_with(b, c, &[limit], false)
+}
+
+/// Two runs a side of `n` loops each around `median` ms, seeds from `seed`.
+fn side(arm: &str, n: usize, median: f64, seed: u64) -> Vec<Run> {
+    vec![
+        run_n(arm, n, median, seed),
+        run_n(arm, n, median, seed + 100),
+    ]
+}
+
+#[test]
+fn like_runs_pass_every_check() {
+    let (b, c) = (side("stock", 300, 40.0, 1), side("stock", 300, 40.0, 2));
+    let r = gate_with(
+        &b,
+        &c,
+        &["inputToPaint.p50=+10%", "inputToPaint.p90=+20%"],
+        false,
     )
+    .unwrap();
+    assert!(
+        !r.failed(),
+        "{}",
+        r.table.render(arena_report::Format::Markdown)
+    );
+    assert_eq!(r.count(), 3, "two limits and the unanswered share");
+    assert!(r.unanswered.default && r.unanswered.max_pt == 1.0);
+}
+
+#[test]
+fn slow_clicks_that_turn_into_timeouts_fail_as_a_regression_not_a_speed_up() {
+    // The slowest 15 % of the candidate's clicks miss the window: over answered loops
+    // alone its p90 would drop; over every loop the p90 is beyond the window.
+    let b = side("stock", 300, 40.0, 1);
+    let mut c = side("slow", 300, 40.0, 2);
+    for r in &mut c {
+        let mut v: Vec<f64> = r.loops.iter().filter_map(|l| l.input_to_paint).collect();
+        v.sort_by(f64::total_cmp);
+        let cut = v[(v.len() as f64 * 0.85) as usize];
+        synthetic::unanswer(r, |_, l| l.input_to_paint.is_some_and(|x| x >= cut));
+    }
+    let r = gate_with(&b, &c, &["inputToPaint.p90=+20%"], false).unwrap();
+    let md = r.table.render(arena_report::Format::Markdown);
+    assert!(r.failed(), "{md}");
+    let p90 = &r.checks[0];
+    assert!(arena_stats::is_censored(p90.change.candidate), "{md}");
+    assert_eq!(p90.status, arena_compare::CheckStatus::Fail, "{md}");
+    assert!(md.contains("> window"), "{md}");
+    assert!(p90.censored_candidate >= 80, "{:?}", p90.censored_candidate);
+    // And the share itself fails on its own.
+    assert_eq!(
+        r.unanswered.status,
+        arena_compare::CheckStatus::Fail,
+        "{md}"
+    );
+    assert!(r.failures().contains(&"unanswered share".to_string()));
+}
+
+#[test]
+fn a_fifth_of_clicks_unanswered_fails_on_the_share_with_latency_limits_only() {
+    let b = side("stock", 150, 40.0, 1);
+    let mut c = side("drop", 150, 40.0, 2);
+    for r in &mut c {
+        synthetic::unanswer(r, |i, _| i % 5 == 4);
+    }
+    // Dropped at random, the answered loops' p50 does not move.
+    let r = gate_with(&b, &c, &["inputToPaint.p50=+10%"], false).unwrap();
+    assert!(r.failed());
+    assert_eq!(r.failures(), vec!["unanswered share".to_string()]);
+    assert!(
+        (r.unanswered.rise_pt - 20.0).abs() < 0.5,
+        "{:?}",
+        r.unanswered
+    );
+    // A limit of +25 points lets it through.
+    let r = gate_with(
+        &b,
+        &c,
+        &["inputToPaint.p50=+10%", "unanswered=+25pt"],
+        false,
+    )
+    .unwrap();
+    assert!(!r.unanswered.default);
+    assert_eq!(r.unanswered.status, arena_compare::CheckStatus::Pass);
+}
+
+#[test]
+fn a_tail_only_regression_fails_its_p99_and_not_its_p50() {
+    // One loop in 20 waits 150 ms more: the p50 barely moves, the p99 is in the tail.
+    let b = side("stock", 400, 40.0, 1);
+    let mut c = side("tail", 400, 40.0, 2);
+    for r in &mut c {
+        for (i, l) in r.loops.iter_mut().enumerate() {
+            if i % 20 == 19 {
+                l.input_to_paint = l.input_to_paint.map(|v| v + 150.0);
+            }
+        }
+    }
+    let r = run_gate(&b, &c, "inputToPaint.p99=+20%").unwrap();
+    assert!(
+        r.failed(),
+        "{}",
+        r.table.render(arena_report::Format::Markdown)
+    );
+    assert!(r.checks[0].p_adjusted < 0.05);
+    let r = run_gate(&b, &c, "inputToPaint.p50=+10%").unwrap();
+    assert!(
+        !r.failed(),
+        "{}",
+        r.table.render(arena_report::Format::Markdown)
+    );
+}
+
+#[test]
+fn a_limit_the_runs_cannot_see_is_refused_with_the_loops_that_would_see_it() {
+    // 58 loops a side: the p99 is a side's maximum.
+    let (b, c) = (run_n("stock", 58, 40.0, 1), run_n("stock", 58, 40.0, 2));
+    let err = run_gate(
+        std::slice::from_ref(&b),
+        std::slice::from_ref(&c),
+        "inputToPaint.p99=+20%",
+    )
+    .unwrap_err();
+    let msg = bad_input(&err);
+    assert!(msg.contains("--max inputToPaint.p99=+20%"), "{msg}");
+    assert!(msg.contains("is a side's maximum"), "{msg}");
+    assert!(msg.contains("--allow-underpowered"), "{msg}");
+    let r = gate_with(&[b], &[c], &["inputToPaint.p99=+20%"], true).unwrap();
+    assert_eq!(r.underpowered.len(), 1);
+    assert!(r
+        .table
+        .render(arena_report::Format::Markdown)
+        .contains("underpowered"));
+    // A 1 % limit on a noisy p50 of 40 loops cannot be seen either.
+    let (b, c) = (run_n("stock", 40, 40.0, 1), run_n("stock", 40, 40.0, 2));
+    let msg = bad_input(&run_gate(&[b], &[c], "inputToPaint.p50=+1%").unwrap_err());
+    assert!(
+        msg.contains("the smallest rise it detects at 80 % power is"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -50,6 +196,18 @@ fn non_finite_values_are_bad_input_not_a_pass() {
             "{msg}"
         );
     }
+}
+
+#[test]
+fn a_limit_on_a_metric_no_run_has_names_the_flag() {
+    let (b, c) = (run("stock", 60.0, 1), run("stock", 60.0, 2));
+    let msg = bad_input(&run_gate(&[b], &[c], "inputToPixels.p50=+10%").unwrap_err());
+    assert!(
+        msg.starts_with(
+            "--max inputToPixels.p50=+10%: the baseline runs have no inputToPixels values"
+        ),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -76,7 +234,7 @@ fn a_run_counts_once() {
 }
 
 #[test]
-fn limits_are_finite_percents() {
+fn limits_are_finite_percents_and_the_share_is_in_points() {
     for (spec, why) in [
         ("sendToRecv.p90=+10%%", "one '%' at most"),
         (
@@ -96,14 +254,31 @@ fn limits_are_finite_percents() {
             "the quantile is not a finite number",
         ),
         (
+            "sendToRecv.p101=+10%",
+            "the quantile must be between p0 and p100",
+        ),
+        (
             "sendToRecv.p90=-1%",
             "the limit is an allowed increase, 0 or more",
         ),
+        (
+            "unanswered=+5%",
+            "the unanswered share's limit is in percentage points, not percent",
+        ),
+        ("unanswered=+5", "the unanswered share's limit ends in pt"),
+        (
+            "unanswered=+500pt",
+            "the limit is an allowed rise of 0 to 100 points",
+        ),
     ] {
-        let msg = bad_input(&Limit::parse(spec).unwrap_err());
+        let msg = bad_input(&GateLimit::parse(spec).unwrap_err());
         assert!(msg.starts_with(&format!("--max {spec}: {why}")), "{msg}");
     }
     let l = Limit::parse("sendToRecv.p90=+10 %").unwrap();
     assert_eq!((l.q, l.max_pct), (0.9, 10.0));
     assert_eq!(Limit::parse("inputToPaint=0").unwrap().max_pct, 0.0);
+    assert_eq!(
+        GateLimit::parse("Unanswered=+2.5pt").unwrap(),
+        GateLimit::Unanswered { max_pt: 2.5 }
+    );
 }
