@@ -172,7 +172,10 @@ fn compare_marks_noise_and_real_changes() {
     let p: f64 = cells[6].parse().unwrap_or(1.0);
     assert!(p <= 0.01, "{p50}");
     assert!(cells[8].ends_with('~'), "{p50}");
-    assert!(md.contains("Holm-adjusted over the column's checks"), "{md}");
+    assert!(
+        md.contains("Holm-adjusted over the column's checks"),
+        "{md}"
+    );
 
     // JSON carries the same facts as data.
     let o = arena(&[
@@ -712,8 +715,14 @@ fn max_limits_must_be_finite_percents() {
             "unanswered=+2%",
             "the unanswered share's limit is in percentage points, not percent",
         ),
-        ("sendToRecv.p120=+10%", "the quantile must be between p0 and p100"),
-        ("inputToPixels.p50=+10%", "the baseline runs have no inputToPixels values"),
+        (
+            "sendToRecv.p120=+10%",
+            "the quantile must be between p0 and p100",
+        ),
+        (
+            "inputToPixels.p50=+10%",
+            "the baseline runs have no inputToPixels values",
+        ),
     ] {
         let o = arena(&[
             "gate",
@@ -726,7 +735,10 @@ fn max_limits_must_be_finite_percents() {
         ]);
         let err = text(&o).1;
         assert_eq!(o.status.code(), Some(2), "{limit}: {err}");
-        assert!(err.contains(&format!("--max {limit}: {why}")), "{limit}: {err}");
+        assert!(
+            err.contains(&format!("--max {limit}: {why}")),
+            "{limit}: {err}"
+        );
     }
 }
 

@@ -149,7 +149,13 @@ fn timeouts_and_a_true_tail_fail_the_gate_and_a_like_arm_passes() {
         stock.push(rec(&format!("stock-{i}"), &[]));
     }
     let gate = |cand: &[PathBuf], limits: &[&str]| {
-        let mut args = vec!["gate", "--baseline", s(&stock[0]), s(&stock[1]), "--candidate"];
+        let mut args = vec![
+            "gate",
+            "--baseline",
+            s(&stock[0]),
+            s(&stock[1]),
+            "--candidate",
+        ];
         args.extend(cand.iter().map(|p| s(p)));
         for l in limits {
             args.extend(["--max", l]);
@@ -159,7 +165,12 @@ fn timeouts_and_a_true_tail_fail_the_gate_and_a_like_arm_passes() {
     let (p50, p99) = ("inputToPixels.p50=+10%", "inputToPixels.p99=+20%");
 
     let o = gate(&stock[2..4], &[p50, p99]);
-    assert_eq!(o.status.code(), Some(0), "stock against stock: {}", text(&o));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "stock against stock: {}",
+        text(&o)
+    );
 
     let o = gate(&dropped, &[p50]);
     assert_eq!(o.status.code(), Some(1), "drop_every=5: {}", text(&o));
@@ -171,7 +182,11 @@ fn timeouts_and_a_true_tail_fail_the_gate_and_a_like_arm_passes() {
 
     let o = gate(&tailed, &[p99]);
     assert_eq!(o.status.code(), Some(1), "tail, p99: {}", text(&o));
-    assert!(text(&o).contains("checks failed: inputToPixels p99"), "{}", text(&o));
+    assert!(
+        text(&o).contains("checks failed: inputToPixels p99"),
+        "{}",
+        text(&o)
+    );
     let o = gate(&tailed, &[p50]);
     assert_eq!(o.status.code(), Some(0), "tail, p50 alone: {}", text(&o));
 

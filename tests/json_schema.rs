@@ -286,8 +286,14 @@ fn compare_json_of_the_binary() {
         doc["metrics"]["sendToRecv"]["changes"]["stock"]["p50"]["beyond_window"],
         false
     );
-    assert!(doc["figures"].as_str().unwrap().contains("censored at the window"));
-    assert!(doc["interval_method"].as_str().unwrap().contains("bootstrap"));
+    assert!(doc["figures"]
+        .as_str()
+        .unwrap()
+        .contains("censored at the window"));
+    assert!(doc["interval_method"]
+        .as_str()
+        .unwrap()
+        .contains("bootstrap"));
     let doc = json_of(&[
         "compare",
         "fixtures/runs",
@@ -403,9 +409,15 @@ fn gate_json_of_the_binary() {
     assert!(checks[0]["p_adjusted"].is_f64() && checks[0]["power"]["mde_pct"].is_f64());
     assert_eq!(doc["underpowered_allowed"].as_array().unwrap().len(), 2);
     assert_eq!(doc["multiple_testing"], "holm");
-    assert!(doc["interval_method"].as_str().unwrap().contains("runs drawn with replacement"));
+    assert!(doc["interval_method"]
+        .as_str()
+        .unwrap()
+        .contains("runs drawn with replacement"));
     let u = &doc["unanswered"];
-    assert_eq!((u["default"].clone(), u["max_pt"].clone()), (json!(true), json!(1.0)));
+    assert_eq!(
+        (u["default"].clone(), u["max_pt"].clone()),
+        (json!(true), json!(1.0))
+    );
     assert_eq!(u["candidate"]["unanswered"], 0);
     let mut d = doc.clone();
     d["checks"][0]["status"] = json!("ok");

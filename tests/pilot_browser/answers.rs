@@ -154,7 +154,10 @@ fn a_server_that_answers_presses_only_leaves_every_release_unanswered() {
         );
         // The server's timer and a loaded machine can only add to D; the constant part
         // cancels in the difference below, which is what proves the reply closed the loop.
-        assert!(p >= d - 0.5, "sendToRecv p50 {p:.2} ms, below the server's {d} ms");
+        assert!(
+            p >= d - 0.5,
+            "sendToRecv p50 {p:.2} ms, below the server's {d} ms"
+        );
         p50s.push(p);
     }
     let moved = p50s[1] - p50s[0];
