@@ -177,7 +177,7 @@ fn fixture_run_folders_match_run_json() {
         file: "trace.json".into(),
         input_error_ms: Some(0.005),
         presented: Some(arena_run::TracePresented {
-            source: Some("PipelineReporter".into()),
+            source: Some("Display::FrameDisplayed via Graphics.Pipeline".into()),
             matched: 2,
             unmatched: 1,
             answer_to_presented_ms: arena_stats::Summary::of(&[3.2, 8.1]),

@@ -25,7 +25,7 @@ pub use folder::{
 pub use model::{
     AnswerInfo, Event, Host, IdleFrame, IdleWindow, InputPhase, LinkConnection, Loop, LoopSettings,
     Metric, Outcome, Run, RunMeta, RunStatus, RunSummary, ShamWatches, SocketSource, TraceInfo,
-    TraceOverhead, Warning, WireDirection, WireFigures, IDLE_SHARE, SCHEMA_VERSION,
+    TraceOverhead, TracePresented, Warning, WireDirection, WireFigures, IDLE_SHARE, SCHEMA_VERSION,
 };
 pub use startup::{Milestone, RoundStatus, StartupRound};
 pub use time::rfc3339_utc;

@@ -241,6 +241,53 @@ pub struct TraceInfo {
     #[serde(default)]
     pub input_error_ms: Option<f64>,
     pub overhead: TraceOverhead,
+    /// When the trace saw the frame that showed each answer presented; absent in runs made
+    /// before it was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub presented: Option<TracePresented>,
+}
+
+impl TraceInfo {
+    /// One line on the answer frames' presentation: `trace: answer frame presented +3.2 ms
+    /// p50 after the page saw it (p90 +8.1, max +9.0, n = 38 of 38 answered;
+    /// Display::FrameDisplayed via Graphics.Pipeline)`. `None` for a run that did not
+    /// measure it.
+    pub fn presented_line(&self) -> Option<String> {
+        let p = self.presented.as_ref()?;
+        let answered = p.matched + p.unmatched;
+        Some(match (&p.source, &p.answer_to_presented_ms) {
+            (Some(source), Some(g)) => format!(
+                "trace: answer frame presented {:+.1} ms p50 after the page saw it (p90 {:+.1}, max {:+.1}, n = {} of {answered} answered; {source})",
+                g.p50, g.p90, g.max, p.matched
+            ),
+            (Some(source), None) => format!(
+                "trace: no {source} presentation followed any of the {answered} answers before the next input"
+            ),
+            (None, _) => format!(
+                "trace: no presentation event in the trace: the {answered} answers' frames cannot be placed"
+            ),
+        })
+    }
+}
+
+/// The frames that showed the answers, as Chromium's trace saw them presented: for each
+/// answered loop, the presentation of the display frame that drew the page's first
+/// compositor frame after its answer (`t_answer`, else `t_paint`), if it came before the
+/// next input (`docs/trace.md`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct TracePresented {
+    /// How the presentations were found: `Display::FrameDisplayed via Graphics.Pipeline`
+    /// (linked to the page's frames), or `Display::FrameDisplayed` (the first displayed
+    /// frame after the answer, when the trace has no pipeline steps); absent when the
+    /// trace held no presentation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// Answered loops with a presentation in their window, and those without.
+    pub matched: u64,
+    pub unmatched: u64,
+    /// Answer to presentation, ms, over the matched loops.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer_to_presented_ms: Option<Summary>,
 }
 
 /// What tracing added to the run's wall time, ms, and the trace's size.

@@ -349,6 +349,33 @@ fn check_trace(t: &crate::model::TraceInfo) -> Result<(), String> {
             check_duration(&format!("trace.{name}"), v)?;
         }
     }
+    check_presented(t.presented.as_ref())
+}
+
+/// `trace.presented`: its gaps finite and never before the answer (a presentation is
+/// looked for at or after it), its count the matched loops'.
+fn check_presented(p: Option<&crate::model::TracePresented>) -> Result<(), String> {
+    let Some((matched, g)) = p.and_then(|p| Some((p.matched, p.answer_to_presented_ms?))) else {
+        return Ok(());
+    };
+    for (name, v) in [
+        ("min", g.min),
+        ("p50", g.p50),
+        ("p90", g.p90),
+        ("max", g.max),
+    ] {
+        let name = format!("trace.presented.answer_to_presented_ms.{name}");
+        if v < 0.0 {
+            return Err(format!("{name} is {}: negative", show(v)));
+        }
+        check_duration(&name, v)?;
+    }
+    if g.n != matched {
+        return Err(format!(
+            "trace.presented.answer_to_presented_ms.n is {} but matched is {matched}",
+            g.n
+        ));
+    }
     Ok(())
 }
 

@@ -564,6 +564,12 @@ fn a_runs_trace_figures_load_and_bad_ones_are_refused() {
             chromium_bytes: 286_838,
             file_bytes: 290_000,
         },
+        presented: Some(arena_run::TracePresented {
+            source: Some("Display::FrameDisplayed via Graphics.Pipeline".into()),
+            matched: 2,
+            unmatched: 0,
+            answer_to_presented_ms: arena_stats::Summary::of(&[3.25, 8.5]),
+        }),
     });
     let tmp = written(&run);
     assert_eq!(Run::load(tmp.path()).unwrap(), run);
@@ -592,4 +598,12 @@ fn a_runs_trace_figures_load_and_bad_ones_are_refused() {
     )
     .unwrap();
     assert_both_refuse(tmp.path(), &["run.json", "trace.file"]);
+    fs::write(&path, text.replacen("\"min\": 3.25", "\"min\": -3.25", 1)).unwrap();
+    assert_both_refuse(
+        tmp.path(),
+        &[
+            "run.json",
+            "trace.presented.answer_to_presented_ms.min is -3.25",
+        ],
+    );
 }
