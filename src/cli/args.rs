@@ -64,8 +64,9 @@ pub struct RunArgs {
     pub link: Option<arena_link::LinkSpec>,
     /// Record Chromium's own trace of the clicks into `trace.json` in the run folder, with
     /// the run's loops as a track of their own (one slice per answered loop, its stages
-    /// nested, flows to the renderer's input and frame), aligned to the trace clock. Opens
-    /// in Perfetto (ui.perfetto.dev) and chrome://tracing.
+    /// nested, flows to the renderer's input and frame), aligned to the trace clock, and
+    /// each answer placed at its frame's presentation (printed after the run). Opens in
+    /// Perfetto (ui.perfetto.dev) and chrome://tracing.
     #[arg(long)]
     pub trace: bool,
     #[command(flatten)]
@@ -205,6 +206,9 @@ impl RunArgs {
             .await
         })?;
         for o in &outcome.outcomes {
+            if let Some(line) = o.run.meta.trace.as_ref().and_then(|t| t.presented_line()) {
+                eprintln!("{line}");
+            }
             eprintln!("run folder: {}", o.dir.display());
         }
         Ok(outcome)

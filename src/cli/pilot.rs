@@ -59,6 +59,15 @@ pub fn run(args: Args) -> Result<ExitCode> {
     }
     split.print(std::slice::from_ref(&outcome.run), args.format)?;
     super::args::print_cpu(std::slice::from_ref(&outcome.run), args.format);
+    if let Some(line) = outcome
+        .run
+        .meta
+        .trace
+        .as_ref()
+        .and_then(|t| t.presented_line())
+    {
+        eprintln!("{line}");
+    }
     eprintln!("run folder: {}", outcome.dir.display());
     match outcome.exit_error() {
         Some(e) => Err(e),

@@ -2,7 +2,9 @@
 //! the trace clock, against the real fixture.
 
 use super::*;
-use arena_pilot::trace::{loop_end, FLOW_CAT, LOOP_CAT};
+use arena_pilot::trace::{
+    loop_end, FLOW_CAT, FRAME_DISPLAYED, LOOP_CAT, PIPELINE, PRESENTED_CAT, SOURCE_LINKED,
+};
 use arena_run::Outcome as LoopOutcome;
 use serde_json::Value;
 
@@ -17,6 +19,9 @@ fn f(e: &Value, k: &str) -> f64 {
 fn i(e: &Value, k: &str) -> i64 {
     e.get(k).and_then(Value::as_i64).unwrap_or(-1)
 }
+
+/// Headless Chromium's frame interval (60 Hz begin frames), ms.
+const FRAME_MS: f64 = 1000.0 / 60.0;
 
 #[test]
 fn a_traced_run_has_one_aligned_slice_per_answered_loop_around_its_input() {
@@ -120,5 +125,79 @@ fn a_traced_run_has_one_aligned_slice_per_answered_loop_around_its_input() {
                 .any(|d| f(d, "ts") <= t && t <= f(d, "ts") + f(d, "dur")),
             "input flow end {e} lands on no dispatch"
         );
+    }
+
+    // Presentation: every answer is placed at a presentation of the display, never before
+    // the answer and within three frame intervals of it, and the page's renderer
+    // submitted a compositor frame in between (the frame that carried the answer);
+    // run.json holds what the `presented` slices show.
+    let p = info
+        .presented
+        .as_ref()
+        .expect("run.json records the presentations");
+    assert_eq!(p.source.as_deref(), Some(SOURCE_LINKED), "{p:?}");
+    assert_eq!(
+        (p.matched, p.unmatched),
+        (answered.len() as u64, 0),
+        "{p:?}"
+    );
+    assert!(!run
+        .meta
+        .warnings
+        .iter()
+        .any(|w| w.code == "trace_no_presentation"));
+    let mut presented: Vec<&Value> = events
+        .iter()
+        .filter(|e| s(e, "cat") == PRESENTED_CAT && s(e, "ph") == "X")
+        .collect();
+    presented.sort_by(|a, b| f(a, "ts").total_cmp(&f(b, "ts")));
+    assert_eq!(presented.len(), answered.len());
+    let displayed: Vec<f64> = events
+        .iter()
+        .filter(|e| s(e, "name") == FRAME_DISPLAYED)
+        .map(|e| f(e, "ts"))
+        .collect();
+    let submitted: Vec<f64> = events
+        .iter()
+        .filter(|e| s(e, "name") == PIPELINE && i(e, "pid") == rpid)
+        .filter(|e| {
+            e.pointer("/args/chrome_graphics_pipeline/step")
+                .and_then(Value::as_str)
+                == Some("STEP_SUBMIT_COMPOSITOR_FRAME")
+        })
+        .map(|e| f(e, "ts"))
+        .collect();
+    let mut gaps = Vec::new();
+    for (sl, l) in presented.iter().zip(&answered) {
+        assert_eq!(sl["args"]["loop"].as_u64(), Some(l.index), "{sl}");
+        let start = f(sl, "ts") / 1e3 - info.offset_ms;
+        assert!(
+            (start - loop_end(l).unwrap()).abs() <= err + 1e-3,
+            "{sl} vs {l:?}"
+        );
+        let gap = f(sl, "dur") / 1e3;
+        assert!(
+            (0.0..3.0 * FRAME_MS).contains(&gap),
+            "loop {}: {gap} ms",
+            l.index
+        );
+        let (a, b) = (f(sl, "ts"), f(sl, "ts") + f(sl, "dur"));
+        assert!(
+            displayed.iter().any(|t| (t - b).abs() < 0.01),
+            "loop {}: {sl} ends at no {FRAME_DISPLAYED}",
+            l.index
+        );
+        assert!(
+            submitted.iter().any(|t| a <= *t && *t <= b),
+            "loop {}: the page submitted no frame inside {sl}",
+            l.index
+        );
+        gaps.push(gap);
+    }
+    let g = p.answer_to_presented_ms.expect("the gaps' summary");
+    let want = Summary::of(&gaps).unwrap();
+    assert_eq!(g.n, p.matched);
+    for (got, want) in [(g.p50, want.p50), (g.p90, want.p90), (g.max, want.max)] {
+        assert!((got - want).abs() < 1e-3, "{g:?} vs the slices' {want:?}");
     }
 }

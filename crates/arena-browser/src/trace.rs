@@ -25,8 +25,10 @@ use crate::page::Page;
 /// The categories a latency trace needs: the renderer's input dispatch, animation frames
 /// and paints (`devtools.timeline`), the input pipeline and its latency flows (`input`,
 /// `latencyInfo`, `benchmark`), the page's own `performance.mark`s (`blink.user_timing`,
-/// which [`Page::trace_align`] uses), task boundaries (`toplevel`) and the compositor's
-/// frames.
+/// which [`Page::trace_align`] uses), task boundaries (`toplevel`), the compositor's
+/// frames, and each frame's way to the display and its presentation
+/// (`graphics.pipeline`, `disabled-by-default-display.framedisplayed`): `benchmark`
+/// enables both today, and naming them keeps the presentations if it ever stops.
 pub const TRACE_CATEGORIES: &[&str] = &[
     "devtools.timeline",
     "disabled-by-default-devtools.timeline.frame",
@@ -35,6 +37,8 @@ pub const TRACE_CATEGORIES: &[&str] = &[
     "benchmark",
     "blink.user_timing",
     "toplevel",
+    "graphics.pipeline",
+    "disabled-by-default-display.framedisplayed",
 ];
 
 /// The name of the page marks that align the page clock with the trace clock.

@@ -208,7 +208,10 @@ pub async fn run_arm(browser: &Browser, req: RunRequest<'_>) -> Result<Outcome> 
     }
     if let Some(c) = traced {
         match trace::write(&dir, c, &plan.arm_name, &run.loops) {
-            Ok(info) => run.meta.trace = Some(info),
+            Ok(info) => {
+                run.meta.warnings.extend(trace::presented_warning(&info));
+                run.meta.trace = Some(info);
+            }
             Err(e) => g.trace_problem = Some(format!("{e:#}")),
         }
     }

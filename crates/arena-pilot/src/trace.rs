@@ -11,15 +11,22 @@
 //! (the renderer stamps its start with the event's own `timeStamp`) is compared with the
 //! loop's `t_input`: `input_error_ms` is the largest difference, the page clock's
 //! coarsening included.
+//!
+//! **Presentation.** The page's answer time is when its animation frame callback saw the
+//! answer, not when a screen could show it: that frame still has to be committed to the
+//! compositor, submitted, drawn by the display compositor and swapped. Each answered loop
+//! is placed at the `Display::FrameDisplayed` of the display frame that drew the page's
+//! first compositor frame after the answer, linked by the `Graphics.Pipeline` steps' ids.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use arena_browser::{align_marks, AlignMark, Page, Trace, TRACE_CATEGORIES};
-use arena_run::{Loop, Outcome, TraceInfo, TraceOverhead, TRACE_JSON};
+use arena_run::{Loop, Outcome, TraceInfo, TraceOverhead, TracePresented, Warning, TRACE_JSON};
+use arena_stats::Summary;
 use serde_json::{json, Value};
 
 /// Alignment marks made before the clicks and again after them.
@@ -29,6 +36,22 @@ pub const MARKS: usize = 8;
 pub const LOOP_CAT: &str = "arena.loop";
 pub const STAGE_CAT: &str = "arena.stage";
 pub const FLOW_CAT: &str = "arena.flow";
+/// The category of the slices from each answer to its frame's presentation.
+pub const PRESENTED_CAT: &str = "arena.presented";
+/// The display compositor's mark of each frame it presented, stamped with the time of the
+/// presentation feedback.
+pub const FRAME_DISPLAYED: &str = "Display::FrameDisplayed";
+/// The frame pipeline's steps: complete slices whose ids link a compositor frame the page
+/// submitted to the display frame that aggregated it, drew and swapped.
+pub const PIPELINE: &str = "Graphics.Pipeline";
+/// `presented.source` when each answer is placed at the display frame that drew the
+/// page's first compositor frame after it.
+pub const SOURCE_LINKED: &str = "Display::FrameDisplayed via Graphics.Pipeline";
+/// `presented.source` when the trace has no pipeline steps: the first displayed frame
+/// after the answer, whoever drew it.
+pub const SOURCE_DISPLAYED: &str = FRAME_DISPLAYED;
+/// The warning of a traced run none of whose answers could be placed at a presentation.
+pub const NO_PRESENTATION: &str = "trace_no_presentation";
 /// The loop track's process name.
 pub const TRACK_NAME: &str = "arena-perf loops";
 
@@ -91,6 +114,7 @@ pub(crate) fn write(dir: &Path, c: Collected, arm: &str, loops: &[Loop]) -> Resu
     std::fs::rename(&tmp, &path).with_context(|| format!("writing {}", path.display()))?;
     let file_bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
     let s = merged.stats;
+    let presented = s.presented.info();
     Ok(TraceInfo {
         file: TRACE_JSON.into(),
         events: chromium_events,
@@ -110,7 +134,30 @@ pub(crate) fn write(dir: &Path, c: Collected, arm: &str, loops: &[Loop]) -> Resu
             chromium_bytes: c.trace.bytes,
             file_bytes,
         },
+        presented: Some(presented),
     })
+}
+
+/// The warning of a trace in which no answered loop's frame was found presented: the
+/// answer times stand, but nothing in the trace says when a screen could have shown them.
+pub(crate) fn presented_warning(info: &TraceInfo) -> Option<Warning> {
+    let p = info.presented.as_ref()?;
+    if p.matched > 0 || p.unmatched == 0 {
+        return None;
+    }
+    let why = match &p.source {
+        Some(source) => {
+            format!("no {source} presentation followed any answer before the next input")
+        }
+        None => format!("the trace holds no presentation event ({FRAME_DISPLAYED})"),
+    };
+    Some(Warning::new(
+        NO_PRESENTATION,
+        format!(
+            "{why}: the {} answered loops' frames were not placed on the trace clock",
+            p.unmatched
+        ),
+    ))
 }
 
 /// The page clock on the trace's: trace ms = page ms + `offset_ms`, to within `error_ms`.
@@ -144,7 +191,7 @@ pub fn align(marks: &[AlignMark]) -> Option<Alignment> {
 }
 
 /// What merging found.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct MergeStats {
     pub align: Alignment,
     pub loop_slices: u64,
@@ -152,6 +199,30 @@ pub struct MergeStats {
     pub frame_flows: u64,
     pub inputs_checked: u64,
     pub input_error_ms: Option<f64>,
+    pub presented: PresentedStats,
+}
+
+/// The answered loops placed at their frame's presentation.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PresentedStats {
+    /// How the presentations were found ([`SOURCE_LINKED`], [`SOURCE_DISPLAYED`]); `None`
+    /// when the trace held none.
+    pub source: Option<&'static str>,
+    /// Answer to presentation, ms, one per matched loop, in loop order.
+    pub gaps_ms: Vec<f64>,
+    /// Answered loops with no presentation between their answer and the next input.
+    pub unmatched: u64,
+}
+
+impl PresentedStats {
+    fn info(&self) -> TracePresented {
+        TracePresented {
+            source: self.source.map(str::to_string),
+            matched: self.gaps_ms.len() as u64,
+            unmatched: self.unmatched,
+            answer_to_presented_ms: Summary::of(&self.gaps_ms),
+        }
+    }
 }
 
 /// The merged trace document and what merging found.
@@ -274,6 +345,116 @@ impl Renderer {
     }
 }
 
+/// The display's presentations, trace clock ms, and which of the page's compositor frames
+/// each display frame drew.
+struct Presentations {
+    /// `Display::FrameDisplayed`, sorted.
+    shown: Vec<f64>,
+    /// The page's submitted compositor frames that a display frame drew: (submitted, that
+    /// display frame's swap acknowledged), sorted by submission.
+    drawn: Vec<(f64, f64)>,
+}
+
+impl Presentations {
+    /// `None` when the trace holds no presentation.
+    fn of(events: &[Value], pid: i64) -> Option<Presentations> {
+        let mut shown: Vec<f64> = events
+            .iter()
+            .filter(|e| e.get("name").and_then(Value::as_str) == Some(FRAME_DISPLAYED))
+            .filter_map(|e| num(e, "ts"))
+            .map(|t| t / 1e3)
+            .collect();
+        if shown.is_empty() {
+            return None;
+        }
+        shown.sort_by(f64::total_cmp);
+        Some(Presentations {
+            shown,
+            drawn: drawn(events, pid),
+        })
+    }
+
+    fn source(&self) -> &'static str {
+        if self.drawn.is_empty() {
+            SOURCE_DISPLAYED
+        } else {
+            SOURCE_LINKED
+        }
+    }
+
+    /// When the answer at `t` was presented, if before `until`: the presentation of the
+    /// display frame that drew the page's first compositor frame submitted at or after
+    /// `t` (a display frame presents at the end of its swap), else, with no pipeline
+    /// steps, the first presentation at or after `t`.
+    fn after(&self, t: f64, until: f64) -> Option<f64> {
+        let from = if self.drawn.is_empty() {
+            t
+        } else {
+            let i = self.drawn.partition_point(|d| d.0 < t);
+            self.drawn.get(i)?.1
+        };
+        let j = self.shown.partition_point(|&p| p < from);
+        self.shown.get(j).copied().filter(|&p| p >= t && p < until)
+    }
+}
+
+/// The compositor frames the renderer `pid` submitted that a display frame aggregated:
+/// (submitted, the swap acknowledgement of the first display frame that aggregated it),
+/// from the pipeline steps' ids (`surface_frame_trace_id`, `display_trace_id`).
+fn drawn(events: &[Value], pid: i64) -> Vec<(f64, f64)> {
+    let mut submits = Vec::new();
+    let mut aggregated: HashMap<i64, (f64, i64)> = HashMap::new();
+    let mut acks: HashMap<i64, f64> = HashMap::new();
+    let steps = events
+        .iter()
+        .filter(|e| e.get("name").and_then(Value::as_str) == Some(PIPELINE))
+        .filter_map(|e| {
+            Some((
+                e,
+                num(e, "ts")? / 1e3,
+                e.pointer("/args/chrome_graphics_pipeline")?,
+            ))
+        });
+    for (e, ts, g) in steps {
+        let id = |k: &str| g.get(k).and_then(Value::as_i64);
+        match g.get("step").and_then(Value::as_str) {
+            Some("STEP_SUBMIT_COMPOSITOR_FRAME")
+                if e.get("pid").and_then(Value::as_i64) == Some(pid) =>
+            {
+                submits.extend(id("surface_frame_trace_id").map(|s| (ts, s)));
+            }
+            Some("STEP_SURFACE_AGGREGATION") => {
+                let (Some(d), Some(list)) = (
+                    id("display_trace_id"),
+                    g.get("aggregated_surface_frame_trace_ids")
+                        .and_then(Value::as_array),
+                ) else {
+                    continue;
+                };
+                for s in list.iter().filter_map(Value::as_i64) {
+                    let first = aggregated.entry(s).or_insert((ts, d));
+                    if ts < first.0 {
+                        *first = (ts, d);
+                    }
+                }
+            }
+            Some("STEP_SWAP_BUFFERS_ACK") => {
+                if let Some(d) = id("display_trace_id") {
+                    let first = acks.entry(d).or_insert(ts);
+                    *first = first.min(ts);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut drawn: Vec<(f64, f64)> = submits
+        .into_iter()
+        .filter_map(|(ts, s)| Some((ts, *acks.get(&aggregated.get(&s)?.1)?)))
+        .collect();
+    drawn.sort_by(|a, b| a.0.total_cmp(&b.0));
+    drawn
+}
+
 /// Where a loop ends: its answer frame when the oracle judged pixels, else its paint.
 pub fn loop_end(l: &Loop) -> Option<f64> {
     l.t_answer.or(l.t_paint)
@@ -297,6 +478,7 @@ pub fn merge(
         );
     };
     let renderer = Renderer::of(&events, align.pid, align.tid);
+    let presentations = Presentations::of(&events, align.pid);
     let (pid, tid) = (i64::from(pid), i64::from(pid));
     let mut out = track_metadata(pid, tid, arm);
     let mut stats = MergeStats {
@@ -306,11 +488,20 @@ pub fn merge(
         frame_flows: 0,
         inputs_checked: 0,
         input_error_ms: None,
+        presented: PresentedStats::default(),
     };
     let mut taken = HashSet::new();
     for l in loops {
         add_loop(l, &renderer, (pid, tid), &mut taken, &mut out, &mut stats);
     }
+    let track = (pid, tid + 1);
+    stats.presented = add_presented(
+        loops,
+        presentations.as_ref(),
+        align.offset_ms,
+        track,
+        &mut out,
+    );
     events.append(&mut out);
     let doc = json!({
         "traceEvents": events,
@@ -323,6 +514,7 @@ pub fn merge(
                 "alignment_error_ms": align.error_ms,
                 "alignment_marks": align.marks,
                 "input_error_ms": stats.input_error_ms,
+                "presented_source": stats.presented.source,
             }
         }
     });
@@ -376,6 +568,54 @@ fn add_loop(
         out.extend(flow(id + 1, "frame", (pid, tid, from), there(frame.ts)));
         stats.frame_flows += 1;
     }
+}
+
+/// Places each answered loop's answer at its frame's presentation, if it came before the
+/// next input (a later one cannot be told from that input's), and adds a slice
+/// `presented` between them on a thread of the loop track's own: the presentation lies
+/// past the loop's slice.
+fn add_presented(
+    loops: &[Loop],
+    presentations: Option<&Presentations>,
+    offset: f64,
+    (pid, tid): (i64, i64),
+    out: &mut Vec<Value>,
+) -> PresentedStats {
+    let mut stats = PresentedStats {
+        source: presentations.map(Presentations::source),
+        ..PresentedStats::default()
+    };
+    let mut inputs: Vec<f64> = loops.iter().map(|l| l.t_input).collect();
+    inputs.sort_by(f64::total_cmp);
+    for l in loops.iter().filter(|l| l.outcome == Outcome::Answered) {
+        let Some(answer) = loop_end(l) else {
+            continue;
+        };
+        let next = inputs.partition_point(|&t| t <= l.t_input);
+        let until = inputs.get(next).map_or(f64::INFINITY, |t| t + offset);
+        let Some(shown) = presentations.and_then(|p| p.after(answer + offset, until)) else {
+            stats.unmatched += 1;
+            continue;
+        };
+        let gap = shown - (answer + offset);
+        let args = json!({"loop": l.index, "source": stats.source, "answer_to_presented_ms": gap});
+        out.push(slice(
+            (pid, tid),
+            PRESENTED_CAT,
+            "presented",
+            answer + offset,
+            shown,
+            args,
+        ));
+        stats.gaps_ms.push(gap);
+    }
+    if let Some(source) = stats.source {
+        out.push(
+            json!({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid,
+                        "args": {"name": format!("answer to presented ({source})")}}),
+        );
+    }
+    stats
 }
 
 /// The loop's stages, page clock: (name, from, to), only those whose times it has.
@@ -555,6 +795,129 @@ mod tests {
         let end_of = |name: &str| flows.iter().find(|f| f.0 == name && f.1 == "f").unwrap().2;
         assert!((end_of("input") / 1e3 - OFFSET - 101.0).abs() < 1e-3);
         assert!((end_of("frame") / 1e3 - OFFSET - 139.9).abs() < 1e-3);
+    }
+
+    /// A displayed frame's presentation, in the GPU process.
+    fn shown(page_ms: f64) -> Value {
+        json!({"cat": "benchmark,viz,disabled-by-default-display.framedisplayed",
+               "name": FRAME_DISPLAYED, "ph": "I", "pid": PID + 2, "tid": PID + 3,
+               "ts": (page_ms + OFFSET) * 1e3})
+    }
+
+    /// A pipeline step as Chromium writes it: a complete slice with its ids.
+    fn step(pid: i64, page_ms: f64, step: &str, ids: Value) -> Value {
+        let mut g = ids;
+        g["step"] = json!(step);
+        json!({"cat": "viz,benchmark,graphics.pipeline", "name": PIPELINE, "ph": "X",
+               "pid": pid, "tid": pid + 5, "ts": (page_ms + OFFSET) * 1e3, "dur": 20.0,
+               "args": {"chrome_graphics_pipeline": g}})
+    }
+
+    /// Renderer `pid` submits surface `s` at `submit`; display frame `d` aggregates it
+    /// (and another client's surface) at `aggregate` and has its swap acknowledged at
+    /// `ack`.
+    fn drawn_frame(pid: i64, (s, d): (i64, i64), [submit, aggregate, ack]: [f64; 3]) -> Vec<Value> {
+        let gpu = PID + 2;
+        let ids = json!({"display_trace_id": d, "aggregated_surface_frame_trace_ids": [-1, s]});
+        let submitted = json!({"surface_frame_trace_id": s});
+        vec![
+            step(pid, submit, "STEP_SUBMIT_COMPOSITOR_FRAME", submitted),
+            step(gpu, aggregate, "STEP_SURFACE_AGGREGATION", ids),
+            step(
+                gpu,
+                ack,
+                "STEP_SWAP_BUFFERS_ACK",
+                json!({"display_trace_id": d}),
+            ),
+        ]
+    }
+
+    fn aligned(extra: Vec<Value>, loops: &[Loop]) -> Merged {
+        let marks = vec![("arena-align-p".to_string(), 1.0)];
+        let mut events = vec![mark("arena-align-p", 1.0, 0.0)];
+        events.extend(extra);
+        merge(events, &marks, "stock", loops, 7).unwrap()
+    }
+
+    #[test]
+    fn each_answer_is_placed_at_the_display_frame_that_drew_the_pages_next_frame() {
+        // Loop 0 answers at 140, loop 1 at 240, loop 2 at 440 (its input at 400).
+        let loops = [answered(0, 100.0), answered(1, 200.0), answered(2, 400.0)];
+        let mut events = vec![shown(130.0), shown(140.5), shown(143.5), shown(156.1)];
+        // Loop 0: the page's frame, submitted at 141.5, was drawn by the display frame
+        // presented at 143.5; written first, a later display frame that drew it again
+        // does not count.
+        let mut again = drawn_frame(PID, (-50, -8), [141.5, 155.0, 156.0]);
+        events.extend(again.drain(1..));
+        events.extend(drawn_frame(PID, (-50, -7), [141.5, 142.0, 143.4]));
+        // Another renderer's frame, submitted right after the answer and presented at
+        // 140.5, is not the page's.
+        events.extend(drawn_frame(PID + 1, (-60, -6), [140.1, 140.2, 140.4]));
+        // Loop 1: its frame was never aggregated, and the next one drawn was presented
+        // after the next input: unmatched.
+        events.push(step(
+            PID,
+            241.0,
+            "STEP_SUBMIT_COMPOSITOR_FRAME",
+            json!({"surface_frame_trace_id": -51}),
+        ));
+        events.extend(drawn_frame(PID, (-52, -9), [405.0, 405.5, 406.0]));
+        events.push(shown(406.1));
+        // Loop 2: presented 2.75 ms after its answer.
+        events.extend(drawn_frame(PID, (-53, -10), [441.25, 441.5, 442.5]));
+        events.push(shown(442.75));
+        let m = aligned(events, &loops);
+        let p = &m.stats.presented;
+        assert_eq!(p.source, Some(SOURCE_LINKED));
+        assert_eq!(p.unmatched, 1, "{p:?}");
+        assert_eq!(p.gaps_ms.len(), 2, "{p:?}");
+        assert!((p.gaps_ms[0] - 3.5).abs() < 1e-6, "{p:?}");
+        assert!((p.gaps_ms[1] - 2.75).abs() < 1e-6, "{p:?}");
+
+        let all = m.doc["traceEvents"].as_array().unwrap();
+        let slices: Vec<&Value> = all.iter().filter(|e| e["cat"] == PRESENTED_CAT).collect();
+        assert_eq!(slices.len(), 2);
+        let offset = m.stats.align.offset_ms;
+        let ts = slices[0]["ts"].as_f64().unwrap() / 1e3 - offset;
+        assert!((ts - 140.0).abs() < 1e-6, "{}", slices[0]);
+        assert!((slices[0]["dur"].as_f64().unwrap() - 3_500.0).abs() < 1e-3);
+        assert_eq!(slices[1]["args"]["loop"], 2);
+        let info = m.stats.presented.info();
+        assert_eq!((info.matched, info.unmatched), (2, 1));
+        assert_eq!(info.answer_to_presented_ms.unwrap().n, 2);
+    }
+
+    #[test]
+    fn without_pipeline_steps_the_first_displayed_frame_serves_and_without_any_the_run_is_warned() {
+        let loops = [answered(0, 100.0)];
+        let m = aligned(vec![shown(139.0), shown(146.0)], &loops);
+        let p = &m.stats.presented;
+        assert_eq!(p.source, Some(SOURCE_DISPLAYED));
+        assert_eq!(p.gaps_ms.len(), 1);
+        assert!((p.gaps_ms[0] - 6.0).abs() < 1e-6, "{p:?}");
+
+        let m = aligned(vec![], &loops);
+        let info = TraceInfo {
+            loop_slices: 1,
+            presented: Some(m.stats.presented.info()),
+            ..TraceInfo::default()
+        };
+        let p = info.presented.as_ref().unwrap();
+        assert_eq!((p.source.as_deref(), p.matched, p.unmatched), (None, 0, 1));
+        let w = presented_warning(&info).expect("a warning");
+        assert_eq!(w.code, NO_PRESENTATION);
+        assert!(w.message.contains("no presentation event"), "{}", w.message);
+        assert!(info
+            .presented_line()
+            .unwrap()
+            .contains("no presentation event"));
+        // A run with nothing answered has nothing to place, and no warning.
+        let none = aligned(vec![], &[]).stats.presented.info();
+        let info = TraceInfo {
+            presented: Some(none),
+            ..TraceInfo::default()
+        };
+        assert!(presented_warning(&info).is_none());
     }
 
     #[test]
