@@ -19,7 +19,7 @@ pub fn arm_table(run: &Run) -> Table {
         Column::right("max"),
     ])
     .with_title(format!(
-        "arm {}: {} loops of discrete input ({}); {}{}",
+        "arm {}: {} loops of discrete input ({}), figures of the answered ones; {}{}",
         run.meta.arm,
         fmt_count(s.loops as i64),
         run.meta.url,

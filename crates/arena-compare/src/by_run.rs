@@ -6,6 +6,7 @@ use arena_report::{fmt_count, fmt_ms, Cell, Column, Table};
 use arena_run::{Metric, Run};
 use arena_stats::quantile_sorted;
 
+use crate::compare::quantile_text;
 use crate::findings::{annotate, check, CheckOptions};
 use crate::group::{digest, groups, By};
 
@@ -19,7 +20,7 @@ pub fn by_run_table(runs: &[Run]) -> Table {
     let mut columns = vec![Column::left("")];
     // Left-aligned, like the README's example table.
     columns.extend(groups.iter().map(|g| Column::left(g.name.clone())));
-    let values: Vec<Vec<f64>> = groups.iter().map(|g| g.values(metric)).collect();
+    let values: Vec<Vec<f64>> = groups.iter().map(|g| g.values_all(metric)).collect();
     let ns: Vec<String> = values.iter().map(|v| v.len().to_string()).collect();
     let n_text = if ns.iter().all(|n| *n == ns[0]) && !ns.is_empty() {
         format!("n={} per run", ns[0])
@@ -27,14 +28,15 @@ pub fn by_run_table(runs: &[Run]) -> Table {
         format!("n={}", ns.join(", "))
     };
     let mut table = Table::new(columns).with_title(format!(
-        "{} of warm answered loops, ms ({n_text}); bytes received by the page",
+        "{} of warm loops, unanswered ones censored at the window, ms ({n_text}); bytes received by the page",
         metric.name()
     ));
     for (q, label) in [(0.5, "p50"), (0.9, "p90"), (0.99, "p99")] {
         let mut row = vec![Cell::text(label)];
         for v in &values {
             row.push(match quantile_sorted(v, q) {
-                Some(x) => Cell::num(fmt_ms(x), x),
+                Some(x) if x.is_finite() => Cell::num(fmt_ms(x), x),
+                Some(x) => Cell::text(quantile_text(x, g_window(&groups))),
                 None => Cell::text("-"),
             });
         }
@@ -74,6 +76,12 @@ pub fn by_run_table(runs: &[Run]) -> Table {
         _ => None,
     });
     table
+}
+
+/// The answer window the columns share, ms, if they do.
+fn g_window(groups: &[crate::group::Group]) -> Option<u64> {
+    let w = groups.first()?.window_ms()?;
+    groups.iter().all(|g| g.window_ms() == Some(w)).then_some(w)
 }
 
 /// The metric a table of `runs` leads with: downpress-to-pixels (`inputToPixels`); runs

@@ -63,7 +63,11 @@ pub fn decide(
         level: 1.0 - rule.alpha,
         ..rule.bootstrap
     };
-    let reps = bootstrap_diff_replicates(baseline, candidate, q, &opts)?;
+    let reps = few_runs(
+        bootstrap_diff_replicates(baseline, candidate, q, &opts)?,
+        baseline.len(),
+        candidate.len(),
+    );
     let delta = reps.estimate;
     let p = two_sided_p(&reps);
     Some(Decided {
@@ -83,6 +87,24 @@ pub fn decide(
         },
         reps,
     })
+}
+
+/// A resample of k runs drawn from k runs carries only (k - 1) / k of the spread between
+/// runs (two runs drawn from two are the same run half the time), so with few runs a
+/// side the replicates are too close together: each is moved away from the estimate by
+/// sqrt(k / (k - 1)) of the side with fewest runs (the usual small-sample correction of a
+/// cluster bootstrap). One run a side resamples loops, where it does not apply.
+fn few_runs(mut reps: Replicates, kb: usize, kc: usize) -> Replicates {
+    let k = [kb, kc].into_iter().filter(|k| *k > 1).min();
+    let Some(k) = k else { return reps };
+    let f = (k as f64 / (k as f64 - 1.0)).sqrt();
+    let est = reps.estimate;
+    for d in &mut reps.diffs {
+        if d.is_finite() && est.is_finite() {
+            *d = est + (*d - est) * f;
+        }
+    }
+    reps
 }
 
 /// Two-sided bootstrap p of "no change": twice the smaller share of replicates on one side
@@ -153,7 +175,9 @@ pub fn power(
     checks: usize,
 ) -> Power {
     let alpha = rule.alpha;
-    let null = bootstrap_diff_replicates(baseline_runs, baseline_runs, q, &rule.bootstrap);
+    let k = baseline_runs.len();
+    let null = bootstrap_diff_replicates(baseline_runs, baseline_runs, q, &rule.bootstrap)
+        .map(|r| few_runs(r, k, k));
     let baseline = quantile_sorted(&pooled(baseline_runs), q).unwrap_or(f64::NAN);
     let z = normal_quantile(1.0 - alpha / checks.max(1) as f64) + normal_quantile(0.8);
     let mde_pct = match null.as_ref().and_then(Replicates::spread) {
@@ -184,5 +208,55 @@ impl Power {
         self.at_the_max
             || !self.mde_pct.is_finite()
             || (limit_pct > 0.0 && self.mde_pct > limit_pct)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An ascending run of `n` loops from `at` to `at + 9.75` ms.
+    fn run(at: f64, n: usize) -> Vec<f64> {
+        let mut v: Vec<f64> = (0..n).map(|i| at + (i % 40) as f64 * 0.25).collect();
+        v.sort_by(f64::total_cmp);
+        v
+    }
+
+    #[test]
+    fn two_runs_a_side_widen_the_replicates_by_sqrt_two_around_the_estimate() {
+        let (b1, b2, c1, c2) = (
+            run(20.0, 200),
+            run(23.0, 200),
+            run(21.0, 200),
+            run(24.0, 200),
+        );
+        let (b, c): ([&[f64]; 2], [&[f64]; 2]) = ([&b1, &b2], [&c1, &c2]);
+        let rule = NoiseRule::default();
+        let raw = bootstrap_diff_replicates(&b, &c, 0.5, &rule.bootstrap).unwrap();
+        let d = decide(&b, &c, 0.5, &rule).unwrap();
+        assert_eq!(d.reps.estimate, raw.estimate);
+        for (w, r) in d.reps.diffs.iter().zip(&raw.diffs) {
+            let want = raw.estimate + (r - raw.estimate) * 2f64.sqrt();
+            assert!((w - want).abs() < 1e-9, "{w} vs {want}");
+        }
+        // One run a side resamples loops: nothing to correct.
+        let one = decide(&[&b1], &[&c1], 0.5, &rule).unwrap();
+        let raw = bootstrap_diff_replicates(&[&b1], &[&c1], 0.5, &rule.bootstrap).unwrap();
+        assert_eq!(one.reps.diffs, raw.diffs);
+    }
+
+    #[test]
+    fn a_p99_of_58_loops_is_a_maximum_and_a_p50_of_hundreds_is_not() {
+        let b = run(20.0, 58);
+        let rule = NoiseRule::default();
+        let p = power(&[&b], 0.99, (58, 58), 20.0, &rule, 1);
+        assert!(p.at_the_max && p.underpowered(20.0), "{p:?}");
+        assert!(p.loops_needed >= 200, "{p:?}");
+        let big = run(20.0, 600);
+        let p = power(&[&big], 0.5, (600, 600), 20.0, &rule, 1);
+        assert!(!p.at_the_max && !p.underpowered(20.0), "{p:?}");
+        assert!(p.mde_pct > 0.0 && p.mde_pct < 20.0, "{p:?}");
+        // A limit of 0 asks only for a significant rise: never refused for its size.
+        assert!(!p.underpowered(0.0));
     }
 }

@@ -44,7 +44,7 @@ fn by_run_markdown_is_the_notes_table() {
 ";
     assert!(md.contains(want), "{md}");
     assert!(
-        md.starts_with("### inputToPaint of warm answered loops, ms (n=101 per run)"),
+        md.starts_with("### inputToPaint of warm loops, unanswered ones censored at the window, ms (n=101 per run)"),
         "{md}"
     );
     // No warnings on a clean measurement.
