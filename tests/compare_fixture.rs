@@ -65,6 +65,9 @@ fn fixture_delay_fails_the_gate_same_arm_never_does_and_deploy_looks_idle() {
             s(cand[1]),
             "--max",
             "sendToRecv.p50=+10%",
+            // 40 loops a run cannot see +10 % (the gate says +100 % or so); what is
+            // checked here is that a real step fails and like runs never do.
+            "--allow-underpowered",
         ])
     };
 
@@ -130,7 +133,10 @@ fn timeouts_and_a_true_tail_fail_the_gate_and_a_like_arm_passes() {
     // 60 clicks, 120 loops a run, 240 a side: a p99 has two loops above it. A 400 ms
     // window keeps a dropped reply from costing 2 s; every run has it (the window is part
     // of what a loop is, and the gate refuses runs that differ in it).
-    let flags = ["--clicks", "60", "--timeout", "400"];
+    // Seed 3's clicks all land where the fixture's answer changes the pixels under the
+    // pointer; seed 1 (the pilot's) has one press a run whose answer is drawn elsewhere,
+    // an unanswered loop that would sit right above a p99 of 240 loops.
+    let flags = ["--clicks", "60", "--timeout", "400", "--seed", "3"];
     let rec = |name: &str, knobs: &[&str]| {
         let mut k = vec!["los_work=0", "lazy_png=true"];
         k.extend(knobs);
@@ -160,10 +166,14 @@ fn timeouts_and_a_true_tail_fail_the_gate_and_a_like_arm_passes() {
         for l in limits {
             args.extend(["--max", l]);
         }
+        args.push("--allow-underpowered");
         arena(&args)
     };
     let (p50, p99) = ("inputToPixels.p50=+10%", "inputToPixels.p99=+20%");
 
+    // 240 loops a side see +20 % on a p99 only just (the gate printed +16 % as what it
+    // detects, on a quiet machine); a loaded one can make it refuse the limit as
+    // underpowered, so these checks are decided either way: what is tested is the verdict.
     let o = gate(&stock[2..4], &[p50, p99]);
     assert_eq!(
         o.status.code(),
