@@ -215,11 +215,16 @@ pub fn breakdown(runs: &[Run], split: &Split, opts: &CompareOptions) -> Result<B
             if *split == Split::Event && row == COALESCED_ROW {
                 coalesced(&mut c, g, metric);
             } else if i != base {
+                // Runs, not loops, repeat: the row's interval resamples them as compare's.
+                let per_run = |g: &Group| -> Vec<Vec<f64>> {
+                    g.runs.iter().map(|r| r.values_all(metric)).collect()
+                };
+                let (rb, rc) = (per_run(&gs[base]), per_run(g));
                 let mut ch = metric_change(
                     &g.name,
                     metric,
-                    &[&values[base]],
-                    &[&values[i]],
+                    &rb.iter().map(Vec::as_slice).collect::<Vec<_>>(),
+                    &rc.iter().map(Vec::as_slice).collect::<Vec<_>>(),
                     &opts.verdict,
                 );
                 // One family per cell: its three quantiles.
