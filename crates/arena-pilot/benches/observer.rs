@@ -10,7 +10,9 @@
 //! Run with `cargo bench -p arena-pilot --bench observer`.
 
 use arena_pilot::scenario::Requested;
-use arena_pilot::{run_arm, silent, BrowserOptions, Cancel, OutDir, Overrides, Plan, RunRequest};
+use arena_pilot::{
+    run_arm, silent, BrowserOptions, Cancel, OutDir, Overrides, PhaseKind, Plan, RunRequest,
+};
 use arena_run::{Metric, Run};
 
 const CLICKS: u64 = 80;
@@ -26,6 +28,8 @@ struct Side {
     runs: Vec<Run>,
     tool_ms: Vec<f64>,
     frame_ms: Vec<f64>,
+    phase_ms: Vec<(PhaseKind, f64)>,
+    dispatch_ms: Vec<(PhaseKind, f64)>,
 }
 
 impl Side {
@@ -76,6 +80,8 @@ fn main() -> anyhow::Result<()> {
                 .await?;
                 let s = &mut sides[i];
                 s.tool_ms.extend(&out.cost.critical_ms);
+                s.phase_ms.extend(&out.cost.phase_ms);
+                s.dispatch_ms.extend(&out.cost.dispatch_ms);
                 if let Some(fi) = out
                     .run
                     .meta
@@ -143,6 +149,28 @@ fn main() -> anyhow::Result<()> {
         full.tool_ms.len(),
         off.tool_ms.len()
     );
+    for (name, s) in [("full", full), ("off", off)] {
+        let of = |v: &[(PhaseKind, f64)], k: PhaseKind| -> Vec<f64> {
+            v.iter().filter(|(x, _)| *x == k).map(|(_, m)| *m).collect()
+        };
+        let (pp, pr) = (
+            of(&s.phase_ms, PhaseKind::Press),
+            of(&s.phase_ms, PhaseKind::Release),
+        );
+        let (dp, dr) = (
+            of(&s.dispatch_ms, PhaseKind::Press),
+            of(&s.dispatch_ms, PhaseKind::Release),
+        );
+        println!(
+            "  {name}: tool time p50 press {:.2} ms (n = {}), release {:.2} ms (n = {}); of which the CDP dispatch p50 press {:.2} ms, release {:.2} ms",
+            q(&pp, 0.5),
+            pp.len(),
+            q(&pr, 0.5),
+            pr.len(),
+            q(&dp, 0.5),
+            q(&dr, 0.5)
+        );
+    }
     let [s2r, head] = worst;
     println!(
         "goals: sendToRecv p50 moved at most {s2r:.2} ms in either kind (at most 0.5: {}); headline p50 at most {head:.2} ms (at most one frame, {frame:.2} ms: {}); tool cost {}",

@@ -37,7 +37,7 @@ use arena_sys::rng::SplitMix64;
 
 use crate::answer::AnswerRule;
 use crate::cancel::Cancel;
-use crate::collect::{drain_into, Collected, ToolCost};
+use crate::collect::{drain_into, Collected, PhaseKind, ToolCost};
 use crate::pair::{pair, PairConfig};
 use crate::plan::Plan;
 use crate::scenario::Hold;
@@ -132,11 +132,12 @@ impl Clicker<'_> {
             let key = &clicks.keys[k % clicks.keys.len()];
             self.page.key(key).await.map_err(stopped)?;
             cost.click_ms.push(ms(t.elapsed()));
+            cost.dispatch_ms.push((PhaseKind::Key, ms(t.elapsed())));
             let expect = self.plan.loops_per_click as usize;
             let p = self
                 .wait_loops(col, from, expect, self.plan.settle, t, cost)
                 .await?;
-            note(cost, &[p.tool_ms]);
+            note(cost, &[(PhaseKind::Key, p.tool_ms)]);
             return Ok(p.complete);
         }
         if k % SHAM_EVERY == SHAM_EVERY - 1 && self.judge.answer == AnswerRule::Frame {
@@ -151,10 +152,13 @@ impl Clicker<'_> {
         let t = Instant::now();
         self.page.press(x, y).await.map_err(stopped)?;
         let mut dispatch = t.elapsed();
+        cost.dispatch_ms.push((PhaseKind::Press, ms(dispatch)));
         let press = self.hold(col, from, t, cost).await?;
         let t2 = Instant::now();
         self.page.release(x, y).await.map_err(stopped)?;
         dispatch += t2.elapsed();
+        cost.dispatch_ms
+            .push((PhaseKind::Release, ms(t2.elapsed())));
         cost.click_ms.push(ms(dispatch));
         let release = if self.judge.answer == AnswerRule::Frame && self.loop_event("mouseup") {
             // The page says when the release was answered and when it went quiet: no drain
@@ -166,8 +170,11 @@ impl Clicker<'_> {
                 .await?
         };
         let complete = release.complete && press.as_ref().is_none_or(|p| p.complete);
-        let mut phases: Vec<Option<f64>> = press.iter().map(|p| p.tool_ms).collect();
-        phases.push(release.tool_ms);
+        let mut phases: Vec<(PhaseKind, Option<f64>)> = press
+            .iter()
+            .map(|p| (PhaseKind::Press, p.tool_ms))
+            .collect();
+        phases.push((PhaseKind::Release, release.tool_ms));
         note(cost, &phases);
         Ok(complete)
     }
@@ -406,9 +413,15 @@ fn phase_tool_ms(wall: Duration, quiet_ms: f64, records: &[arena_browser::Record
     Some(ms(wall) - (quiet_ms - t_in))
 }
 
-/// One click's tool cost: the sum of its phases, when every phase that waited measured it.
-fn note(cost: &mut ToolCost, phases: &[Option<f64>]) {
-    let measured: Option<Vec<f64>> = phases.iter().copied().collect();
+/// One click's tool cost: the sum of its phases, when every phase that waited measured it;
+/// and each measured phase on its own.
+fn note(cost: &mut ToolCost, phases: &[(PhaseKind, Option<f64>)]) {
+    for (kind, v) in phases {
+        if let Some(v) = v {
+            cost.phase_ms.push((*kind, *v));
+        }
+    }
+    let measured: Option<Vec<f64>> = phases.iter().map(|(_, v)| *v).collect();
     if let Some(v) = measured {
         cost.critical_ms.push(v.iter().sum());
     }

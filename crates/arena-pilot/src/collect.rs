@@ -6,6 +6,14 @@ use std::time::Instant;
 use anyhow::Result;
 use arena_browser::{Drain, Page, Record};
 
+/// Which input a phase of a click waited on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PhaseKind {
+    Press,
+    Release,
+    Key,
+}
+
 /// Measurements of the tool itself during a run (for the benchmark).
 #[derive(Debug, Clone, Default)]
 pub struct ToolCost {
@@ -21,6 +29,10 @@ pub struct ToolCost {
     /// the first input event to the moment it went quiet. That is input delivery plus
     /// collecting the answer; CDP time that overlaps the app's own work is not counted.
     pub critical_ms: Vec<f64>,
+    /// The same per phase: a press's and a release's (or a key's) tool time, ms, each
+    /// from the start of its dispatch, and each dispatch's own CDP round trip.
+    pub phase_ms: Vec<(PhaseKind, f64)>,
+    pub dispatch_ms: Vec<(PhaseKind, f64)>,
     /// Wall time of the whole run, from target start to folder written, ms.
     pub wall_ms: f64,
     /// Wall time of the click loop only, ms.

@@ -44,7 +44,7 @@ use std::future::Future;
 
 pub use ab::{run_ab, AbOutcome, AbRequest};
 pub use cancel::Cancel;
-pub use collect::ToolCost;
+pub use collect::{PhaseKind, ToolCost};
 pub use cpu::{resolve_samples, CpuWatch, SampleTarget};
 pub use plan::{BrowserOptions, Overrides, Plan, TargetPlan};
 pub use progress::{silent, OnProgress, Progress};
