@@ -104,11 +104,16 @@ fn run_arms(pilot: &Pilot, runs: Vec<(&str, Overrides)>, out: &Path) -> Vec<Outc
 
 /// sendToRecv p50 of the warm loops of input kind `ev` over several runs pooled, ms.
 fn by_event_pooled(runs: &[&Run], ev: &str) -> f64 {
+    metric_pooled(runs, ev, arena_run::Metric::SendToRecv)
+}
+
+/// The p50 of `m` over the warm loops of kind `ev` in `runs`, pooled.
+fn metric_pooled(runs: &[&Run], ev: &str, m: arena_run::Metric) -> f64 {
     let v: Vec<f64> = runs
         .iter()
         .flat_map(|r| &r.loops)
         .filter(|l| !l.cold && l.event == ev)
-        .filter_map(|l| l.send_to_recv)
+        .filter_map(|l| m.of(l))
         .collect();
     Summary::of(&v).map(|s| s.p50).unwrap_or(f64::NAN)
 }
@@ -372,6 +377,26 @@ fn a_link_of_rtt_20ms_adds_20ms_to_send_to_recv_and_the_run_says_so() {
         (d - 20.0).abs() <= 1.5,
         "rtt=20ms added {d:.2} ms to sendToRecv p50"
     );
+    // Every kind moves by the link's round trip, on the socket and on the headline.
+    for ev in ["mousedown", "mouseup"] {
+        for m in [
+            arena_run::Metric::SendToRecv,
+            arena_run::Metric::InputToPaint,
+        ] {
+            let direct = metric_pooled(&[a, &outs[2].run], ev, m);
+            let linked = metric_pooled(&[b, &outs[3].run], ev, m);
+            let d = linked - direct;
+            eprintln!(
+                "link: {ev} {} p50 {direct:.2} -> {linked:.2} ms ({d:+.2})",
+                m.name()
+            );
+            assert!(
+                (d - 20.0).abs() <= 3.0,
+                "rtt=20ms moved {ev} {} p50 by {d:.2} ms",
+                m.name()
+            );
+        }
+    }
     let table =
         arena_compare::by_run_table(&[a.clone(), b.clone()]).render(arena_report::Format::Markdown);
     assert!(
