@@ -191,12 +191,7 @@ pub(crate) fn metric_change(
     c: &[&[f64]],
     rule: &NoiseRule,
 ) -> MetricChange {
-    let pool = |runs: &[&[f64]]| {
-        let mut v: Vec<f64> = runs.iter().flat_map(|r| r.iter().copied()).collect();
-        v.sort_unstable_by(f64::total_cmp);
-        v
-    };
-    let (pb, pc) = (pool(b), pool(c));
+    let (pb, pc) = (arena_stats::pooled(b), arena_stats::pooled(c));
     MetricChange {
         column: column.to_string(),
         metric: m.name(),

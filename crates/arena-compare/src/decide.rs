@@ -18,8 +18,8 @@
 //!   tail: a Mann-Whitney test barely moves when 5 % of clicks get slow.
 
 use arena_stats::{
-    bootstrap_diff_replicates, holm, is_censored, normal_quantile, pct_change, quantile_sorted,
-    BootstrapOptions, NoiseRule, QuantileChange, Replicates, Verdict,
+    bootstrap_diff_replicates, holm, is_censored, normal_quantile, pct_change, pooled,
+    quantile_sorted, BootstrapOptions, NoiseRule, QuantileChange, Replicates, Verdict,
 };
 
 /// Words for the interval method, printed under every table that shows one.
@@ -39,12 +39,6 @@ pub fn interval_method(rule: &NoiseRule, runs_b: usize, runs_c: usize) -> String
 pub struct Decided {
     pub change: QuantileChange,
     pub reps: Replicates,
-}
-
-fn pooled(runs: &[&[f64]]) -> Vec<f64> {
-    let mut v: Vec<f64> = runs.iter().flat_map(|r| r.iter().copied()).collect();
-    v.sort_unstable_by(f64::total_cmp);
-    v
 }
 
 /// The change of quantile `q`: point estimates of the pooled sides, the run-level

@@ -129,8 +129,9 @@ pub fn u_test_can_reach(n1: usize, n2: usize, alpha: f64) -> bool {
     2.0 / c < alpha
 }
 
-/// One side's runs as one ascending sample: borrowed when there is one run.
-fn pooled<'a>(runs: &[&'a [f64]]) -> std::borrow::Cow<'a, [f64]> {
+/// One side's runs (each ascending) as one ascending sample: borrowed when there is one
+/// run.
+pub fn pooled<'a>(runs: &[&'a [f64]]) -> std::borrow::Cow<'a, [f64]> {
     match runs {
         [one] => std::borrow::Cow::Borrowed(*one),
         _ => {
