@@ -330,7 +330,7 @@ fn gate_fails_only_on_a_significant_regression_past_the_limit() {
         .map(|i| write_run(&d.0, "stock", 200, 60.0, 100 + i))
         .collect();
     let slow: Vec<PathBuf> = (0..2)
-        .map(|i| write_run(&d.0, "slow", 200, 75.0, 200 + i))
+        .map(|i| write_run(&d.0, "slow", 200, 82.0, 200 + i))
         .collect();
     let summary = d.path("summary.md");
     let step = d.path("step.md");
