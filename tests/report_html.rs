@@ -124,6 +124,9 @@ const FIGS_JS: &str = "[...document.querySelectorAll('.fig')].map(e => ({
 
 /// The text the terminal table would show for a figure (the page must format alike).
 fn expected_text(stat: &str, field: Option<&str>, v: &Value) -> String {
+    if let Some(b) = v.as_bool() {
+        return if b { "beyond the window" } else { "" }.into();
+    }
     let Some(x) = v.as_f64() else {
         return v.as_str().map_or("-".into(), |s| {
             if matches!(s, "higher" | "lower") {
@@ -147,6 +150,7 @@ fn same_value(json: &Value, dom: &str) -> bool {
         Value::Null => dom == "null",
         Value::Number(n) => dom.parse::<f64>().ok() == n.as_f64(),
         Value::String(s) => dom == s,
+        Value::Bool(b) => dom == b.to_string(),
         _ => false,
     }
 }

@@ -149,7 +149,11 @@ function renderCompare(data, ctx) {
       tr.append(el("th", {}, `${m} ${stat}`));
       const valueCell = (c) => {
         const v = md[stat] ? md[stat][c] : undefined;
-        const text = stat === "n" ? (v === null || v === undefined ? "-" : fmtCount(v)) : fmtMs(v);
+        // A quantile is null in #data when it lands on an unanswered loop (censored at
+        // the window) or when there is no loop at all: n tells them apart.
+        const beyond = v === null && md.n && md.n[c] > 0;
+        const text = stat === "n" ? (v === null || v === undefined ? "-" : fmtCount(v))
+          : beyond ? "> window" : fmtMs(v);
         return el("td", { class: "num" }, fig("value", m, stat, c, undefined, v ?? null, text),
           ...marks(c, m, stat));
       };
@@ -172,7 +176,8 @@ function renderCompare(data, ctx) {
         const real = isReal(q.verdict);
         tr.append(el("td", { class: "num" + (real ? " real-" + q.verdict : " noise") },
           f("delta_pct", fmtPct(q.delta_pct)), " (", f("delta", fmtMsSigned(q.delta)), ") ",
-          f("verdict", real ? q.verdict : "~")));
+          f("verdict", real ? q.verdict : "~"), " ",
+          f("beyond_window", q.beyond_window ? "beyond the window" : "")));
         tr.append(el("td", { class: "num" }, f("ci_low", fmtMsSigned(q.ci_low)), " \u2026 ",
           f("ci_high", fmtMsSigned(q.ci_high))));
         tr.append(el("td", { class: "num" }, f("p", fmtP(q.p))));
@@ -189,10 +194,11 @@ function renderCompare(data, ctx) {
       el("code", {}, f.code), where ? ` ${where}: ` : " ", f.message));
   });
   document.getElementById("legend").textContent =
-    "\u0394: candidate \u2212 baseline of the same quantile (type 7). CI: seeded percentile " +
-    "bootstrap of that difference. p: Mann-Whitney U, two-sided. ~: not significant (needs " +
-    "p < \u03b1, a CI excluding 0, and a change past the noise bar). \u26a0: a finding about " +
-    "the measurement, listed above.";
+    "\u0394: candidate \u2212 baseline of the same quantile (type 7), over every warm loop: " +
+    "an unanswered one counts as slower than every answer (> window when a quantile lands on " +
+    "one). CI: " + data.interval_method + ". p: two-sided bootstrap p of no change, " +
+    "Holm-adjusted over the column's checks. ~: not real (needs p < \u03b1 and a change past " +
+    "the noise bar). \u26a0: a finding about the measurement, listed above.";
 }
 
 // --- loops and plots --------------------------------------------------------------------
