@@ -880,17 +880,9 @@ fn runs_with_another_answer_oracle_are_refused_unless_allowed() {
         m["answer"]["fallback"] = "no canvas to read".into();
     });
     let html = d.path("report.html");
-    for (args, labels) in three_commands(&stock, &lazy, &html) {
-        let o = arena(&args);
-        let err = text(&o).1;
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
-        let line = err
-            .lines()
-            .find(|l| l.contains("answer.oracle"))
-            .unwrap_or_else(|| panic!("{args:?} names no setting: {err}"));
-        for word in ["pixels", "reply", labels[0], labels[1]] {
-            assert!(line.contains(word), "{args:?}: {word} missing from {line}");
-        }
+    for (args, err) in
+        refused_by_all_three(&stock, &lazy, &html, "answer.oracle", ["pixels", "reply"])
+    {
         assert!(err.contains("--allow-mixed"), "{args:?}: {err}");
     }
     assert!(!html.exists(), "report wrote a page of runs it refused");
@@ -945,23 +937,41 @@ fn runs_with_another_answer_oracle_are_refused_unless_allowed() {
     );
 }
 
+/// Runs `compare`, `gate` and `report` on the two runs: each must exit 2 with a line naming
+/// `setting`, both values and both runs. Returns each command's arguments and stderr.
+fn refused_by_all_three(
+    a: &Path,
+    b: &Path,
+    html: &Path,
+    setting: &str,
+    values: [&str; 2],
+) -> Vec<(Vec<String>, String)> {
+    let mut out = Vec::new();
+    for (args, labels) in three_commands(a, b, html) {
+        let o = arena(&args);
+        let err = text(&o).1;
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        let line = err
+            .lines()
+            .find(|l| l.contains(setting))
+            .unwrap_or_else(|| panic!("{args:?} names no setting: {err}"));
+        for word in [values[0], values[1], labels[0], labels[1]] {
+            assert!(line.contains(word), "{args:?}: {word} missing from {line}");
+        }
+        out.push((args.iter().map(|x| x.to_string()).collect(), err));
+    }
+    out
+}
+
 #[test]
 fn runs_whose_sockets_were_seen_another_way_are_refused() {
     let d = Scratch::new("mixed-socket");
     let stock = fixture_copy(&d, "stock-1", |_| {});
     let lazy = fixture_copy(&d, "lazy-png-1", |m| m["socket_source"] = "cdp".into());
     let html = d.path("report.html");
-    for (args, labels) in three_commands(&stock, &lazy, &html) {
-        let o = arena(&args);
-        let err = text(&o).1;
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
-        let line = err
-            .lines()
-            .find(|l| l.contains("socket_source"))
-            .unwrap_or_else(|| panic!("{args:?} names no setting: {err}"));
-        for word in ["page_hook", "cdp", labels[0], labels[1]] {
-            assert!(line.contains(word), "{args:?}: {word} missing from {line}");
-        }
+    for (_, err) in
+        refused_by_all_three(&stock, &lazy, &html, "socket_source", ["page_hook", "cdp"])
+    {
         assert!(!err.contains("answer.oracle"), "only what differs: {err}");
     }
     // The recorded runs themselves are alike: arms of one pilot differ only in knobs.
