@@ -144,15 +144,17 @@ fn timeouts_and_a_true_tail_fail_the_gate_and_a_like_arm_passes() {
     };
     let drop = ["drop_every=5"];
     let tail = ["tail_every=20", "tail_ms=150"];
-    // Interleaved, as `ab` records.
-    let (mut stock, mut dropped, mut tailed) = (Vec::new(), Vec::new(), Vec::new());
+    // Interleaved, as `ab` records, the like arm too: a machine that drifts over the
+    // minutes this takes (a debug build's fixture on 2 shared cores does, by 20 % on a
+    // p50) then drifts under both sides alike, where stock runs recorded last would carry
+    // the drift as a regression of their own.
+    let (mut stock, mut like, mut dropped, mut tailed) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for i in 0..2 {
         stock.push(rec(&format!("stock-{i}"), &[]));
         dropped.push(rec(&format!("drop-{i}"), &drop));
+        like.push(rec(&format!("like-{i}"), &[]));
         tailed.push(rec(&format!("tail-{i}"), &tail));
-    }
-    for i in 2..4 {
-        stock.push(rec(&format!("stock-{i}"), &[]));
     }
     let gate = |cand: &[PathBuf], limits: &[&str]| {
         let mut args = vec![
@@ -174,7 +176,7 @@ fn timeouts_and_a_true_tail_fail_the_gate_and_a_like_arm_passes() {
     // 240 loops a side see +20 % on a p99 only just (the gate printed +16 % as what it
     // detects, on a quiet machine); a loaded one can make it refuse the limit as
     // underpowered, so these checks are decided either way: what is tested is the verdict.
-    let o = gate(&stock[2..4], &[p50, p99]);
+    let o = gate(&like, &[p50, p99]);
     assert_eq!(
         o.status.code(),
         Some(0),
@@ -182,13 +184,17 @@ fn timeouts_and_a_true_tail_fail_the_gate_and_a_like_arm_passes() {
         text(&o)
     );
 
+    // A fifth of the loops unanswered is the unanswered check's to catch. Censored at the
+    // window they also lift the p50 (it becomes about the answered loops' p62), so the p50
+    // check may fail beside it: both are right, and which way it goes depends on the run.
     let o = gate(&dropped, &[p50]);
     assert_eq!(o.status.code(), Some(1), "drop_every=5: {}", text(&o));
-    assert!(
-        text(&o).contains("checks failed: unanswered share"),
-        "{}",
-        text(&o)
-    );
+    let failed = text(&o)
+        .lines()
+        .find(|l| l.starts_with("arena-perf gate:"))
+        .unwrap_or_default()
+        .to_string();
+    assert!(failed.contains("unanswered share"), "{}", text(&o));
 
     let o = gate(&tailed, &[p99]);
     assert_eq!(o.status.code(), Some(1), "tail, p99: {}", text(&o));
