@@ -165,7 +165,24 @@ impl Page {
             page.inner.goto(url),
         )
         .await?;
+        page.quiet_network_events().await?;
         Ok(page)
+    }
+
+    /// chromiumoxide enables the Network domain on every tab it opens, and nothing here
+    /// reads that session's network events (the CDP socket source taps sessions of its
+    /// own). Left on, the renderer encodes every WebSocket message into an event on the
+    /// page's main thread, and the events share the CDP pipe with the answer the pilot is
+    /// waiting for: the tool's own cost, on the path it measures.
+    async fn quiet_network_events(&self) -> Result<()> {
+        use chromiumoxide::cdp::browser_protocol::network::DisableParams;
+        cdp(
+            self.cdp_timeout,
+            "Network.disable",
+            self.inner.execute(DisableParams::default()),
+        )
+        .await?;
+        Ok(())
     }
 
     pub(crate) fn in_context(
