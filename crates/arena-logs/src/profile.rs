@@ -87,8 +87,9 @@ impl LineParser for CollapsedParser {
 /// number ("see section 3", a string in a binary) is not taken for a stack: no empty frame
 /// (`;;`, a leading or trailing `;`), no control bytes (symbol names have none; binary
 /// junk does), valid UTF-8, and a lone frame holds no spaces unless it is a bracketed
-/// root such as `[main tid=1]`. Spaces inside frames of a longer stack stay allowed: C++
-/// signatures and Rust types (`[u8; 8]`) have them.
+/// root such as `[main tid=1]` or one of HotSpot's code blobs ([`is_code_blob`]). Spaces
+/// inside frames of a longer stack stay allowed: C++ signatures and Rust types (`[u8; 8]`)
+/// have them.
 fn looks_like_frames(f: &[u8]) -> bool {
     static EMPTY_FRAME: LazyLock<memchr::memmem::Finder<'static>> =
         LazyLock::new(|| memchr::memmem::Finder::new(b";;"));
@@ -113,6 +114,44 @@ fn looks_like_frames(f: &[u8]) -> bool {
     memchr::memchr(b';', f).is_some()
         || memchr::memchr(b' ', f).is_none()
         || (first == b'[' && last == b']')
+        || is_code_blob(f)
+}
+
+/// The names of HotSpot's generated code (stubs, adapters) that hold a space. When a sample
+/// lands in such code and the stack cannot be walked past it, async-profiler writes the
+/// blob's name alone on a line: `StubRoutines (1) 3`. By its shape such a line cannot be
+/// told from prose: `vtable stubs 1` is two words and a number like `see page 12`, and
+/// `StubRoutines (1)` a word and a parenthesis like `Copyright (C) 2021`. The names are a
+/// short fixed set, so a lone frame with spaces is taken for a stack only when it is one of
+/// them, and prose ending in a number still is not. A name missing here costs its lone
+/// lines, reported as not understood; a longer stack ending in it is read either way.
+const CODE_BLOBS: [&[u8]; 9] = [
+    b"StubRoutines",
+    b"I2C/C2I adapters",
+    b"MethodHandles adapters",
+    b"vtable stub",
+    b"vtable stubs",
+    b"vtable chunks",
+    b"itable stub",
+    b"itable stubs",
+    b"native signature handlers",
+];
+
+/// Whether a lone frame is a name of [`CODE_BLOBS`], bare or with the one qualifier the JVM
+/// appends in parentheses, after a space or not: the `(2)` of `StubRoutines (2)`, the
+/// signature fingerprint of `I2C/C2I adapters(0xba)`.
+fn is_code_blob(f: &[u8]) -> bool {
+    CODE_BLOBS.iter().any(|name| match f.strip_prefix(*name) {
+        Some([]) => true,
+        Some(rest) => {
+            let rest = rest.strip_prefix(b" ").unwrap_or(rest);
+            match rest {
+                [b'(', inner @ .., b')'] => !inner.iter().any(|&b| b == b'(' || b == b')'),
+                _ => false,
+            }
+        }
+        None => false,
+    })
 }
 
 /// A collapsed file is nothing but stacks: when fewer than half of its lines that are not
@@ -820,5 +859,99 @@ mod tests {
         assert_eq!(CollapsedParser.parse(b"a;b\x7f 3"), Parsed::Unknown);
         assert_eq!(CollapsedParser.parse(b"a;\xff\xfe 3"), Parsed::Unknown);
         assert_eq!(CollapsedParser.parse(b"a;b\0c 3"), Parsed::Unknown);
+    }
+
+    /// HotSpot's stubs and adapters, as async-profiler writes them alone on a line.
+    const STUB_LINES: [(&str, &str, u64); 7] = [
+        ("I2C/C2I adapters(0xba) 1", "I2C/C2I adapters(0xba)", 1),
+        ("StubRoutines (1) 3", "StubRoutines (1)", 3),
+        ("Interpreter 7", "Interpreter", 7),
+        ("[unknown_Java] 2", "[unknown_Java]", 2),
+        ("StubRoutines (2) 1", "StubRoutines (2)", 1),
+        ("vtable stubs 1", "vtable stubs", 1),
+        ("itable stubs 4", "itable stubs", 4),
+    ];
+
+    #[test]
+    fn a_stub_alone_on_a_line_is_a_stack() {
+        for (line, frame, count) in STUB_LINES {
+            let Parsed::Record(s) = CollapsedParser.parse(line.as_bytes()) else {
+                panic!("{line}")
+            };
+            assert_eq!(
+                (s.frames, s.leaf(), s.count),
+                (frame.as_bytes(), frame.as_bytes(), count)
+            );
+            // The same frame under a Java caller.
+            let deeper = format!("java/lang/Thread.run;com/example/Game.tick;{line}");
+            let Parsed::Record(s) = CollapsedParser.parse(deeper.as_bytes()) else {
+                panic!("{deeper}")
+            };
+            assert_eq!((s.leaf(), s.count), (frame.as_bytes(), count));
+        }
+        // Other qualifiers the JVM puts in the parentheses, and the names without one.
+        for line in [
+            "StubRoutines (final stubs) 2",
+            "I2C/C2I adapters 1",
+            "MethodHandles adapters 1",
+            "vtable chunks 1",
+            "native signature handlers 1",
+        ] {
+            assert!(
+                matches!(CollapsedParser.parse(line.as_bytes()), Parsed::Record(_)),
+                "{line}"
+            );
+        }
+    }
+
+    #[test]
+    fn prose_is_still_not_a_stack() {
+        for line in [
+            "the quick brown fox jumped over 3",
+            "Total samples: 984",
+            "see page 12",
+            "see section 3",
+            "Copyright (C) 2021",
+            // A stub's name must be the whole frame, its qualifier one parenthesis.
+            "StubRoutines were called 3",
+            "vtable stubs and itable stubs 2",
+            "StubRoutines (1) (2) 1",
+            "StubRoutines (1) more 1",
+            "I2C/C2I adapters(0xba 1",
+            "stubroutines (1) 1",
+        ] {
+            assert_eq!(
+                CollapsedParser.parse(line.as_bytes()),
+                Parsed::Unknown,
+                "{line}"
+            );
+        }
+        assert_eq!(
+            CollapsedParser.parse(b"StubRoutines (\x01) 1"),
+            Parsed::Unknown
+        );
+    }
+
+    #[test]
+    fn a_profile_with_stubs_alone_on_lines_keeps_every_sample() {
+        // Java stacks, JVM threads, and stub frames both under Java callers and alone.
+        let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ctimer-stubs.collapsed");
+        let c = Classifier::new(&default_rules(), APPLICATION).unwrap();
+        let s = summarize_with(&p, &c, 1).unwrap();
+        assert_eq!((s.scan.lines, s.scan.records, s.scan.unknown), (20, 20, 0));
+        assert_eq!(s.samples, 152);
+        assert_eq!(s.by_bucket.iter().sum::<u64>(), 152);
+        // Each stub's samples: the line alone plus the stacks it ends under a Java caller.
+        for (frame, n) in [
+            ("I2C/C2I adapters(0xba)", 1 + 2),
+            ("StubRoutines (1)", 3 + 4),
+            ("Interpreter", 7 + 5),
+            ("[unknown_Java]", 2),
+            ("StubRoutines (2)", 1 + 1),
+            ("vtable stubs", 1 + 3),
+            ("itable stubs", 4 + 2),
+        ] {
+            assert_eq!(s.leaves[frame.as_bytes()].0, n, "{frame}");
+        }
     }
 }
