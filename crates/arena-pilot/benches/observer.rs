@@ -1,9 +1,12 @@
 //! What the tool moves by measuring: the stock fixture arm with the full measurement (the
 //! pixels oracle: a snapshot at each input, a check in the frame after each draw, the
 //! sham watches) against the same arm with the oracle off (loops closed on replies),
-//! interleaved (full, off, full, off) in one browser, 2 rounds of 80 clicks a side (160
-//! clicks, about 158 warm loops of each kind). Prints each metric's p50 and p90 for both
-//! sides and the difference, and the tool's own time per click on its critical path.
+//! interleaved (full, off, full, off, ...) in one browser, 4 rounds of 40 clicks a side
+//! (160 clicks, about 156 warm loops of each kind): more, shorter runs, as a run's own
+//! p50 of a press's sendToRecv scatters by ms from run to run on the fixture's 16 ms
+//! tick. Prints each metric's p50 and p90 for both sides and the difference, each run's
+//! p50 of that sendToRecv (the noise the difference is read against), and the tool's own
+//! time per click, all of it and the part on the click's critical path.
 //! Goals: sendToRecv p50 moves by at most 0.5 ms, the headline (inputToPixels against
 //! inputToPaint) by at most one frame interval, and the tool costs at most 2 ms a click
 //! at the median.
@@ -15,8 +18,8 @@ use arena_pilot::{
 };
 use arena_run::{Metric, Run};
 
-const CLICKS: u64 = 80;
-const ROUNDS: usize = 2;
+const CLICKS: u64 = 40;
+const ROUNDS: usize = 4;
 
 #[path = "support/mod.rs"]
 mod support;
@@ -27,6 +30,7 @@ use support::{load, q};
 struct Side {
     runs: Vec<Run>,
     tool_ms: Vec<f64>,
+    critical_ms: Vec<f64>,
     frame_ms: Vec<f64>,
     phase_ms: Vec<(PhaseKind, f64)>,
     dispatch_ms: Vec<(PhaseKind, f64)>,
@@ -79,7 +83,8 @@ fn main() -> anyhow::Result<()> {
                 )
                 .await?;
                 let s = &mut sides[i];
-                s.tool_ms.extend(&out.cost.critical_ms);
+                s.tool_ms.extend(&out.cost.tool_ms);
+                s.critical_ms.extend(&out.cost.critical_ms);
                 s.phase_ms.extend(&out.cost.phase_ms);
                 s.dispatch_ms.extend(&out.cost.dispatch_ms);
                 if let Some(fi) = out
@@ -142,11 +147,37 @@ fn main() -> anyhow::Result<()> {
             }
         }
     }
+    for (name, s) in [("full", full), ("off", off)] {
+        let per_run: Vec<String> = s
+            .runs
+            .iter()
+            .map(|r| {
+                let v: Vec<f64> = r
+                    .loops
+                    .iter()
+                    .filter(|l| !l.cold && l.answered && l.event == "mousedown")
+                    .filter_map(|l| Metric::SendToRecv.of(l))
+                    .collect();
+                format!("{:.2}", q(&v, 0.5))
+            })
+            .collect();
+        println!(
+            "  {name}: each run's mousedown sendToRecv p50, ms: {}",
+            per_run.join(", ")
+        );
+    }
     let frame = q(&full.frame_ms, 0.5);
-    let (tool_full, tool_off) = (q(&full.tool_ms, 0.5), q(&off.tool_ms, 0.5));
+    let (tool_full, tool_off) = (q(&full.critical_ms, 0.5), q(&off.critical_ms, 0.5));
     println!(
-        "tool cost per click on its critical path, p50: {tool_full:.2} ms full (n = {}), {tool_off:.2} ms off (n = {}); goal at most 2 ms",
+        "tool cost per click on its critical path (what the next input waited on), p50: {tool_full:.2} ms full (n = {}), {tool_off:.2} ms off (n = {}); goal at most 2 ms",
+        full.critical_ms.len(),
+        off.critical_ms.len()
+    );
+    println!(
+        "  all of the tool's time per click, hidden under a person's hold or not, p50: {:.2} ms full (n = {}), {:.2} ms off (n = {})",
+        q(&full.tool_ms, 0.5),
         full.tool_ms.len(),
+        q(&off.tool_ms, 0.5),
         off.tool_ms.len()
     );
     for (name, s) in [("full", full), ("off", off)] {

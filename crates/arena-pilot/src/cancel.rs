@@ -49,4 +49,16 @@ impl Cancel {
             tokio::time::sleep((end - now).min(Duration::from_millis(20))).await;
         }
     }
+    /// Sleeps until `deadline` to a fraction of a millisecond (the pacing of inputs: tokio's
+    /// own timer would add 1 to 2 ms to every wait), waking early when cancelled.
+    pub(crate) async fn sleep_until_exactly(&self, deadline: Instant) {
+        let fine = Duration::from_millis(2);
+        if let Some(coarse) = deadline.checked_sub(fine) {
+            self.sleep(coarse.saturating_duration_since(Instant::now()))
+                .await;
+        }
+        if !self.is_cancelled() {
+            arena_sys::timer::sleep_until_exactly(deadline).await;
+        }
+    }
 }

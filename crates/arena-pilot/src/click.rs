@@ -56,6 +56,9 @@ pub(crate) struct Clicker<'a> {
     pub cancel: &'a Cancel,
     /// Judges the click's own records (window, loop events, draw target, answer rule).
     pub judge: PairConfig,
+    /// The page's clock mapped onto CLOCK_MONOTONIC (monotonic ms = page ms + this), to
+    /// pace inputs from the page's own moments; `None` where it could not be mapped.
+    pub page_clock: Option<f64>,
     /// When inputs go: the phase pause and the person's hold.
     pub timing: Timing,
 }
@@ -84,9 +87,18 @@ impl Timing {
     /// The phase pause, slept to a fraction of a millisecond (tokio's timer would round
     /// every pause up to its next whole millisecond, a grid of its own).
     async fn phase_pause(&self) {
-        if self.jitter_ms > 0.0 {
-            let d = Duration::from_secs_f64(self.unit() * self.jitter_ms / 1e3);
+        let d = self.draw_pause();
+        if !d.is_zero() {
             arena_sys::timer::sleep_exactly(d).await;
+        }
+    }
+
+    /// A phase pause drawn, for a caller that sleeps it from a moment of its own.
+    fn draw_pause(&self) -> Duration {
+        if self.jitter_ms > 0.0 {
+            Duration::from_secs_f64(self.unit() * self.jitter_ms / 1e3)
+        } else {
+            Duration::ZERO
         }
     }
 
@@ -98,10 +110,48 @@ impl Timing {
 }
 
 /// How one wait for loops ended.
+#[derive(Default)]
 struct Phase {
     complete: bool,
-    /// The tool's own time on this phase's critical path, ms (see [`ToolCost`]).
+    /// The tool's own time in this phase, ms: from its dispatch to the moment the tool
+    /// learnt the page had gone quiet, less the page's time from the input to that quiet
+    /// (see [`ToolCost`]).
     tool_ms: Option<f64>,
+    /// Page times of the phase's input and of the quiet that ended it, where the page
+    /// said.
+    t_in: Option<f64>,
+    quiet: Option<f64>,
+}
+
+impl Phase {
+    fn quiet_at(t_in: Option<f64>, quiet: f64) -> Phase {
+        Phase {
+            complete: true,
+            t_in,
+            quiet: Some(quiet),
+            ..Phase::default()
+        }
+    }
+
+    /// When a tool that cost nothing would have learnt the phase ended: its input landing
+    /// at `dispatched`, the quiet the page's own time after it.
+    fn zero_cost_end(&self, dispatched: Instant) -> Option<Instant> {
+        let span = self.quiet? - self.t_in?;
+        Some(dispatched + Duration::from_secs_f64(span.max(0.0) / 1e3))
+    }
+}
+
+/// How one click ended: for the run loop's pacing, and the tool's accounting it finishes.
+pub(crate) struct ClickEnd {
+    pub complete: bool,
+    /// When the page went quiet after the click's last input (mapped from the page's
+    /// clock; when the tool learnt it where the clock is not mapped).
+    ready: Instant,
+    /// When a tool that cost nothing would have learnt the last input's phase ended.
+    zero_cost_end: Option<Instant>,
+    /// Per phase: kind, the tool's time, the part the next input waited on (the last
+    /// phase's is known once the next input is due).
+    phases: Vec<(PhaseKind, Option<f64>, Option<f64>)>,
 }
 
 impl Clicker<'_> {
@@ -110,14 +160,15 @@ impl Clicker<'_> {
     }
 
     /// Makes click `k` at page point `(x, y)` (or key press `k`) and waits for its loops.
-    /// Returns whether every loop ended inside its window.
+    /// Returns whether every loop ended inside its window, and what [`Clicker::between`]
+    /// paces the next click from.
     pub async fn click(
         &self,
         k: usize,
         (x, y): (f64, f64),
         col: &mut Collected,
         cost: &mut ToolCost,
-    ) -> Result<bool> {
+    ) -> Result<ClickEnd> {
         let stopped = |e: anyhow::Error| {
             anyhow!(Exit::new(
                 ExitKind::TargetFailed,
@@ -137,8 +188,7 @@ impl Clicker<'_> {
             let p = self
                 .wait_loops(col, from, expect, self.plan.settle, t, cost)
                 .await?;
-            note(cost, &[(PhaseKind::Key, p.tool_ms)]);
-            return Ok(p.complete);
+            return Ok(self.ended_click(p, t, vec![(PhaseKind::Key, None, None)]));
         }
         if k % SHAM_EVERY == SHAM_EVERY - 1 && self.judge.answer == AnswerRule::Frame {
             self.sham((x, y), col).await?;
@@ -169,14 +219,15 @@ impl Clicker<'_> {
             self.wait_loops(col, from, expect, self.plan.settle, t2, cost)
                 .await?
         };
-        let complete = release.complete && press.as_ref().is_none_or(|p| p.complete);
-        let mut phases: Vec<(PhaseKind, Option<f64>)> = press
+        let press_complete = press.as_ref().is_none_or(|(p, _)| p.complete);
+        let phases: Vec<(PhaseKind, Option<f64>, Option<f64>)> = press
             .iter()
-            .map(|p| (PhaseKind::Press, p.tool_ms))
+            .map(|(p, critical)| (PhaseKind::Press, p.tool_ms, *critical))
+            .chain([(PhaseKind::Release, None, None)])
             .collect();
-        phases.push((PhaseKind::Release, release.tool_ms));
-        note(cost, &phases);
-        Ok(complete)
+        let mut end = self.ended_click(release, t2, phases);
+        end.complete &= press_complete;
+        Ok(end)
     }
 
     /// A sham watch at the next click's point: watched with no input for as long as nine in
@@ -197,15 +248,15 @@ impl Clicker<'_> {
 
     /// Holds the button after the press at `pressed`: a fixed hold, or a person's (the
     /// press's loop ended, the socket quiet for `settle`, the drawn hold passed, then a
-    /// phase pause: a fixed hold stays exact). Returns
-    /// the press's phase when its loop was waited for.
+    /// phase pause: a fixed hold stays exact). Returns the press's phase when its loop was
+    /// waited for, with the part of its tool time the release waited on.
     async fn hold(
         &self,
         col: &mut Collected,
         from: usize,
         pressed: Instant,
         cost: &mut ToolCost,
-    ) -> Result<Option<Phase>> {
+    ) -> Result<Option<(Phase, Option<f64>)>> {
         let (min_ms, max_ms) = match self.plan.hold {
             Hold::Fixed(h) => {
                 self.cancel.sleep(Duration::from_millis(h)).await;
@@ -214,28 +265,96 @@ impl Clicker<'_> {
             Hold::Person { min_ms, max_ms } => (min_ms, max_ms),
         };
         let person = pressed + self.timing.person_hold(min_ms, max_ms);
-        let press = match (self.loop_event("mousedown"), self.judge.answer) {
+        let (press, quiet) = match (self.loop_event("mousedown"), self.judge.answer) {
             (false, _) => {
-                self.wait_quiet_after(col, from, pressed, cost).await?;
-                None
+                let q = self.wait_quiet_after(col, from, pressed, cost).await?;
+                (None, q.page_ms())
             }
             (true, AnswerRule::Frame) => {
-                Some(self.answered_then_quiet(col, from, pressed, cost).await?)
+                let p = self.answered_then_quiet(col, from, pressed, cost).await?;
+                let q = p.quiet;
+                (Some(p), q)
             }
-            (true, _) => Some(
-                self.wait_loops(col, from, 1, self.plan.settle, pressed, cost)
-                    .await?,
-            ),
+            (true, _) => {
+                let p = self
+                    .wait_loops(col, from, 1, self.plan.settle, pressed, cost)
+                    .await?;
+                let q = p.quiet;
+                (Some(p), q)
+            }
         };
+        // Paced from the moment the page went quiet, not from when the tool learnt it: a
+        // person's release does not wait on the tool's round trip.
+        let ready = self.ready_at(quiet);
+        let pause = self.timing.draw_pause();
         self.cancel
-            .sleep(person.saturating_duration_since(Instant::now()))
+            .sleep_until_exactly(person.max(ready) + pause)
             .await;
-        self.timing.phase_pause().await;
-        Ok(press)
+        let released = Instant::now();
+        Ok(press.map(|p| {
+            let critical = p.zero_cost_end(pressed).and_then(|z| {
+                let went = released.checked_sub(pause)?;
+                Some(ms(went.saturating_duration_since(person.max(z))))
+            });
+            (p, critical)
+        }))
+    }
+
+    /// The wall moment of the page's quiet at page time `quiet`, where the page's clock is
+    /// mapped; else now, when the tool learnt it.
+    fn ready_at(&self, quiet: Option<f64>) -> Instant {
+        let now = Instant::now();
+        let (Some(q), Some(offset)) = (quiet, self.page_clock) else {
+            return now;
+        };
+        let ago_ms = arena_browser::monotonic_ms() - (q + offset);
+        if ago_ms >= 0.0 {
+            now.checked_sub(Duration::from_secs_f64(ago_ms / 1e3))
+                .unwrap_or(now)
+        } else {
+            now + Duration::from_secs_f64(-ago_ms / 1e3)
+        }
+    }
+
+    /// A click's end from its last phase, dispatched at `sent`.
+    fn ended_click(
+        &self,
+        last: Phase,
+        sent: Instant,
+        mut phases: Vec<(PhaseKind, Option<f64>, Option<f64>)>,
+    ) -> ClickEnd {
+        if let Some(p) = phases.last_mut() {
+            p.1 = last.tool_ms;
+        }
+        ClickEnd {
+            complete: last.complete,
+            ready: self.ready_at(last.quiet),
+            zero_cost_end: last.zero_cost_end(sent),
+            phases,
+        }
+    }
+
+    /// The pause between clicks: the plan's interval from the moment the page went quiet
+    /// after the last click. Then books that click's tool cost, its last phase's critical
+    /// part measured against the moment the next input became due.
+    pub async fn between(&self, end: ClickEnd, cost: &mut ToolCost) {
+        self.cancel
+            .sleep_until_exactly(end.ready + self.plan.interval)
+            .await;
+        let mut phases = end.phases;
+        if let (Some(last), Some(z)) = (phases.last_mut(), end.zero_cost_end) {
+            if last.1.is_some() {
+                last.2 = Instant::now()
+                    .checked_sub(self.plan.interval)
+                    .map(|due| ms(due.saturating_duration_since(z)));
+            }
+        }
+        note(cost, &phases);
     }
 
     /// The page oracle's verdict on the input dispatched at `sent`, then the socket's quiet:
-    /// both on the page's word, with no drain.
+    /// both on the page's word, with no drain. The tool's time is taken at the quiet, the
+    /// moment the next input may go.
     async fn answered_then_quiet(
         &self,
         col: &mut Collected,
@@ -243,9 +362,19 @@ impl Clicker<'_> {
         sent: Instant,
         cost: &mut ToolCost,
     ) -> Result<Phase> {
-        let p = self.wait_answer(sent, col, cost).await?;
-        self.wait_quiet_after(col, from, sent, cost).await?;
-        Ok(p)
+        let t_in = self.wait_answer(sent, col, cost).await?;
+        let quiet = self.wait_quiet_after(col, from, sent, cost).await?;
+        Ok(match (t_in, quiet) {
+            (Some(t_in), QuietEnd::At(q)) => Phase {
+                tool_ms: Some(ms(sent.elapsed()) - (q - t_in)),
+                ..Phase::quiet_at(Some(t_in), q)
+            },
+            (Some(_), QuietEnd::Polled(p)) => Phase {
+                complete: true,
+                ..p
+            },
+            _ => Phase::default(),
+        })
     }
 
     /// Waits until the socket has been quiet for `settle` after the press, bounded by the
@@ -256,18 +385,21 @@ impl Clicker<'_> {
         from: usize,
         pressed: Instant,
         cost: &mut ToolCost,
-    ) -> Result<()> {
+    ) -> Result<QuietEnd> {
         let left = (pressed + self.plan.timeout()).saturating_duration_since(Instant::now());
         let quiet = tokio::select! {
             q = self.page.wait_quiet(self.plan.settle, left) => q.map_err(stopped_waiting)?,
-            _ = self.cancel.cancelled() => return Ok(()),
+            _ = self.cancel.cancelled() => return Ok(QuietEnd::Never),
         };
         cost.waits += 1;
-        if quiet == Quiet::Unsupported {
-            self.wait_loops(col, from, 0, self.plan.settle, pressed, cost)
-                .await?;
-        }
-        Ok(())
+        Ok(match quiet {
+            Quiet::At(q) => QuietEnd::At(q),
+            Quiet::TimedOut => QuietEnd::Never,
+            Quiet::Unsupported => QuietEnd::Polled(
+                self.wait_loops(col, from, 0, self.plan.settle, pressed, cost)
+                    .await?,
+            ),
+        })
     }
 
     /// After a `mouseMoved`: drains every `settle` until a drain brings no message (a move
@@ -290,32 +422,26 @@ impl Clicker<'_> {
         Ok(())
     }
 
-    /// Waits for the page oracle's verdict on the press just dispatched, without a drain:
-    /// the press's records are judged with the release's.
+    /// Waits for the page oracle's verdict on the input just dispatched, without a drain:
+    /// the records are judged later. Returns the input's page time when it was answered.
     async fn wait_answer(
         &self,
         dispatched: Instant,
         col: &mut Collected,
         cost: &mut ToolCost,
-    ) -> Result<Phase> {
+    ) -> Result<Option<f64>> {
         let left = (dispatched + self.plan.timeout()).saturating_duration_since(Instant::now());
         let verdict = tokio::select! {
             v = self.page.wait_answer(left) => v.map_err(stopped_waiting)?,
             _ = self.cancel.cancelled() => None,
         };
         cost.waits += 1;
-        if let Some((t_in, Some(t_answer))) = verdict {
-            col.answer_ms.push(t_answer - t_in);
-        }
         Ok(match verdict {
-            Some((t_in, Some(t_answer))) => Phase {
-                complete: true,
-                tool_ms: Some(ms(dispatched.elapsed()) - (t_answer - t_in)),
-            },
-            _ => Phase {
-                complete: false,
-                tool_ms: None,
-            },
+            Some((t_in, Some(t_answer))) => {
+                col.answer_ms.push(t_answer - t_in);
+                Some(t_in)
+            }
+            _ => None,
         })
     }
 
@@ -350,7 +476,7 @@ impl Clicker<'_> {
         let deadline = dispatched + self.plan.timeout();
         let mut complete = expect == 0;
         let mut last_recv = Instant::now();
-        let mut tool_ms = None;
+        let mut ended = Phase::default();
         while Instant::now() < deadline && !self.cancel.is_cancelled() {
             let left = deadline.saturating_duration_since(Instant::now());
             let quiet = tokio::select! {
@@ -379,7 +505,11 @@ impl Clicker<'_> {
             }
             match quiet {
                 Quiet::At(quiet_ms) if complete => {
-                    tool_ms = phase_tool_ms(dispatched.elapsed(), quiet_ms, &col.records[from..]);
+                    let t_in = last_input(&col.records[from..]);
+                    ended = Phase {
+                        tool_ms: t_in.map(|t| ms(dispatched.elapsed()) - (quiet_ms - t)),
+                        ..Phase::quiet_at(t_in, quiet_ms)
+                    };
                     break;
                 }
                 Quiet::TimedOut => break,
@@ -387,7 +517,27 @@ impl Clicker<'_> {
                 _ => {}
             }
         }
-        Ok(Phase { complete, tool_ms })
+        Ok(Phase { complete, ..ended })
+    }
+}
+
+/// How a wait for the socket's quiet ended.
+enum QuietEnd {
+    /// The page said: quiet since this page time.
+    At(f64),
+    /// The page cannot tell; drains polled until it was quiet.
+    Polled(Phase),
+    /// Timed out, or the run was cancelled.
+    Never,
+}
+
+impl QuietEnd {
+    fn page_ms(&self) -> Option<f64> {
+        match self {
+            QuietEnd::At(q) => Some(*q),
+            QuietEnd::Polled(p) => p.quiet,
+            QuietEnd::Never => None,
+        }
     }
 }
 
@@ -402,27 +552,28 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
-/// The tool's time on one phase's critical path: from its dispatch to the end of its last
-/// drain, less the page's own time from the phase's input to the moment it went quiet.
-fn phase_tool_ms(wall: Duration, quiet_ms: f64, records: &[arena_browser::Record]) -> Option<f64> {
-    let t_in = records
+/// The page time of the last trusted input among `records`.
+fn last_input(records: &[arena_browser::Record]) -> Option<f64> {
+    records
         .iter()
         .rev()
         .find(|r| r.kind == RecordKind::Input && r.trusted)
-        .map(|r| r.t_ms)?;
-    Some(ms(wall) - (quiet_ms - t_in))
+        .map(|r| r.t_ms)
 }
 
-/// One click's tool cost: the sum of its phases, when every phase that waited measured it;
-/// and each measured phase on its own.
-fn note(cost: &mut ToolCost, phases: &[(PhaseKind, Option<f64>)]) {
-    for (kind, v) in phases {
+/// One click's tool cost from its phases (kind, the tool's time, the part of it the next
+/// input waited on): each measured phase on its own, and the click's sums when every
+/// phase that waited measured them.
+fn note(cost: &mut ToolCost, phases: &[(PhaseKind, Option<f64>, Option<f64>)]) {
+    for (kind, v, _) in phases {
         if let Some(v) = v {
             cost.phase_ms.push((*kind, *v));
         }
     }
-    let measured: Option<Vec<f64>> = phases.iter().map(|(_, v)| *v).collect();
-    if let Some(v) = measured {
-        cost.critical_ms.push(v.iter().sum());
+    let tool: Option<Vec<f64>> = phases.iter().map(|(_, v, _)| *v).collect();
+    let critical: Option<Vec<f64>> = phases.iter().map(|(_, _, c)| *c).collect();
+    if let (Some(t), Some(c)) = (tool, critical) {
+        cost.tool_ms.push(t.iter().sum());
+        cost.critical_ms.push(c.iter().sum());
     }
 }

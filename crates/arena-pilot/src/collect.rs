@@ -24,13 +24,19 @@ pub struct ToolCost {
     /// Waits for a click's answer: in the page (one pending evaluation each) or, where
     /// the page cannot tell, poll intervals.
     pub waits: u64,
-    /// Per answered click, the tool's own time on the click's critical path, ms: from the
-    /// start of the CDP dispatch to the end of the last drain, less the page's time from
-    /// the first input event to the moment it went quiet. That is input delivery plus
-    /// collecting the answer; CDP time that overlaps the app's own work is not counted.
+    /// Per answered click, the tool's own time, ms: over its phases (press, release; or
+    /// a key), from the start of each CDP dispatch to the moment the tool learnt the page
+    /// had gone quiet, less the page's time from the input event to that quiet. That is
+    /// input delivery plus learning of the answer; CDP time that overlaps the app's own
+    /// work is not counted.
+    pub tool_ms: Vec<f64>,
+    /// Per answered click, the part of `tool_ms` on the click's critical path, ms: the time
+    /// the next input waited on the tool. A press's tool time that a person's hold
+    /// outlasted delayed nothing (the release was due later anyway); a release's delays
+    /// the next click in full.
     pub critical_ms: Vec<f64>,
-    /// The same per phase: a press's and a release's (or a key's) tool time, ms, each
-    /// from the start of its dispatch, and each dispatch's own CDP round trip.
+    /// Each phase's tool time (press, release or key), ms, and each dispatch's own CDP
+    /// round trip.
     pub phase_ms: Vec<(PhaseKind, f64)>,
     pub dispatch_ms: Vec<(PhaseKind, f64)>,
     /// Wall time of the whole run, from target start to folder written, ms.

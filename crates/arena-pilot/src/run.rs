@@ -308,6 +308,7 @@ async fn measure(
         plan,
         cancel,
         judge: g.judge.clone(),
+        page_clock: page.clock_map().await.ok().map(|m| m.offset_ms),
         timing: Timing::new(plan.seed, g.phase_jitter_ms),
     };
     g.phase("clicks");
@@ -363,7 +364,8 @@ async fn click_all(
             )));
         }
         let point = rect.page_fraction(fx, fy);
-        let complete = clicker.click(k, point, &mut g.col, &mut g.cost).await?;
+        let end = clicker.click(k, point, &mut g.col, &mut g.cost).await?;
+        let complete = end.complete;
         g.inputs_dispatched += plan.loops_per_click;
         g.clicks_made += 1;
         if !complete && !cancel.is_cancelled() && target_gone(probe) {
@@ -389,7 +391,7 @@ async fn click_all(
             done,
             of: count,
         });
-        cancel.sleep(plan.interval).await;
+        clicker.between(end, &mut g.cost).await;
     }
     (req.progress)(Progress::ClicksDone { arm });
     g.cost.clicking_ms = start.elapsed().as_secs_f64() * 1e3;
