@@ -2,13 +2,14 @@
 //! names the file (and line) and exits 2.
 
 use std::fs;
-use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use anyhow::{Context, Result};
 use arena_report::Exit;
 
+use crate::bounded::{self, RowBound, TooLong, MAX_RUN_JSON_BYTES};
 use crate::model::{Event, Loop, Outcome, Run, RunMeta, SCHEMA_VERSION};
 use crate::time::rfc3339_utc;
 use crate::validate;
@@ -85,15 +86,21 @@ impl Run {
     /// Loads and validates a run folder. Errors (exit 2) name the file and line: not a
     /// run folder, another schema version, malformed rows, unknown or missing columns,
     /// values that are not finite or out of range, metrics that disagree with their
-    /// times, invariant breaks `run.json` did not record, an empty run.
+    /// times, invariant breaks `run.json` did not record, an empty run. Reading is
+    /// bounded too: a run file that is not a regular file (a device, FIFO or socket) is
+    /// refused before it is opened, a line or row longer than
+    /// [`MAX_LINE_BYTES`](crate::MAX_LINE_BYTES) once that much of it is read, a `run.json`
+    /// larger than [`MAX_RUN_JSON_BYTES`] unread; so no folder makes loading hold more.
     pub fn load(dir: &Path) -> Result<Run> {
         let meta = load_meta(dir)?;
         let loops = load_loops(dir, &meta)?;
         let events = load_events(&dir.join(EVENTS_JSONL), true)?;
         let setup = dir.join(SETUP_EVENTS_JSONL);
-        let setup_events = match setup.is_file() {
-            true => Some(load_events(&setup, true)?),
-            false => None,
+        // Optional, but whatever is there is read: one that is not a regular file is
+        // refused, not taken for absent.
+        let setup_events = match fs::metadata(&setup) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+            _ => Some(load_events(&setup, true)?),
         };
         Ok(Run {
             meta,
@@ -119,8 +126,10 @@ impl Run {
     }
 
     /// True when `dir` holds a `run.json` (cheap test used to expand a folder of runs).
+    /// Any file of that name counts, so one that is not a regular file (a FIFO, a device)
+    /// is refused by name when the run is loaded, not passed over.
     pub fn is_run_folder(dir: &Path) -> bool {
-        dir.join(RUN_JSON).is_file()
+        fs::metadata(dir.join(RUN_JSON)).is_ok_and(|m| !m.is_dir())
     }
 
     /// Run folders inside `dir` (or `dir` itself when it is one), sorted by path.
@@ -173,6 +182,31 @@ pub const LOOP_COLUMNS: [&str; 20] = [
     "reply_frames",
 ];
 
+/// Opens a run file for reading once its metadata (symlinks followed) says it is a regular
+/// file: a directory, device, FIFO or socket is refused unopened, naming what it is (a FIFO
+/// would block the open, `/dev/zero` never end). `cannot` words a failure to stat or open
+/// it (a missing file). Returns the file and its length.
+fn open_run_file(
+    path: &Path,
+    cannot: impl Fn(io::Error) -> anyhow::Error,
+) -> Result<(fs::File, u64)> {
+    let meta = fs::metadata(path).map_err(&cannot)?;
+    if let Some(what) = bounded::not_regular(meta.file_type()) {
+        let link = fs::symlink_metadata(path)
+            .is_ok_and(|m| m.file_type().is_symlink())
+            .then(|| fs::canonicalize(path).ok())
+            .flatten()
+            .map(|to| format!(" (linked to {})", to.display()))
+            .unwrap_or_default();
+        return Err(bad(format!(
+            "{}: {what}{link}, not a regular file: a run file must be one, so it is not read",
+            path.display()
+        )));
+    }
+    let file = fs::File::open(path).map_err(cannot)?;
+    Ok((file, meta.len()))
+}
+
 fn load_meta(dir: &Path) -> Result<RunMeta> {
     if !dir.is_dir() {
         return Err(bad(format!(
@@ -181,12 +215,31 @@ fn load_meta(dir: &Path) -> Result<RunMeta> {
         )));
     }
     let path = dir.join(RUN_JSON);
-    let text = fs::read_to_string(&path).map_err(|e| {
+    let cannot = |e: io::Error| {
         bad(format!(
             "{}: not a run folder (cannot read {RUN_JSON}: {e})",
             dir.display()
         ))
-    })?;
+    };
+    let too_large = || {
+        bad(format!(
+            "{}: larger than {} MiB ({MAX_RUN_JSON_BYTES} bytes), the most a run.json may hold",
+            path.display(),
+            MAX_RUN_JSON_BYTES >> 20
+        ))
+    };
+    let (file, len) = open_run_file(&path, cannot)?;
+    if len > MAX_RUN_JSON_BYTES {
+        return Err(too_large());
+    }
+    // Read through a cap as well: the file may have grown since its length was read.
+    let mut text = String::new();
+    file.take(MAX_RUN_JSON_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(cannot)?;
+    if text.len() as u64 > MAX_RUN_JSON_BYTES {
+        return Err(too_large());
+    }
     let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
         bad(format!(
             "{}: line {}, column {}: not valid JSON: {e}",
@@ -226,7 +279,7 @@ fn load_meta(dir: &Path) -> Result<RunMeta> {
 
 fn load_loops(dir: &Path, meta: &RunMeta) -> Result<Vec<Loop>> {
     let path = dir.join(LOOPS_CSV);
-    let file = fs::File::open(&path).map_err(|e| {
+    let (file, _) = open_run_file(&path, |e| {
         bad(format!(
             "{}: not a run folder (cannot read {LOOPS_CSV}: {e})",
             dir.display()
@@ -235,8 +288,17 @@ fn load_loops(dir: &Path, meta: &RunMeta) -> Result<Vec<Loop>> {
     let at = |line: u64, msg: &dyn std::fmt::Display| {
         bad(format!("{}: line {line}: {msg}", path.display()))
     };
-    let mut rdr = csv::Reader::from_reader(BufReader::new(file));
-    let headers = rdr.headers().map_err(|e| at(1, &e))?.clone();
+    // A row past the bound stops the reading with the line it starts on (the csv error
+    // itself has no position for a failed read).
+    let csv_at = |line: u64, e: &csv::Error| match e.kind() {
+        csv::ErrorKind::Io(io) => match TooLong::of(io) {
+            Some(long) => at(long.line, long),
+            None => at(line, e),
+        },
+        _ => at(line, e),
+    };
+    let mut rdr = csv::Reader::from_reader(RowBound::new(file));
+    let headers = rdr.headers().map_err(|e| csv_at(1, &e))?.clone();
     let names: Vec<&str> = headers.iter().collect();
     let header = validate::check_header(&names).map_err(|e| at(1, &e))?;
     let mut loops = Vec::new();
@@ -245,7 +307,7 @@ fn load_loops(dir: &Path, meta: &RunMeta) -> Result<Vec<Loop>> {
     loop {
         let more = rdr.read_record(&mut rec).map_err(|e| {
             let line = e.position().map(|p| p.line()).unwrap_or(0);
-            at(line, &e)
+            csv_at(line, &e)
         })?;
         if !more {
             break;
@@ -333,9 +395,10 @@ fn check_counts(
 
 /// Reads `events.jsonl` (or `setup_events.jsonl`) line by line and checks each record (JSON shape, a known kind, a
 /// finite time, sequence order); `keep` decides whether the records are returned or only
-/// checked (tables never need them, and a line buffer is all that checking holds).
+/// checked (tables never need them, and a line buffer is all that checking holds: a line
+/// longer than [`bounded::MAX_LINE_BYTES`] is refused at the bound).
 fn load_events(path: &Path, keep: bool) -> Result<Vec<Event>> {
-    let file = fs::File::open(path).map_err(|e| {
+    let (file, _) = open_run_file(path, |e| {
         bad(format!(
             "{}: not a run folder (cannot read it: {e})",
             path.display()
@@ -348,7 +411,7 @@ fn load_events(path: &Path, keep: bool) -> Result<Vec<Event>> {
     for n in 1u64.. {
         buf.clear();
         let at = |msg: &dyn std::fmt::Display| bad(format!("{}: line {n}: {msg}", path.display()));
-        if r.read_until(b'\n', &mut buf).map_err(|e| at(&e))? == 0 {
+        if bounded::read_line(&mut r, &mut buf, n).map_err(|e| at(&e))? == 0 {
             break;
         }
         if buf.iter().all(u8::is_ascii_whitespace) {

@@ -8,8 +8,11 @@
 //! and exits 2 (via [`arena_report::Exit`]): the files' shape, and past it every value
 //! finite and in range, the `loops.csv` header, metrics that agree with their times, the
 //! loop invariant against what `run.json` recorded; [`check_distinct`] refuses a run
-//! given twice.
+//! given twice. Loading holds at most about [`MAX_LINE_BYTES`] of a line or row, and
+//! [`MAX_RUN_JSON_BYTES`] of `run.json`, and refuses a device, FIFO or socket in a run
+//! file's place unread.
 
+mod bounded;
 mod cpu;
 mod folder;
 mod model;
@@ -17,6 +20,7 @@ mod startup;
 mod time;
 mod validate;
 
+pub use bounded::{MAX_LINE_BYTES, MAX_RUN_JSON_BYTES};
 pub use cpu::{CpuPhase, CpuProcess, RunCpu};
 pub use folder::{
     default_run_dir, EVENTS_JSONL, LOOPS_CSV, LOOP_COLUMNS, RUN_JSON, SETUP_EVENTS_JSONL,

@@ -607,3 +607,189 @@ fn a_runs_trace_figures_load_and_bad_ones_are_refused() {
         ],
     );
 }
+
+// Bounded reading: a run file that is not a regular file is refused before it is opened,
+// and no line, row or run.json is held past its bound.
+
+/// Runs both loaders on `dir`, each on a thread given `LIMIT` to return, and returns the
+/// refusal they share (exit 2) with the longer time taken. A loader that has not returned
+/// by then is blocked on a FIFO or reading an endless file, and would go on reading (and
+/// holding) it after the test failed: the test process is ended instead.
+fn refused_within_limit(dir: &Path) -> (String, std::time::Duration) {
+    use std::io::Write;
+    use std::sync::mpsc;
+    use std::time::{Duration, Instant};
+    const LIMIT: Duration = Duration::from_secs(1);
+    let mut msgs = Vec::new();
+    let mut took = Duration::ZERO;
+    for (name, load) in [
+        ("Run::load", Run::load as fn(&Path) -> anyhow::Result<Run>),
+        ("Run::load_loops_only", Run::load_loops_only),
+    ] {
+        let (tx, rx) = mpsc::channel();
+        let d = dir.to_path_buf();
+        let start = Instant::now();
+        std::thread::spawn(move || tx.send(load(&d).map(drop)));
+        let err = match rx.recv_timeout(LIMIT) {
+            Ok(res) => res.expect_err("loading must fail"),
+            Err(mpsc::RecvTimeoutError::Disconnected) => panic!("{name} panicked"),
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                // Past the harness's capture, which exiting would lose.
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "{name}({}) did not return within {LIMIT:?}: ending the test process",
+                    dir.display()
+                );
+                std::process::exit(1);
+            }
+        };
+        took = took.max(start.elapsed());
+        assert_eq!(exit_kind(&err), Some(ExitKind::BadInput), "{err:#}");
+        msgs.push(format!("{err:#}"));
+    }
+    assert_eq!(msgs[0], msgs[1], "both loaders refuse alike");
+    assert!(took < LIMIT);
+    (msgs.swap_remove(0), took)
+}
+
+fn replace_with_link(path: &Path, target: &Path) {
+    fs::remove_file(path).unwrap();
+    std::os::unix::fs::symlink(target, path).unwrap();
+}
+
+fn replace_with_fifo(path: &Path) {
+    fs::remove_file(path).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(made.success(), "mkfifo {}", path.display());
+}
+
+#[test]
+fn events_linked_to_dev_zero_are_refused_unread() {
+    let tmp = written(&sample_run());
+    let events = tmp.path().join(EVENTS_JSONL);
+    replace_with_link(&events, Path::new("/dev/zero"));
+    let (msg, took) = refused_within_limit(tmp.path());
+    assert!(
+        msg.contains(&format!(
+            "{}: a character device (linked to /dev/zero), not a regular file",
+            events.display()
+        )),
+        "{msg}"
+    );
+    eprintln!("refused in {took:?}: {msg}");
+}
+
+#[test]
+fn loops_linked_to_dev_zero_are_refused_unread() {
+    let tmp = written(&sample_run());
+    let loops = tmp.path().join(LOOPS_CSV);
+    replace_with_link(&loops, Path::new("/dev/zero"));
+    let (msg, _) = refused_within_limit(tmp.path());
+    assert!(
+        msg.contains(&format!("{}: a character device", loops.display())),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_fifo_is_refused_without_waiting_for_a_writer() {
+    // Opening a FIFO for reading blocks until something opens it for writing.
+    for name in [EVENTS_JSONL, LOOPS_CSV, RUN_JSON] {
+        let tmp = written(&sample_run());
+        replace_with_fifo(&tmp.path().join(name));
+        // A run.json that is not a regular file still marks a run folder.
+        assert_eq!(Run::find_all(tmp.path()).unwrap(), vec![tmp.path()]);
+        let (msg, _) = refused_within_limit(tmp.path());
+        assert!(
+            msg.contains(&format!("{name}: a FIFO (named pipe), not a regular file")),
+            "{msg}"
+        );
+    }
+    // The optional setup_events.jsonl as a FIFO is refused, not taken for absent.
+    let tmp = written(&sample_run());
+    let setup = tmp.path().join(SETUP_EVENTS_JSONL);
+    fs::write(&setup, "").unwrap();
+    replace_with_fifo(&setup);
+    let msg = assert_bad_input(tmp.path(), "setup_events.jsonl: a FIFO (named pipe)");
+    assert!(!msg.contains("line"), "{msg}");
+}
+
+#[test]
+fn a_line_past_the_bound_is_refused_at_the_bound() {
+    assert_eq!(MAX_LINE_BYTES, 1 << 20);
+    // 3 MiB of NULs and no newline: refused once the first 1 MiB is read.
+    let tmp = written(&sample_run());
+    fs::write(tmp.path().join(EVENTS_JSONL), vec![0u8; 3 << 20]).unwrap();
+    let (msg, _) = refused_within_limit(tmp.path());
+    assert!(
+        msg.contains("events.jsonl: line 1: a line longer than 1 MiB (1048576 bytes)"),
+        "{msg}"
+    );
+    // The same after good lines names the line it is on.
+    let tmp = written(&sample_run());
+    let path = tmp.path().join(EVENTS_JSONL);
+    let mut text = fs::read(&path).unwrap();
+    text.extend(vec![b' '; 3 << 20]);
+    fs::write(&path, text).unwrap();
+    let (msg, _) = refused_within_limit(tmp.path());
+    assert!(
+        msg.contains("events.jsonl: line 2: a line longer than 1 MiB"),
+        "{msg}"
+    );
+    // A loops.csv row likewise, named by the line it starts on.
+    let tmp = written(&sample_run());
+    let path = tmp.path().join(LOOPS_CSV);
+    let text = fs::read_to_string(&path).unwrap();
+    let (header, rows) = text.split_once('\n').unwrap();
+    let long = "x".repeat(3 << 20);
+    fs::write(&path, format!("{header}\n{long},{rows}")).unwrap();
+    let (msg, _) = refused_within_limit(tmp.path());
+    assert!(
+        msg.contains("loops.csv: line 2: a row longer than 1 MiB (1048576 bytes)"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_run_json_past_its_cap_is_refused_unread() {
+    assert_eq!(MAX_RUN_JSON_BYTES, 64 << 20);
+    let tmp = written(&sample_run());
+    let path = tmp.path().join(RUN_JSON);
+    // Sparse: the length is what is checked, before a byte is read.
+    fs::File::create(&path)
+        .unwrap()
+        .set_len(MAX_RUN_JSON_BYTES + 1)
+        .unwrap();
+    let (msg, _) = refused_within_limit(tmp.path());
+    assert!(
+        msg.contains(&format!(
+            "{}: larger than 64 MiB (67108864 bytes)",
+            path.display()
+        )),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_run_of_linked_files_and_lines_at_the_bound_loads() {
+    // Links to regular files are read through; a line of exactly the bound is read.
+    let mut run = sample_run();
+    let line = serde_json::to_string(&run.events[0]).unwrap();
+    run.events[0].event = "x".repeat(MAX_LINE_BYTES - line.len());
+    let elsewhere = written(&run);
+    let tmp = tempfile::tempdir().unwrap();
+    for name in [RUN_JSON, LOOPS_CSV, EVENTS_JSONL] {
+        std::os::unix::fs::symlink(elsewhere.path().join(name), tmp.path().join(name)).unwrap();
+    }
+    let events = fs::read(tmp.path().join(EVENTS_JSONL)).unwrap();
+    assert_eq!(
+        events.len(),
+        MAX_LINE_BYTES + 1,
+        "one line of the bound and its newline"
+    );
+    assert_eq!(Run::load(tmp.path()).unwrap(), run);
+    assert_eq!(Run::load_loops_only(tmp.path()).unwrap().loops, run.loops);
+}
