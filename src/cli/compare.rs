@@ -11,6 +11,8 @@ use arena_report::{Exit, Format};
 use arena_run::Run;
 use arena_stats::{BootstrapOptions, NoiseRule, SmallSamples};
 
+use super::common::outputs::{refuse_overwrite, Output};
+
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub enum ByArg {
     /// One column per run: `<arm>, run N`.
@@ -173,7 +175,8 @@ pub struct CompareArgs {
     /// `--sample`); in JSON, as `cpu`, one entry a run.
     #[arg(long)]
     pub cpu: bool,
-    /// Also write the latency plots (latency.svg, latency.png) into DIR.
+    /// Also write the latency plots (latency.svg, latency.png) into DIR; not into a run
+    /// folder given (exit 2).
     #[arg(long, value_name = "DIR")]
     pub plot: Option<PathBuf>,
     /// Instead of the comparison: each run's frame table (frames, total, p50/p90/p99
@@ -232,12 +235,20 @@ pub fn compare_options(
     })
 }
 
+/// What `--plot DIR` writes into DIR.
+const PLOTS: [&str; 2] = ["latency.svg", "latency.png"];
+
 pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
     if a.frames {
         return frames(&a);
     }
     let opts = compare_options(a.by, a.baseline, &a.metrics, &a.stats, &a.split)?;
     let metrics = opts.metrics.clone();
+    if let Some(dir) = &a.plot {
+        let plots = PLOTS.map(|name| dir.join(name));
+        let outputs = plots.each_ref().map(|p| Output::file("--plot", p));
+        refuse_overwrite(a.runs.iter().map(|p| p.as_path()), &outputs)?;
+    }
     let runs = load_runs(&a.runs)?;
     let mixed = a.stats.refuse_mixed("compare", &runs)?;
     let mut cmp = compare(&runs, &opts)?;
@@ -265,7 +276,7 @@ pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
         std::fs::create_dir_all(&dir)
             .map_err(|e| Exit::bad_input(format!("{}: {e}", dir.display())))?;
         let metric = metrics.first().copied().unwrap_or(Metric::InputToPaint);
-        for name in ["latency.svg", "latency.png"] {
+        for name in PLOTS {
             let out = dir.join(name);
             arena_compare::plot::plot(&runs, metric, &out)?;
             eprintln!("wrote {}", out.display());

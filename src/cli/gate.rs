@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use arena_compare::{gate, load_runs, GateLimit, GateOptions};
 use arena_report::{Exit, Format};
 
+use super::common::outputs::{refuse_overwrite, Output};
 use super::compare::StatsArgs;
 
 #[derive(Debug, clap::Args)]
@@ -32,7 +33,8 @@ pub struct GateArgs {
     #[arg(long)]
     pub allow_underpowered: bool,
     /// Also write the result as Markdown to FILE (and it is appended to
-    /// $GITHUB_STEP_SUMMARY when that is set).
+    /// $GITHUB_STEP_SUMMARY when that is set). Neither may be a file the gate reads nor lie
+    /// inside a run folder given (exit 2).
     #[arg(long, value_name = "FILE")]
     pub summary: Option<PathBuf>,
     #[arg(long, value_enum, default_value_t = Format::Table)]
@@ -43,6 +45,21 @@ pub struct GateArgs {
 
 pub fn run(a: GateArgs) -> anyhow::Result<ExitCode> {
     let (verdict, checks) = a.stats.options()?;
+    let step_summary = std::env::var_os("GITHUB_STEP_SUMMARY")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from);
+    let outputs: Vec<Output> = a
+        .summary
+        .iter()
+        .map(|p| Output::file("--summary", p))
+        .chain(
+            step_summary
+                .iter()
+                .map(|p| Output::file("$GITHUB_STEP_SUMMARY", p)),
+        )
+        .collect();
+    let inputs = a.baseline.iter().chain(&a.candidate).map(|p| p.as_path());
+    refuse_overwrite(inputs, &outputs)?;
     let limits = a
         .max
         .iter()
@@ -73,8 +90,7 @@ pub fn run(a: GateArgs) -> anyhow::Result<ExitCode> {
             Exit::bad_input(format!("{}: writing the summary: {e}", path.display()))
         })?;
     }
-    if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
-        let path = PathBuf::from(path);
+    if let Some(path) = step_summary {
         std::fs::OpenOptions::new()
             .create(true)
             .append(true)

@@ -4,11 +4,31 @@
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
+use arena_logs::cli::LogsKind;
+
+use super::common::outputs::{refuse_overwrite, Output};
 use super::common::progress::{plain_total, Mode, Reporter};
 
 pub use arena_logs::cli::LogsArgs;
 
 pub fn run(args: LogsArgs) -> anyhow::Result<ExitCode> {
+    // `classload --plot` and `profile --flamegraph` never land on a log they read (nor on
+    // the rules file); `-` is stdin, not a file.
+    let (output, rules) = match &args.kind {
+        LogsKind::Classload(a) => (a.plot.as_ref().map(|p| Output::file("--plot", p)), None),
+        LogsKind::Profile(a) => (
+            a.flamegraph
+                .as_ref()
+                .map(|p| Output::file("--flamegraph", p)),
+            a.rules.as_deref(),
+        ),
+        LogsKind::Stats(_) | LogsKind::Gc(_) => (None, None),
+    };
+    if let Some(out) = output {
+        let logs = args.files().iter().map(|p| p.as_path());
+        let inputs = logs.chain(rules).filter(|p| p.as_os_str() != "-");
+        refuse_overwrite(inputs, &[out])?;
+    }
     // A long read shows a bar of bytes on a terminal (quiet elsewhere: the tables are the
     // record).
     let reporter = Reporter::new(match std::io::stderr().is_terminal() {

@@ -6,10 +6,11 @@ use std::process::ExitCode;
 use anyhow::Result;
 use arena_compare::{arm_json, arm_table};
 use arena_pilot::{block_on, run_one, OutDir, Plan, RunRequest};
-use arena_report::Format;
+use arena_report::{Exit, Format};
 use clap::Args as ClapArgs;
 
 use super::args::{RunArgs, TargetArgs};
+use super::common::outputs::{is_run_folder, refuse_overwrite, Output, Replacement};
 use super::common::progress::{Mode, Reporter};
 
 /// Drive the target with trusted clicks and measure each click's loop on the page's clock.
@@ -17,23 +18,53 @@ use super::common::progress::{Mode, Reporter};
 pub struct Args {
     #[command(flatten)]
     pub target: TargetArgs,
-    /// The run folder to write (default: reports/<UTC start>-<arm>).
+    /// The run folder to write (default: reports/<UTC start>-<arm>). A folder that already
+    /// holds a run (run.json, loops.csv or events.jsonl) is refused (exit 2) unless
+    /// `--force`.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// With `--out DIR` onto an existing run: replace the whole folder, so none of the old
+    /// run's files (wire.pcap, trace.json, ...) stay beside the new. The run is written
+    /// into a hidden sibling (.DIR.tmp-<pid>) and swapped in only once written, so a crash
+    /// leaves the old run or the new one, never a mix.
+    #[arg(long, requires = "out")]
+    pub force: bool,
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
     #[command(flatten)]
     pub run: RunArgs,
 }
 
+/// Where the run goes: `--out` checked first (before any browser or target starts),
+/// staged beside the old run when `--force` replaces one.
+fn out_dir(args: &Args) -> Result<(OutDir, Option<Replacement>)> {
+    let Some(dir) = &args.out else {
+        return Ok((OutDir::Under(PathBuf::from("reports")), None));
+    };
+    refuse_overwrite(
+        args.target.pilot.as_deref(),
+        &[Output::folder("--out", dir)],
+    )?;
+    if !(dir.is_dir() && is_run_folder(dir)) {
+        return Ok((OutDir::Exactly(dir.clone()), None));
+    }
+    if !args.force {
+        return Err(Exit::bad_input(format!(
+            "--out {}: the folder already holds a run; give --force to replace it whole, or \
+             another --out",
+            dir.display()
+        ))
+        .into());
+    }
+    let r = Replacement::stage(dir)?;
+    Ok((OutDir::Exactly(r.staging().to_path_buf()), Some(r)))
+}
+
 pub fn run(args: Args) -> Result<ExitCode> {
+    let (out, replacing) = out_dir(&args)?;
     let pilot = args.target.load()?;
     let overrides = args.run.overrides(args.target.url.clone())?;
     let plan = Plan::for_arm(&pilot, args.target.arm.as_deref(), &overrides)?;
-    let out = match &args.out {
-        Some(d) => OutDir::Exactly(d.clone()),
-        None => OutDir::Under(PathBuf::from("reports")),
-    };
     let reporter = Reporter::new(Mode::detect(args.run.chromium.quiet));
     let show = |p: arena_pilot::Progress<'_>| reporter.pilot(p);
     let split = args.run.split.clone();
@@ -45,7 +76,19 @@ pub fn run(args: Args) -> Result<ExitCode> {
             cancel: &cancel,
         };
         run_one(&args.run.browser(), req).await
-    })?;
+    });
+    // A written run (partial ones too) replaces the old; a run that wrote none leaves it.
+    let outcome = match (outcome, replacing) {
+        (Ok(mut o), Some(r)) => {
+            o.dir = r.commit()?;
+            o
+        }
+        (Err(e), Some(r)) => {
+            r.abandon();
+            return Err(e);
+        }
+        (res, None) => res?,
+    };
     if args.format == Format::Json {
         let v = arm_json(&outcome.run, Some(&outcome.dir));
         print!("{}", arena_report::json::to_text(&v));
@@ -105,6 +148,17 @@ mod tests {
                 assert!(Cli::try_parse_from(args("1")).is_ok(), "{cmd:?} {flag}");
             }
         }
+    }
+
+    #[test]
+    fn force_is_accepted_with_out_only() {
+        let parse = |a: &[&str]| Cli::try_parse_from([&["arena-perf", "pilot"], a].concat());
+        match parse(&["--out", "runs/a", "--force"]).unwrap().command {
+            crate::cli::Command::Pilot(p) => assert!(p.force),
+            other => panic!("{other:?}"),
+        }
+        let e = parse(&["--force"]).unwrap_err();
+        assert_eq!(e.kind(), clap::error::ErrorKind::MissingRequiredArgument);
     }
 
     #[test]

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use arena_compare::{load_runs, Metric};
 
+use super::common::outputs::{refuse_overwrite, Output};
 use super::compare::parse_metrics;
 
 #[derive(Debug, clap::Args)]
@@ -12,7 +13,8 @@ pub struct PlotArgs {
     /// Run folders, or folders holding run folders.
     #[arg(required = true, value_name = "RUN_OR_DIR")]
     pub runs: Vec<PathBuf>,
-    /// Output file; `.svg` or `.png` chooses the format.
+    /// Output file; `.svg` or `.png` chooses the format. It may not lie inside a run folder
+    /// given (exit 2).
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
     /// Loop metric plotted.
@@ -25,6 +27,10 @@ pub fn run(a: PlotArgs) -> anyhow::Result<ExitCode> {
         .first()
         .copied()
         .unwrap_or(Metric::InputToPaint);
+    refuse_overwrite(
+        a.runs.iter().map(|p| p.as_path()),
+        &[Output::file("--out", &a.out)],
+    )?;
     let runs = load_runs(&a.runs)?;
     let info = arena_compare::plot::plot(&runs, metric, &a.out)?;
     println!(

@@ -9,6 +9,7 @@ use anyhow::Context;
 use arena_compare::{compare, load_runs, report_html, Metric, ReportOptions};
 use arena_report::Exit;
 
+use super::common::outputs::{refuse_overwrite, Output};
 use super::compare::{compare_options, warn_comparison, ByArg, SplitArgs, StatsArgs};
 
 #[derive(Debug, clap::Args)]
@@ -23,7 +24,8 @@ pub struct ReportArgs {
     /// Run folders, or folders holding run folders (as for `compare`).
     #[arg(required = true, value_name = "RUN_OR_DIR")]
     pub runs: Vec<PathBuf>,
-    /// The HTML file to write; its folder must exist.
+    /// The HTML file to write; its folder must exist, and it may not be a file the command
+    /// reads nor lie inside a run folder given (exit 2).
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
     /// Arm (or column, e.g. "stock, run 2") the others are compared against; the first
@@ -50,9 +52,12 @@ pub fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
     let opts = compare_options(a.by, a.baseline.clone(), &a.metrics, &a.stats, &a.split)?;
     let (metrics, verdict, checks) = (opts.metrics.clone(), opts.verdict, opts.checks);
     check_parent(&a.out, "--out")?;
+    let mut outputs = vec![Output::file("--out", &a.out)];
     if let Some(png) = &a.screenshot {
         check_parent(png, "--screenshot")?;
+        outputs.push(Output::file("--screenshot", png));
     }
+    refuse_overwrite(a.runs.iter().map(|p| p.as_path()), &outputs)?;
     let runs = load_runs(&a.runs)?;
     let mixed = a.stats.refuse_mixed("report", &runs)?;
     let mut cmp = compare(&runs, &opts)?;
