@@ -180,8 +180,8 @@ fn main() -> anyhow::Result<()> {
         println!("medians over the clicks of each arm; drains and waits are per click.");
         println!("click CDP: mousePressed, then mouseReleased after the press's loop ended, each until answered;");
         println!("  Chromium answers after the renderer handled them, so this overlaps the app's own work.");
-        println!("tool/click (target < 5 ms): the tool's time on each answered click's critical path = per input,");
-        println!("  dispatch start to last drain end, less the page's input-to-quiet time; n = clicks it covers.");
+        println!("tool/click (target < 5 ms): the tool's time on each answered click's critical path: how much later");
+        println!("  each next input went than a tool that cost nothing would have sent it; n = clicks it covers.");
         let record_ns = record_cost_ns(&browser, &pilot).await?;
         println!();
         println!("{:<34} {:>30} {:>8} {:>4}", "target", "measured", "goal", "met");
