@@ -9,6 +9,7 @@ use arena_pilot::{
 };
 
 use super::common::progress::{Mode, Reporter};
+use super::common::ranges;
 use arena_report::Exit;
 use arena_run::Run;
 use clap::Args as ClapArgs;
@@ -17,18 +18,19 @@ use clap::Args as ClapArgs;
 #[derive(Debug, Clone, ClapArgs)]
 pub struct RunArgs {
     /// Clicks per run (default: the pilot file's `clicks.count`, 156 for the fixture).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N",
+          value_parser = ranges::positive_u64, allow_negative_numbers = true)]
     pub clicks: Option<u64>,
     /// Pause after each click's loops complete, ms (default: `pacing.interval_ms`).
-    #[arg(long, value_name = "MS")]
+    #[arg(long, value_name = "MS", value_parser = ranges::ms_0_day, allow_negative_numbers = true)]
     pub interval: Option<u64>,
     /// Per-click timeout, ms: a loop not answered within it is counted unanswered and the
     /// run moves on (default: `pacing.timeout_ms`).
-    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "MS", value_parser = ranges::ms_1_day, allow_negative_numbers = true)]
     pub timeout: Option<u64>,
     /// After a click's loops paint, wait for this many ms without a WebSocket message
     /// before the next click (default: `pacing.settle_ms`).
-    #[arg(long, value_name = "MS")]
+    #[arg(long, value_name = "MS", value_parser = ranges::ms_0_day, allow_negative_numbers = true)]
     pub settle: Option<u64>,
     /// The first N clicks of each page are cold: reported apart from the warm figures.
     #[arg(long, value_name = "N")]
@@ -40,7 +42,8 @@ pub struct RunArgs {
     #[arg(long = "knob", value_name = "NAME=VALUE")]
     pub knobs: Vec<String>,
     /// Recorder ring buffer capacity in records (default: the pilot file's, 65536).
-    #[arg(long, value_name = "RECORDS", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "RECORDS",
+          value_parser = ranges::positive_u32, allow_negative_numbers = true)]
     pub capacity: Option<u32>,
     #[command(flatten)]
     pub chromium: BrowserArgs,
@@ -74,7 +77,8 @@ pub struct RunArgs {
     /// Leave the page alone for SECONDS after setup and the clear, before the clicks, and
     /// record what the target sends with no input (frames, bytes, B/s, gaps, runs of
     /// near-identical frames); printed after the run's tables, kept in run.json's `idle`.
-    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
+    #[arg(long, value_name = "SECONDS",
+          value_parser = ranges::seconds, allow_negative_numbers = true)]
     pub idle: Option<std::time::Duration>,
     /// Sample a process's CPU beside each run (repeatable): a PID, or a NAME that matches
     /// running processes by name or by their command's file name (each with its children).
@@ -83,16 +87,6 @@ pub struct RunArgs {
     /// not running is exit 2, before the browser starts.
     #[arg(long, value_name = "PID|NAME")]
     pub sample: Vec<String>,
-}
-
-/// A window length in seconds: positive, finite, at most a day.
-pub fn parse_seconds(text: &str) -> Result<std::time::Duration, String> {
-    match text.trim().parse::<f64>() {
-        Ok(s) if s > 0.0 && s <= 86_400.0 => Ok(std::time::Duration::from_secs_f64(s)),
-        _ => Err(format!(
-            "`{text}`: a number of seconds above 0 and at most 86400"
-        )),
-    }
 }
 
 impl RunArgs {
@@ -221,7 +215,8 @@ impl RunArgs {
 pub struct SeriesArgs {
     /// Rounds: each round runs every arm once, in the order given (demo: stock, lazy-png;
     /// verify: direct, delayed).
-    #[arg(long, value_name = "R", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "R", default_value_t = 2,
+          value_parser = ranges::positive_u32, allow_negative_numbers = true)]
     pub rounds: u32,
     /// Folder the run folders are written under.
     #[arg(long, value_name = "DIR", default_value = "reports")]

@@ -12,6 +12,7 @@ use arena_run::Run;
 use arena_stats::{BootstrapOptions, NoiseRule, SmallSamples};
 
 use super::common::outputs::{refuse_overwrite, Output};
+use super::common::ranges;
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub enum ByArg {
@@ -26,13 +27,16 @@ pub enum ByArg {
 pub struct StatsArgs {
     /// Significance level: a difference with p >= ALPHA is noise (`~`); intervals are at
     /// 1 - ALPHA.
-    #[arg(long, default_value_t = 0.05, value_name = "A")]
+    #[arg(long, default_value_t = 0.05, value_name = "A",
+          value_parser = ranges::alpha_open_0_1, allow_negative_numbers = true)]
     pub alpha: f64,
-    /// Smallest change, in percent, ever called real.
-    #[arg(long, default_value_t = 2.0, value_name = "PCT")]
+    /// Smallest change, in percent, ever called real (0 to 100).
+    #[arg(long, default_value_t = 2.0, value_name = "PCT",
+          value_parser = ranges::pct_0_100, allow_negative_numbers = true)]
     pub noise_bar: f64,
-    /// Bootstrap resamples per interval.
-    #[arg(long, default_value_t = 2000, value_name = "N")]
+    /// Bootstrap resamples per interval (100 to 1000000).
+    #[arg(long, default_value_t = 2000, value_name = "N",
+          value_parser = ranges::resamples, allow_negative_numbers = true)]
     pub resamples: usize,
     /// Bootstrap seed: same runs and seed, same intervals.
     #[arg(long, default_value_t = BootstrapOptions::default().seed, value_name = "N")]
@@ -41,8 +45,9 @@ pub struct StatsArgs {
     #[arg(long)]
     pub include_cold: bool,
     /// An arm whose share of answered replies of at least its target's `idle_reply_bytes`
-    /// (4 KB by default) is below this looks idle (warned about).
-    #[arg(long, default_value_t = arena_run::IDLE_SHARE, value_name = "SHARE")]
+    /// (4 KB by default) is below this looks idle (warned about); 0 to 1.
+    #[arg(long, default_value_t = arena_run::IDLE_SHARE, value_name = "SHARE",
+          value_parser = ranges::share_0_1, allow_negative_numbers = true)]
     pub idle_share: f64,
     /// Compare runs that were not measured alike: another answer oracle or its parameters,
     /// socket source, answer window (timeout), pilot file, Chromium major version or link.
@@ -53,17 +58,8 @@ pub struct StatsArgs {
 }
 
 impl StatsArgs {
+    /// The rule and checks of these flags; their ranges were checked as clap parsed them.
     pub fn options(&self) -> anyhow::Result<(NoiseRule, CheckOptions)> {
-        if !(self.alpha > 0.0 && self.alpha < 1.0) {
-            return Err(
-                Exit::bad_input(format!("--alpha {}: must be in (0, 1)", self.alpha)).into(),
-            );
-        }
-        if self.resamples < 100 {
-            return Err(
-                Exit::bad_input(format!("--resamples {}: at least 100", self.resamples)).into(),
-            );
-        }
         let bootstrap = BootstrapOptions {
             resamples: self.resamples,
             seed: self.seed,
@@ -184,8 +180,9 @@ pub struct CompareArgs {
     /// clear) side by side, with wire figures when captured.
     #[arg(long)]
     pub frames: bool,
-    /// With --frames: the gap, ms, that ends a first-paint burst.
-    #[arg(long, value_name = "MS", default_value_t = arena_compare::frames::BURST_GAP_MS)]
+    /// With --frames: the gap, ms, that ends a first-paint burst (above 0).
+    #[arg(long, value_name = "MS", default_value_t = arena_compare::frames::BURST_GAP_MS,
+          value_parser = ranges::positive_f64, allow_negative_numbers = true)]
     pub burst_gap: f64,
     #[command(flatten)]
     pub stats: StatsArgs,
@@ -196,11 +193,6 @@ pub struct CompareArgs {
 /// `compare --frames`: the frame table of every run given.
 fn frames(a: &CompareArgs) -> anyhow::Result<ExitCode> {
     use arena_compare::frames::{frames_json, frames_table, run_sources};
-    if !(a.burst_gap.is_finite() && a.burst_gap > 0.0) {
-        return Err(
-            Exit::bad_input(format!("--burst-gap {}: must be above 0", a.burst_gap)).into(),
-        );
-    }
     let sources = run_sources(&arena_compare::load_runs_with_events(&a.runs)?);
     match a.format {
         Format::Json => print!(

@@ -13,6 +13,7 @@ use arena_matrix::{run_matrix, MatrixOptions, MatrixResult, MatrixSpec, RunResul
 use arena_report::{Exit, ExitKind, Format, Table};
 
 use super::common::progress::{Mode, Reporter};
+use super::common::ranges;
 use clap::{Args, ValueEnum};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -31,14 +32,15 @@ pub struct MatrixArgs {
     /// Run only this case or arm (repeatable); the baseline arm always runs.
     #[arg(long, value_name = "CASE|ARM")]
     pub only: Vec<String>,
-    /// Repeats per cell, overriding the file.
-    #[arg(long)]
+    /// Repeats per cell, overriding the file (1 or more).
+    #[arg(long, value_parser = ranges::positive_u32, allow_negative_numbers = true)]
     pub repeats: Option<u32>,
     /// What a cell shows of its repeats, overriding the file.
     #[arg(long, value_enum)]
     pub stat: Option<StatArg>,
-    /// Changes under this percent read `~`, overriding the file (default 2).
-    #[arg(long, value_name = "PCT")]
+    /// Changes under this percent read `~`, overriding the file (default 2; 0 to 100).
+    #[arg(long, value_name = "PCT",
+          value_parser = ranges::pct_0_100, allow_negative_numbers = true)]
     pub noise_pct: Option<f64>,
     /// Shuffle the order within each round with this seed, overriding the file.
     #[arg(long)]
@@ -94,9 +96,6 @@ pub fn run(a: MatrixArgs) -> Result<ExitCode> {
 fn apply_flags(a: &MatrixArgs, spec: &mut MatrixSpec) -> Result<()> {
     spec.restrict(&a.only)?;
     if let Some(r) = a.repeats {
-        if r == 0 {
-            return Err(Exit::bad_input("--repeats must be at least 1").into());
-        }
         spec.repeats = r;
     }
     if let Some(s) = a.stat {
@@ -106,9 +105,6 @@ fn apply_flags(a: &MatrixArgs, spec: &mut MatrixSpec) -> Result<()> {
         };
     }
     if let Some(p) = a.noise_pct {
-        if !(p >= 0.0 && p.is_finite()) {
-            return Err(Exit::bad_input("--noise-pct must be a percentage >= 0").into());
-        }
         spec.noise_pct = p;
     }
     if a.seed.is_some() {

@@ -13,6 +13,7 @@ use arena_report::{Exit, Format};
 use clap::Args as ClapArgs;
 
 use super::common::progress::{Mode, Reporter};
+use super::common::ranges;
 
 /// Measure cold starts: from navigation to socket open, first frame, first bytes and the
 /// board on screen, each round in a fresh browser profile against a fresh target.
@@ -21,7 +22,8 @@ pub struct Args {
     #[command(flatten)]
     pub arms: super::args::ArmsArgs,
     /// Rounds: each round starts every arm cold once, in the order given.
-    #[arg(long, value_name = "R", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "R", default_value_t = 3,
+          value_parser = ranges::positive_u32, allow_negative_numbers = true)]
     pub rounds: u32,
     /// Page to open instead of the pilot file's target (no fixture is started).
     #[arg(long, value_name = "URL")]
@@ -32,11 +34,13 @@ pub struct Args {
     #[arg(long, value_name = "RULE", default_value = "region=0,0,200,200", value_parser = BoardRule::parse)]
     pub board: BoardRule,
     /// The first-bytes milestone: received payload bytes reach N.
-    #[arg(long, value_name = "N", default_value_t = 65_536, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", default_value_t = 65_536,
+          value_parser = ranges::positive_u64, allow_negative_numbers = true)]
     pub first_bytes: u64,
     /// How long a round waits for its milestones, ms; one not reached by then is counted
     /// "not reached".
-    #[arg(long, value_name = "MS", default_value_t = 60_000, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "MS", default_value_t = 60_000,
+          value_parser = ranges::ms_1_day, allow_negative_numbers = true)]
     pub timeout: u64,
     /// Extra fixture knob for every arm, on top of the arm's (repeatable).
     #[arg(long = "knob", value_name = "NAME=VALUE")]

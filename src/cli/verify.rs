@@ -11,6 +11,7 @@ use arena_report::{Exit, ExitKind, Format};
 use clap::Args as ClapArgs;
 
 use super::args::{RunArgs, TargetArgs};
+use super::common::ranges;
 
 /// Clicks per run when `--clicks` is not given: 2 rounds give about 58 warm loops of each
 /// kind a side, enough for a median to within a millisecond or two on a quiet machine.
@@ -25,31 +26,17 @@ pub struct Args {
     #[command(flatten)]
     pub target: TargetArgs,
     /// Round trip the link adds on the delayed side, ms.
-    #[arg(long, value_name = "MS", default_value_t = 30.0, value_parser = parse_rtt)]
+    #[arg(long, value_name = "MS", default_value_t = 30.0,
+          value_parser = ranges::rtt_ms, allow_negative_numbers = true)]
     pub rtt: f64,
     /// How far a median's shift may be from `--rtt` and still prove the path, ms.
-    #[arg(long, value_name = "MS", default_value_t = 3.0, value_parser = parse_tolerance)]
+    #[arg(long, value_name = "MS", default_value_t = 3.0,
+          value_parser = ranges::positive_f64, allow_negative_numbers = true)]
     pub tolerance: f64,
     #[command(flatten)]
     pub series: super::args::SeriesArgs,
     #[command(flatten)]
     pub run: RunArgs,
-}
-
-fn parse_rtt(text: &str) -> Result<f64, String> {
-    match text.trim().parse::<f64>() {
-        Ok(v) if v > 0.0 && v <= 2000.0 => Ok(v),
-        _ => Err(format!(
-            "`{text}`: a round trip in ms above 0 and at most 2000"
-        )),
-    }
-}
-
-fn parse_tolerance(text: &str) -> Result<f64, String> {
-    match text.trim().parse::<f64>() {
-        Ok(v) if v > 0.0 && v.is_finite() => Ok(v),
-        _ => Err(format!("`{text}`: a tolerance in ms above 0")),
-    }
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {

@@ -10,7 +10,7 @@ use arena_pilot::{block_on, watch, BrowserOptions, WatchRequest};
 use arena_report::Format;
 use clap::Args as ClapArgs;
 
-use super::args::parse_seconds;
+use super::common::ranges;
 
 /// Open URL in a fresh headless Chromium, keep its load, then record SECONDS with no
 /// input: frames, bytes, B/s, median gap, sizes, runs of near-identical frames.
@@ -20,16 +20,19 @@ pub struct Args {
     #[arg(value_name = "URL")]
     pub url: String,
     /// Length of the window, seconds.
-    #[arg(long = "for", value_name = "SECONDS", value_parser = parse_seconds)]
+    #[arg(long = "for", value_name = "SECONDS",
+          value_parser = ranges::seconds, allow_negative_numbers = true)]
     pub length: Duration,
     /// Canvas compared pixel by pixel (CSS selector; default: the largest canvas).
     #[arg(long, value_name = "SELECTOR")]
     pub canvas: Option<String>,
     /// The load is over once no message arrived for this long, ms ...
-    #[arg(long, value_name = "MS", default_value_t = 200)]
+    #[arg(long, value_name = "MS", default_value_t = 200,
+          value_parser = ranges::ms_0_day, allow_negative_numbers = true)]
     pub load_quiet: u64,
     /// ... or at this bound, seconds (the window then opens anyway, and says so).
-    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds, default_value = "10")]
+    #[arg(long, value_name = "SECONDS",
+          value_parser = ranges::seconds, allow_negative_numbers = true, default_value = "10")]
     pub load_limit: Duration,
     /// Chromium binary (default: $CHROME, /usr/lib/chromium/chromium, chromium on PATH).
     #[arg(long, value_name = "PATH")]

@@ -14,6 +14,7 @@ use arena_wire::{Capture, CaptureOptions, CaptureSource, CaptureStats, SummaryOp
 use clap::{Args, Subcommand};
 
 use super::common::progress::{plain_total, Mode, Reporter};
+use super::common::ranges;
 
 #[derive(Debug, Args)]
 pub struct WireArgs {
@@ -37,15 +38,17 @@ pub struct CaptureArgs {
     /// Interface to capture on.
     #[arg(long, default_value = "lo")]
     pub iface: String,
-    /// TCP port (either direction).
-    #[arg(long)]
+    /// TCP port (either direction), 1 to 65535.
+    #[arg(long, value_parser = ranges::tcp_port, allow_negative_numbers = true)]
     pub port: u16,
     /// Where to write the pcap.
     #[arg(long)]
     pub out: PathBuf,
-    /// Capture for this many seconds (or until the command after `--` exits).
-    #[arg(long)]
-    pub duration: Option<f64>,
+    /// Capture for this many seconds, above 0 and at most 86400 (or until the command after
+    /// `--` exits).
+    #[arg(long, value_name = "SECONDS",
+          value_parser = ranges::seconds, allow_negative_numbers = true)]
+    pub duration: Option<Duration>,
     /// Skip raw capture and report interface counters only.
     #[arg(long)]
     pub counters_only: bool,
@@ -66,11 +69,12 @@ pub struct CaptureArgs {
 pub struct SummaryArgs {
     /// Classic pcap file.
     pub file: PathBuf,
-    /// Only this TCP port; its side is the server.
-    #[arg(long)]
+    /// Only this TCP port (1 to 65535); its side is the server.
+    #[arg(long, value_parser = ranges::tcp_port, allow_negative_numbers = true)]
     pub port: Option<u16>,
-    /// Also report per window of this many seconds.
-    #[arg(long)]
+    /// Also report per window of this many seconds (above 0).
+    #[arg(long, value_name = "SECONDS",
+          value_parser = ranges::positive_f64, allow_negative_numbers = true)]
     pub window: Option<f64>,
     /// How many of the largest frames to list per direction.
     #[arg(long, default_value_t = 5)]
@@ -87,9 +91,6 @@ pub fn run(args: WireArgs) -> Result<ExitCode> {
 }
 
 fn summary(a: SummaryArgs) -> Result<ExitCode> {
-    if a.window.is_some_and(|w| !(w > 0.0 && w.is_finite())) {
-        return Err(Exit::bad_input("--window must be a positive number of seconds").into());
-    }
     let opts = SummaryOptions {
         port: a.port,
         window_s: a.window,
@@ -111,9 +112,6 @@ fn capture(a: CaptureArgs) -> Result<ExitCode> {
     if a.duration.is_none() && a.cmd.is_empty() {
         return Err(Exit::bad_input("give --duration S or a command after --").into());
     }
-    if a.duration.is_some_and(|d| !(d > 0.0 && d.is_finite())) {
-        return Err(Exit::bad_input("--duration must be a positive number of seconds").into());
-    }
     let stop = arena_sys::interrupt::flag();
     let mut opts = CaptureOptions::new(&a.iface, Some(a.port), &a.out);
     opts.force_fallback = a.counters_only;
@@ -122,9 +120,7 @@ fn capture(a: CaptureArgs) -> Result<ExitCode> {
     if let CaptureSource::InterfaceCounters { reason } = cap.source() {
         eprintln!("arena-perf: {reason}; reporting interface counters only");
     }
-    let deadline = a
-        .duration
-        .map(|d| Instant::now() + Duration::from_secs_f64(d));
+    let deadline = a.duration.map(|d| Instant::now() + d);
     let mut child = match a.cmd.split_first() {
         Some((prog, rest)) => Some(
             std::process::Command::new(prog)

@@ -10,6 +10,10 @@ use serde::Serialize;
 /// it: one loop in a hundred, so a single unlucky timeout in a short run is not a failure.
 pub const DEFAULT_UNANSWERED_PT: f64 = 1.0;
 
+/// The largest latency limit, percent: a quantile allowed to grow a hundredfold is already
+/// no limit, and beyond it the limit's arithmetic leaves the finite numbers.
+pub const MAX_LATENCY_PCT: f64 = 10_000.0;
+
 fn bad_limit(spec: &str, why: &str) -> anyhow::Error {
     Exit::bad_input(format!(
         "--max {spec}: {why} (expected METRIC.pQ=+PCT, e.g. sendToRecv.p50=+10%, or unanswered=+PTpt, e.g. unanswered=+1pt; metrics: {})",
@@ -121,6 +125,13 @@ impl Limit {
         if max_pct < 0.0 {
             return Err(bad("the limit is an allowed increase, 0 or more"));
         }
+        // `+1e308%` is finite but gates nothing: its product with the baseline overflows
+        // to inf, and the check passes whatever the candidate did.
+        if max_pct > MAX_LATENCY_PCT {
+            return Err(bad(
+                "the limit is an allowed increase of at most +10000% (101 times the baseline)",
+            ));
+        }
         Ok(Limit {
             metric: metric.name(),
             metric_enum: metric,
@@ -128,5 +139,79 @@ impl Limit {
             stat,
             max_pct,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn why(spec: &str) -> String {
+        let e = GateLimit::parse(spec).unwrap_err();
+        let msg = e.downcast_ref::<Exit>().expect("exit 2").to_string();
+        let head = format!("--max {spec}: ");
+        assert!(msg.starts_with(&head), "{msg}");
+        msg[head.len()..].to_string()
+    }
+
+    #[test]
+    fn limit_refuses_inf_nan_and_absurd_percents() {
+        for spec in [
+            "inputToPixels.p50=+inf%",
+            "inputToPixels.p50=+NaN%",
+            "inputToPixels.p50=-inf",
+            "inputToPixels.p50=+1e400%",
+        ] {
+            assert!(why(spec).contains("is not a finite number"), "{spec}");
+        }
+        for spec in ["sendToRecv.p99=+1e308%", "sendToRecv.p99=+10000.001%"] {
+            assert!(
+                why(spec).starts_with("the limit is an allowed increase of at most +10000%"),
+                "{spec}"
+            );
+        }
+        // Units other than % are not a percent, `ms` included.
+        for spec in ["sendToRecv.p50=+infms", "sendToRecv.p50=+10ms"] {
+            assert!(why(spec).starts_with("the limit is a percent"), "{spec}");
+        }
+        assert!(why("sendToRecv.pNaN=+10%").starts_with("the quantile is not a finite number"));
+    }
+
+    #[test]
+    fn limit_takes_0_to_10000_percent() {
+        for (spec, pct) in [
+            ("sendToRecv.p50=+0%", 0.0),
+            ("sendToRecv.p50=+10000%", MAX_LATENCY_PCT),
+            ("sendToRecv.p50=9999.5", 9999.5),
+        ] {
+            match GateLimit::parse(spec).unwrap() {
+                GateLimit::Latency(l) => assert_eq!(l.max_pct, pct, "{spec}"),
+                other => panic!("{spec}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn unanswered_limit_refuses_inf_nan_and_past_100_points() {
+        for spec in [
+            "unanswered=+infpt",
+            "unanswered=+NaNpt",
+            "unanswered=+1e400pt",
+            "unanswered=+100.5pt",
+            "unanswered=-1pt",
+        ] {
+            assert!(
+                why(spec).starts_with("the limit is an allowed rise of 0 to 100 points"),
+                "{spec}"
+            );
+        }
+        assert_eq!(
+            GateLimit::parse("unanswered=+100pt").unwrap(),
+            GateLimit::Unanswered { max_pt: 100.0 }
+        );
+        assert_eq!(
+            GateLimit::parse("unanswered=0pt").unwrap(),
+            GateLimit::Unanswered { max_pt: 0.0 }
+        );
     }
 }

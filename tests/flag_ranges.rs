@@ -1,0 +1,256 @@
+//! Numeric flags are range-checked as they are parsed: a value out of range (inf, NaN,
+//! 1e308, a negative share, a zero count) is exit 2 naming the flag and its range, before
+//! any run is read; a value in range still gives the command's own answer.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use arena_compare::synthetic;
+
+mod compare_common;
+use compare_common::{arena, s};
+
+/// A scratch folder removed on drop (tests run in parallel: pid + counter).
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(tag: &str) -> Scratch {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let p = std::env::temp_dir().join(format!(
+            "arena-flag-ranges-{}-{}-{tag}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::SeqCst)
+        ));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        Scratch(p)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Writes a synthetic run of `n` loops (lognormal around `median` ms) and returns its folder.
+fn write_run(dir: &Path, arm: &str, n: usize, median: f64, seed: u64) -> PathBuf {
+    let r = synthetic::run(arm, &synthetic::lognormal(n, median, 0.3, 0.0, seed), 6000);
+    let out = dir.join(format!("{arm}-{seed}"));
+    r.write(&out).unwrap();
+    out
+}
+
+/// Exit 2, and clap's message naming the flag, the value and the range.
+fn refused(o: &Output, value: &str, flag: &str, range: &str) {
+    let all = text(o);
+    assert_eq!(o.status.code(), Some(2), "{all}");
+    let want = format!("error: invalid value '{value}' for '{flag}': must be {range}");
+    assert!(all.contains(&want), "wanted `{want}` in:\n{all}");
+}
+
+/// Baseline at 60 ms, candidate at 82 ms: `--max sendToRecv.p50=+10%` fails (exit 1).
+fn regression(d: &Scratch) -> (PathBuf, PathBuf) {
+    (
+        write_run(&d.0, "stock", 200, 60.0, 101),
+        write_run(&d.0, "slow", 200, 82.0, 201),
+    )
+}
+
+fn gate(base: &Path, cand: &Path, max: &str, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "gate",
+        "--baseline",
+        s(base),
+        "--candidate",
+        s(cand),
+        "--max",
+        max,
+    ];
+    args.extend_from_slice(extra);
+    arena(&args)
+}
+
+#[test]
+fn noise_bar_out_of_0_to_100_cannot_pass_a_failing_gate() {
+    let d = Scratch::new("noise-bar");
+    let (base, cand) = regression(&d);
+    let limit = "sendToRecv.p50=+10%";
+    // `inf` and `1e308` called the regression noise and the gate exited 0; `-5` and `NaN`
+    // were taken as they came.
+    for v in ["inf", "1e308", "-5", "NaN", "100.5"] {
+        let o = gate(&base, &cand, limit, &["--noise-bar", v]);
+        refused(&o, v, "--noise-bar <PCT>", "a finite number from 0 to 100");
+    }
+    let o = gate(&base, &cand, limit, &["--noise-bar=-5"]);
+    refused(
+        &o,
+        "-5",
+        "--noise-bar <PCT>",
+        "a finite number from 0 to 100",
+    );
+    // In range, the regression still fails the gate, at both ends of what bars nothing.
+    for v in ["0", "5"] {
+        let o = gate(&base, &cand, limit, &["--noise-bar", v]);
+        assert_eq!(o.status.code(), Some(1), "--noise-bar {v}: {}", text(&o));
+    }
+}
+
+#[test]
+fn alpha_and_resamples_are_refused_as_parsed() {
+    let d = Scratch::new("alpha");
+    let (base, cand) = regression(&d);
+    let limit = "sendToRecv.p50=+10%";
+    for v in ["0", "1", "NaN", "-0.05"] {
+        let o = gate(&base, &cand, limit, &["--alpha", v]);
+        refused(&o, v, "--alpha <A>", "a number above 0 and below 1");
+    }
+    for v in ["99", "0", "1000001"] {
+        let o = gate(&base, &cand, limit, &["--resamples", v]);
+        refused(
+            &o,
+            v,
+            "--resamples <N>",
+            "a whole number from 100 to 1000000",
+        );
+    }
+    let o = gate(
+        &base,
+        &cand,
+        limit,
+        &["--alpha", "0.1", "--resamples", "1000"],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+}
+
+#[test]
+fn idle_share_is_a_share_from_0_to_1() {
+    let d = Scratch::new("idle-share");
+    let run = write_run(&d.0, "stock", 150, 50.0, 1);
+    for v in ["NaN", "-1", "inf", "1.5"] {
+        let o = arena(&["compare", s(&run), "--idle-share", v]);
+        refused(&o, v, "--idle-share <SHARE>", "a finite number from 0 to 1");
+    }
+    for v in ["0", "1"] {
+        let o = arena(&["compare", s(&run), "--idle-share", v]);
+        assert_eq!(o.status.code(), Some(0), "--idle-share {v}: {}", text(&o));
+    }
+}
+
+#[test]
+fn burst_gap_is_above_0() {
+    let d = Scratch::new("burst-gap");
+    let run = write_run(&d.0, "stock", 50, 50.0, 1);
+    for v in ["0", "-3", "inf", "NaN"] {
+        let o = arena(&["compare", s(&run), "--frames", "--burst-gap", v]);
+        refused(&o, v, "--burst-gap <MS>", "a finite number above 0");
+    }
+}
+
+#[test]
+fn counts_and_waits_have_their_minimum_and_a_day_at_most() {
+    // Refused before the pilot file is read or a browser starts.
+    let o = arena(&["pilot", "--clicks", "0"]);
+    refused(&o, "0", "--clicks <N>", "a whole number, 1 or more");
+    let o = arena(&["pilot", "--clicks", "-1"]);
+    refused(&o, "-1", "--clicks <N>", "a whole number, 1 or more");
+    let o = arena(&["pilot", "--timeout", "0"]);
+    refused(
+        &o,
+        "0",
+        "--timeout <MS>",
+        "a whole number of ms from 1 to 86400000 (a day)",
+    );
+    let o = arena(&["ab", "--arms", "a,b", "--interval", "86400001"]);
+    refused(
+        &o,
+        "86400001",
+        "--interval <MS>",
+        "a whole number of ms from 0 to 86400000 (a day)",
+    );
+    let o = arena(&["pilot", "--idle", "inf"]);
+    refused(
+        &o,
+        "inf",
+        "--idle <SECONDS>",
+        "a number of seconds above 0 and at most 86400",
+    );
+    let o = arena(&["verify", "--rtt", "NaN"]);
+    refused(
+        &o,
+        "NaN",
+        "--rtt <MS>",
+        "a number of ms above 0 and at most 2000",
+    );
+    let o = arena(&["wire", "capture", "--port", "0", "--out", "x.pcap"]);
+    refused(&o, "0", "--port <PORT>", "a TCP port from 1 to 65535");
+    let o = arena(&[
+        "wire",
+        "capture",
+        "--port",
+        "9",
+        "--out",
+        "x.pcap",
+        "--duration",
+        "1e300",
+    ]);
+    refused(
+        &o,
+        "1e300",
+        "--duration <SECONDS>",
+        "a number of seconds above 0 and at most 86400",
+    );
+    let o = arena(&["matrix", "m.toml", "--repeats", "0"]);
+    refused(
+        &o,
+        "0",
+        "--repeats <REPEATS>",
+        "a whole number from 1 to 4294967295",
+    );
+    let o = arena(&["matrix", "m.toml", "--noise-pct", "1e308"]);
+    refused(
+        &o,
+        "1e308",
+        "--noise-pct <PCT>",
+        "a finite number from 0 to 100",
+    );
+}
+
+#[test]
+fn a_max_limit_past_the_finite_and_sane_is_exit_2() {
+    let d = Scratch::new("max");
+    let (base, cand) = regression(&d);
+    // `+1e308%` overflowed to no limit at all: the regression passed with exit 0.
+    for (spec, why) in [
+        (
+            "sendToRecv.p50=+1e308%",
+            "the limit is an allowed increase of at most +10000%",
+        ),
+        ("sendToRecv.p50=+inf%", "is not a finite number"),
+        ("sendToRecv.p50=+NaN%", "is not a finite number"),
+        ("sendToRecv.p50=+infms", "the limit is a percent"),
+        (
+            "unanswered=+infpt",
+            "the limit is an allowed rise of 0 to 100 points",
+        ),
+    ] {
+        let o = gate(&base, &cand, spec, &[]);
+        let all = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{spec}: {all}");
+        let head = format!("--max {spec}: ");
+        let msg = all.split_once(&head).map(|(_, m)| m).unwrap_or_default();
+        assert!(msg.contains(why), "{spec}: {all}");
+    }
+    // The largest limit allowed is a limit: the regression is within it.
+    let o = gate(&base, &cand, "sendToRecv.p50=+10000%", &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
