@@ -1,5 +1,6 @@
 //! The command tree. Each subcommand is a thin file: parse, call the library, print.
 
+use std::io::Write as _;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -77,7 +78,8 @@ pub enum Command {
 }
 
 /// Runs the CLI and maps errors to the documented exit codes (0 ok, 1 regression,
-/// 2 bad input, 3 target failed mid-run, 130 interrupted).
+/// 2 bad input, 3 target failed mid-run, 130 interrupted by SIGINT or SIGTERM, 129 by
+/// SIGHUP, 131 by SIGQUIT).
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     if only_reads_and_prints(&cli.command) {
@@ -86,8 +88,14 @@ pub fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("arena-perf: {err:#}");
-            arena_report::exit_code(&err)
+            // After a hangup stderr may be gone: a failed write must not panic.
+            let _ = writeln!(std::io::stderr(), "arena-perf: {err:#}");
+            match arena_report::ExitKind::of(&err) {
+                Some(arena_report::ExitKind::Interrupted) => {
+                    ExitCode::from(arena_sys::interrupt::exit_code())
+                }
+                _ => arena_report::exit_code(&err),
+            }
         }
     }
 }

@@ -20,11 +20,12 @@ impl Cancel {
     pub fn is_cancelled(&self) -> bool {
         self.0.load(Ordering::SeqCst)
     }
-    /// Sets this run's flag on SIGINT or SIGTERM: the process-wide handler is
-    /// `arena_sys::interrupt`, and a task wakes on it (the shared flag itself is not
-    /// this `Cancel`, so cancelling one run does not read as a signal to the others).
+    /// Sets this run's flag on SIGINT, SIGTERM, SIGHUP or SIGQUIT: the process-wide
+    /// handler is `arena_sys::interrupt`, and a task wakes on it (the shared flag itself
+    /// is not this `Cancel`, so cancelling one run does not read as a signal to the
+    /// others).
     pub fn on_signals(&self) -> Result<()> {
-        arena_sys::interrupt::install().context("installing the SIGINT/SIGTERM handler")?;
+        arena_sys::interrupt::install().context("installing the signal handlers")?;
         let me = self.clone();
         tokio::spawn(async move {
             arena_sys::interrupt::wait().await;
