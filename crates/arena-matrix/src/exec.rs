@@ -5,7 +5,7 @@
 
 use std::collections::VecDeque;
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::io::{BufReader, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -19,6 +19,7 @@ use arena_sys::spawn;
 use regex::Regex;
 use serde::Serialize;
 
+use crate::lines::{Line, LineReader, Tee, MATCH_LINE_CAP};
 use crate::sampler::{
     GenericSampler, GenericSeries, GenericSpec, TreeCpu, TreeSampler, TreeSamplerConfig,
 };
@@ -126,6 +127,8 @@ pub struct Finished {
     pub wall_s: f64,
     /// Per tap, in `Launch::taps` order.
     pub hits: Vec<Vec<Hit>>,
+    /// Per tap, in `Launch::taps` order: lines too long to read whole that it did not match.
+    pub cut: Vec<CutLines>,
     pub cpu: Option<TreeCpu>,
     pub generic: Vec<GenericSeries>,
     pub stderr_tail: Vec<String>,
@@ -134,16 +137,44 @@ pub struct Finished {
 }
 
 const STDERR_TAIL_LINES: usize = 200;
-const MAX_LINE: usize = 64 * 1024;
+/// Bytes read from a pipe or log file at a time.
+const READ_CHUNK: usize = 64 * 1024;
 
-type Hits = Arc<Mutex<Vec<Vec<Hit>>>>;
+/// Lines of one tap's source longer than [`MATCH_LINE_CAP`] whose first
+/// [`MATCH_LINE_CAP`] bytes the tap did not match: a run with no matching line says so.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct CutLines {
+    pub count: u64,
+    /// Bytes of the longest, its line end not counted.
+    pub longest: u64,
+}
 
-fn apply_taps(taps: &[Tap], src: &TapSource, line: &str, t: f64, hits: &Hits) {
+impl CutLines {
+    fn add(&mut self, len: u64) {
+        self.count += 1;
+        self.longest = self.longest.max(len);
+    }
+}
+
+/// What the taps caught, per tap in `Launch::taps` order.
+struct Caught {
+    hits: Vec<Vec<Hit>>,
+    cut: Vec<CutLines>,
+}
+
+type Hits = Arc<Mutex<Caught>>;
+
+fn apply_taps(taps: &[Tap], src: &TapSource, text: &str, line: Line, t: f64, hits: &Hits) {
     for (i, tap) in taps.iter().enumerate() {
         if &tap.source != src {
             continue;
         }
-        let Some(c) = tap.regex.captures(line) else {
+        let Some(c) = tap.regex.captures(text) else {
+            if line.cut() {
+                if let Ok(mut h) = hits.lock() {
+                    h.cut[i].add(line.len);
+                }
+            }
             continue;
         };
         let value = tap
@@ -163,105 +194,113 @@ fn apply_taps(taps: &[Tap], src: &TapSource, line: &str, t: f64, hits: &Hits) {
             .and_then(|m| m.as_str().trim().parse::<f64>().ok())
             .unwrap_or(t);
         if let Ok(mut h) = hits.lock() {
-            if let Some(v) = h.get_mut(i) {
-                v.push(Hit { t, value, text });
-            }
+            h.hits[i].push(Hit { t, value, text });
         }
     }
 }
 
-fn lossy_line(buf: &[u8]) -> String {
-    let mut b = buf;
-    while let Some((last, rest)) = b.split_last() {
-        if *last == b'\n' || *last == b'\r' {
-            b = rest;
-        } else {
-            break;
-        }
-    }
-    let b = &b[..b.len().min(MAX_LINE)];
-    String::from_utf8_lossy(b).into_owned()
-}
-
+/// Reads `reader` a line at a time through the taps, none of a line past
+/// [`MATCH_LINE_CAP`] held; every byte goes on to `sink`, and the last lines to `tail`.
 fn pump(
     reader: impl Read,
     src: TapSource,
     t0: Instant,
     taps: Arc<Vec<Tap>>,
     hits: Hits,
-    mut sink: Option<std::io::BufWriter<File>>,
+    sink: Option<std::io::BufWriter<File>>,
     tail: Option<Arc<Mutex<VecDeque<String>>>>,
 ) {
-    let mut r = BufReader::new(reader);
-    let mut buf = Vec::with_capacity(256);
-    loop {
-        buf.clear();
-        match r.read_until(b'\n', &mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
-        }
-        let t = t0.elapsed().as_secs_f64();
-        if let Some(s) = sink.as_mut() {
-            let _ = s.write_all(&buf);
-        }
-        let line = lossy_line(&buf);
-        apply_taps(&taps, &src, &line, t, &hits);
+    let tee = Tee::new(reader, sink);
+    let mut lines = LineReader::new(BufReader::with_capacity(READ_CHUNK, tee), MATCH_LINE_CAP);
+    let take = |line: Line| {
+        let text = String::from_utf8_lossy(line.head);
+        apply_taps(&taps, &src, &text, line, t0.elapsed().as_secs_f64(), &hits);
         if let Some(tail) = &tail {
             if let Ok(mut q) = tail.lock() {
                 if q.len() == STDERR_TAIL_LINES {
                     q.pop_front();
                 }
-                q.push_back(line);
+                q.push_back(text.into_owned());
             }
         }
+    };
+    while let Ok(Some(line)) = lines.next_line() {
+        take(line);
     }
-    if let Some(s) = sink.as_mut() {
-        let _ = s.flush();
+    if let Some(line) = lines.rest() {
+        take(line);
+    }
+    lines.into_inner().into_inner().finish();
+}
+
+/// A log file being tailed: its inode, and its lines from where reading stands.
+struct LogTail {
+    ino: u64,
+    lines: Option<LineReader<BufReader<File>>>,
+}
+
+impl LogTail {
+    /// The file at `path`, read from its end as it stands (`at_end`) or from its start.
+    fn open(path: &Path, at_end: bool) -> LogTail {
+        let Ok(mut f) = File::open(path) else {
+            return LogTail {
+                ino: 0,
+                lines: None,
+            };
+        };
+        if at_end && f.seek(SeekFrom::End(0)).is_err() {
+            return LogTail {
+                ino: 0,
+                lines: None,
+            };
+        }
+        LogTail {
+            ino: f.metadata().map(|m| m.ino()).unwrap_or(0),
+            lines: Some(LineReader::new(
+                BufReader::with_capacity(READ_CHUNK, f),
+                MATCH_LINE_CAP,
+            )),
+        }
+    }
+
+    /// Reads the file from its start again when it appeared, was replaced or truncated.
+    fn follow(&mut self, path: &Path) {
+        let Ok(meta) = std::fs::metadata(path) else {
+            return;
+        };
+        let truncated = self.lines.as_ref().is_some_and(|l| {
+            let mut f: &File = l.get_ref().get_ref();
+            f.stream_position().is_ok_and(|at| meta.len() < at)
+        });
+        if self.lines.is_none() || meta.ino() != self.ino || truncated {
+            *self = LogTail::open(path, false);
+        }
     }
 }
 
-/// Tails a log file until `stop`, then reads what is left.
+/// Tails a log file until `stop`, then reads what is left. Lines already in an existing
+/// file belong to an earlier run.
 fn tail_file(path: PathBuf, t0: Instant, taps: Arc<Vec<Tap>>, hits: Hits, stop: Arc<AtomicBool>) {
-    // Lines already in an existing file belong to an earlier run.
-    let (mut ino, mut offset) = std::fs::metadata(&path)
-        .map(|m| (m.ino(), m.len()))
-        .unwrap_or((0, 0));
-    let mut pending: Vec<u8> = Vec::new();
     let src = TapSource::File(path.clone());
+    let mut log = LogTail::open(&path, true);
+    let take = |line: Line| {
+        let text = String::from_utf8_lossy(line.head);
+        apply_taps(&taps, &src, &text, line, t0.elapsed().as_secs_f64(), &hits);
+    };
     loop {
         let last = stop.load(Ordering::Acquire);
-        if let Ok(meta) = std::fs::metadata(&path) {
-            if meta.ino() != ino || meta.len() < offset {
-                ino = meta.ino();
-                offset = 0;
-                pending.clear();
+        log.follow(&path);
+        if let Some(lines) = log.lines.as_mut() {
+            while let Ok(Some(line)) = lines.next_line() {
+                take(line);
             }
-            if meta.len() > offset {
-                if let Ok(mut f) = File::open(&path) {
-                    if f.seek(SeekFrom::Start(offset)).is_ok() {
-                        let mut chunk = Vec::new();
-                        if let Ok(n) = f.take(meta.len() - offset).read_to_end(&mut chunk) {
-                            offset += n as u64;
-                            pending.extend_from_slice(&chunk);
-                        }
-                    }
+            if last {
+                if let Some(line) = lines.rest() {
+                    take(line);
                 }
-            }
-            let t = t0.elapsed().as_secs_f64();
-            while let Some(nl) = pending.iter().position(|&b| b == b'\n') {
-                let line = lossy_line(&pending[..=nl]);
-                apply_taps(&taps, &src, &line, t, &hits);
-                pending.drain(..=nl);
-            }
-            if pending.len() > MAX_LINE {
-                pending.clear();
             }
         }
         if last {
-            if !pending.is_empty() {
-                let line = lossy_line(&pending);
-                apply_taps(&taps, &src, &line, t0.elapsed().as_secs_f64(), &hits);
-            }
             break;
         }
         std::thread::sleep(Duration::from_millis(20));
@@ -281,6 +320,7 @@ fn reap(pid: i32) -> Option<Outcome> {
 pub fn execute(launch: &Launch, interrupt: &AtomicBool) -> Finished {
     let mut fin = Finished {
         hits: vec![Vec::new(); launch.taps.len()],
+        cut: vec![CutLines::default(); launch.taps.len()],
         ..Finished::default()
     };
     let _ = std::fs::create_dir_all(&launch.run_dir);
@@ -298,7 +338,10 @@ pub fn execute(launch: &Launch, interrupt: &AtomicBool) -> Finished {
     let pid = child.id() as i32;
 
     let taps = Arc::new(launch.taps.clone());
-    let hits: Hits = Arc::new(Mutex::new(vec![Vec::new(); launch.taps.len()]));
+    let hits: Hits = Arc::new(Mutex::new(Caught {
+        hits: fin.hits.clone(),
+        cut: fin.cut.clone(),
+    }));
     let tail = Arc::new(Mutex::new(VecDeque::new()));
     let readers = Readers::start(&mut child, launch, t0, &taps, &hits, &tail);
     let tail_stop = Arc::new(AtomicBool::new(false));
@@ -354,7 +397,10 @@ pub fn execute(launch: &Launch, interrupt: &AtomicBool) -> Finished {
     for t in tailers {
         let _ = t.join();
     }
-    fin.hits = hits.lock().map(|h| h.clone()).unwrap_or_default();
+    if let Ok(c) = hits.lock() {
+        fin.hits = c.hits.clone();
+        fin.cut = c.cut.clone();
+    }
     fin.stderr_tail = tail
         .lock()
         .map(|q| q.iter().cloned().collect())

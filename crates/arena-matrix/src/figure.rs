@@ -2,7 +2,8 @@
 
 use serde::Serialize;
 
-use crate::exec::Hit;
+use crate::exec::{CutLines, Hit};
+use crate::lines::MATCH_LINE_CAP;
 use crate::spec::{FigureSpec, PerWindow, Pick, PilotMetric};
 
 /// One run's reading.
@@ -19,8 +20,35 @@ pub struct Figure {
     pub note: Option<String>,
 }
 
-/// Reads the figure of one run, or says why there is none.
-pub fn read_figure(spec: &FigureSpec, hits: &[Hit], wall_s: f64) -> Result<Figure, String> {
+/// Why no line matched: said plainly, or with the lines too long to read whole (`cut`)
+/// whose start did not match.
+pub fn no_line_matched(cut: CutLines) -> String {
+    let kib = MATCH_LINE_CAP / 1024;
+    match cut.count {
+        0 => "no line matched the pattern".into(),
+        1 => format!(
+            "no line matched the pattern; a line of {} bytes was longer than the {kib} KiB the matcher reads, and its first {kib} KiB did not match",
+            cut.longest
+        ),
+        n => format!(
+            "no line matched the pattern; {n} lines were longer than the {kib} KiB the matcher reads (the longest {} bytes), and their first {kib} KiB did not match",
+            cut.longest
+        ),
+    }
+}
+
+/// Reads the figure of one run from the lines its pattern matched (`hits`), or says why
+/// there is none; `cut` counts the lines too long to read whole that it did not match.
+pub fn read_figure(
+    spec: &FigureSpec,
+    hits: &[Hit],
+    cut: CutLines,
+    wall_s: f64,
+) -> Result<Figure, String> {
+    let pattern_read = matches!(spec, FigureSpec::Regex { .. } | FigureSpec::Steady { .. });
+    if pattern_read && hits.is_empty() {
+        return Err(no_line_matched(cut));
+    }
     match spec {
         FigureSpec::Wall { .. } => Ok(Figure {
             value: wall_s * 1000.0,
@@ -36,14 +64,10 @@ pub fn read_figure(spec: &FigureSpec, hits: &[Hit], wall_s: f64) -> Result<Figur
                 .filter(|v| v.is_finite())
                 .collect();
             if vals.is_empty() {
-                return Err(if hits.is_empty() {
-                    "no line matched the pattern".into()
-                } else {
-                    format!(
-                        "{} matching lines, none with a number in the group",
-                        hits.len()
-                    )
-                });
+                return Err(format!(
+                    "{} matching lines, none with a number in the group",
+                    hits.len()
+                ));
             }
             let value = match pick {
                 Pick::Last => vals[vals.len() - 1],
@@ -206,6 +230,35 @@ mod tests {
         assert!((f.value - (50.0 + 100.0 + 100.0) / 3.0).abs() < 1e-9);
         let r = steady_windows(&hits(&pts), 1.0, 1.0, 3, PerWindow::Rate).unwrap();
         assert!((r.value - 10.0).abs() < 1e-9);
+    }
+
+    /// A steady figure with no matching line names the cut lines too; a matching line
+    /// makes them no reason.
+    #[test]
+    fn no_match_names_cut_lines_for_steady_figures() {
+        let spec = FigureSpec::Steady {
+            source: crate::spec::LineSource::Stdout,
+            pattern: regex::Regex::new(r"^fps=(?P<value>[0-9.]+)$").unwrap(),
+            group: "value".into(),
+            warmup: 0.0,
+            window: 0.5,
+            windows: 1,
+            per_window: PerWindow::Mean,
+        };
+        let cut = CutLines {
+            count: 1,
+            longest: 70_000,
+        };
+        assert_eq!(
+            read_figure(&spec, &[], cut, 1.0).unwrap_err(),
+            "no line matched the pattern; a line of 70000 bytes was longer than the 64 KiB \
+             the matcher reads, and its first 64 KiB did not match"
+        );
+        let pts: Vec<(f64, f64)> = (0..10).map(|i| (i as f64 * 0.1, 60.0)).collect();
+        assert_eq!(
+            read_figure(&spec, &hits(&pts), cut, 1.0).unwrap().value,
+            60.0
+        );
     }
 
     #[test]

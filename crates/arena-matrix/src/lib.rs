@@ -10,6 +10,7 @@
 pub mod exec;
 pub mod figure;
 pub mod json;
+pub mod lines;
 pub mod machine;
 pub mod matrix;
 pub mod reduce;

@@ -365,6 +365,10 @@ fn run_one(
                     .and_then(|i| fin.hits.get(i))
                     .map(Vec::as_slice)
                     .unwrap_or(&[]),
+                figure_tap
+                    .and_then(|i| fin.cut.get(i))
+                    .copied()
+                    .unwrap_or_default(),
                 fin.wall_s,
             ),
         };

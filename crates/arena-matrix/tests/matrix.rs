@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use arena_matrix::exec::{execute, Launch, Tap, TapSource};
+use arena_matrix::exec::{execute, CutLines, Launch, Tap, TapSource};
 use arena_matrix::figure::{read_figure, steady_windows};
 use arena_matrix::sampler::{GenericSource, GenericSpec, TreeSamplerConfig};
 use arena_matrix::spec::{FigureSpec, PerWindow};
@@ -163,7 +163,7 @@ fn steady_window_reader_returns_known_figure_and_start() {
         windows: 3,
         per_window: PerWindow::Mean,
     };
-    let f = read_figure(&spec, hits, fin.wall_s).unwrap();
+    let f = read_figure(&spec, hits, CutLines::default(), fin.wall_s).unwrap();
     assert_eq!(f.windows, vec![50.0, 100.0, 100.0]);
     assert_eq!(f.start, Some(50.0));
     assert!((f.value - 250.0 / 3.0).abs() < 1e-9);
