@@ -32,6 +32,10 @@ pub struct RunArgs {
     /// before the next click (default: `pacing.settle_ms`).
     #[arg(long, value_name = "MS", value_parser = ranges::ms_0_day, allow_negative_numbers = true)]
     pub settle: Option<u64>,
+    /// End the run (exit 3, status `target_stalled`) when this many clicks in a row get no
+    /// WebSocket message and no paint; 0 never does (default: `pacing.stall_clicks`, 3).
+    #[arg(long, value_name = "N", value_parser = ranges::stall_clicks, allow_negative_numbers = true)]
+    pub stall_clicks: Option<u32>,
     /// The first N clicks of each page are cold: reported apart from the warm figures.
     #[arg(long, value_name = "N")]
     pub warmup: Option<u64>,
@@ -104,6 +108,7 @@ impl RunArgs {
             interval_ms: self.interval,
             timeout_ms: self.timeout,
             settle_ms: self.settle,
+            stall_clicks: self.stall_clicks,
             warmup: self.warmup,
             seed: self.seed,
             knobs,

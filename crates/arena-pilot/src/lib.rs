@@ -8,7 +8,7 @@
 //!    on attach, the viewport check; then [`oracle`]: what closes the loops.
 //!    With `--idle`, [`idle`] leaves the page alone for a while first.
 //! 3. [`click`]: each click shaped like a person's, waited for on the page's word;
-//!    drains land in [`collect`].
+//!    drains land in [`collect`]; `stall` ends the run when the target goes silent.
 //! 4. [`pair`]: records into loops, each closed by its [`answer`] at most once.
 //! 5. [`write`]: the run (summary, warnings, events), written as a run folder; with
 //!    `--trace`, [`trace`] merges the loops into Chromium's trace of the clicks.
@@ -33,6 +33,7 @@ pub mod prepare;
 pub mod progress;
 pub mod run;
 pub mod scenario;
+mod stall;
 pub mod startup;
 pub mod target;
 pub mod trace;

@@ -20,6 +20,8 @@ pub struct Overrides {
     pub interval_ms: Option<u64>,
     pub timeout_ms: Option<u64>,
     pub settle_ms: Option<u64>,
+    /// Silent clicks in a row that end the run (`--stall-clicks`; 0: never).
+    pub stall_clicks: Option<u32>,
     pub warmup: Option<u64>,
     pub seed: Option<u64>,
     /// Fixture knobs applied on top of the arm's (`NAME=VALUE`).
@@ -87,6 +89,8 @@ pub struct Plan<'a> {
     pub interval: Duration,
     pub timeout_ms: u64,
     pub settle: Duration,
+    /// This many clicks in a row with no message and no paint end the run (0: never).
+    pub stall_clicks: u32,
     /// When each release follows its press.
     pub hold: Hold,
     /// The phase jitter before each input, ms (`None`: one frame interval, measured on
@@ -167,6 +171,7 @@ impl<'a> Plan<'a> {
             interval: Duration::from_millis(ov.interval_ms.unwrap_or(pilot.pacing.interval_ms)),
             timeout_ms,
             settle: Duration::from_millis(ov.settle_ms.unwrap_or(pilot.pacing.settle_ms)),
+            stall_clicks: ov.stall_clicks.unwrap_or(pilot.pacing.stall_clicks),
             hold,
             phase_jitter_ms: pilot.pacing.phase_jitter_ms,
             positions,
@@ -271,6 +276,7 @@ mod tests {
         let ov = Overrides {
             clicks: Some(7),
             timeout_ms: Some(900),
+            stall_clicks: Some(0),
             knobs: vec![("delay_ms".into(), "5".into())],
             ..Overrides::default()
         };
@@ -278,6 +284,9 @@ mod tests {
         assert_eq!((plan.count, plan.positions.len()), (7, 7));
         assert_eq!(plan.hold, Hold::PERSON);
         assert_eq!(plan.pair_config().window_ms, 900.0);
+        assert_eq!(plan.stall_clicks, 0);
+        let file = Plan::for_arm(&pilot, None, &Overrides::default()).unwrap();
+        assert_eq!(file.stall_clicks, pilot.pacing.stall_clicks);
         let k = knobs(&plan);
         assert!(k.lazy_png && k.delay_ms == 5, "{k:?}");
         assert_eq!(plan.loops_per_click, 2);

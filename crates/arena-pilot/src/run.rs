@@ -23,6 +23,7 @@ use crate::plan::{BrowserOptions, Plan};
 use crate::prepare::{check_viewport, run_setup, wait_canvas, Kept};
 use crate::progress::{OnProgress, Progress};
 use crate::scenario::Hold;
+use crate::stall::{heard, Stall, StallWatch};
 use crate::target::{target_gone, Target};
 use crate::trace;
 use crate::write::{build_run, events_of, RunContext};
@@ -62,13 +63,13 @@ pub struct Outcome {
 
 impl Outcome {
     /// The error the command should end with: none for a complete run, exit 130 for an
-    /// interrupted one, exit 3 when the target or browser died.
+    /// interrupted one, exit 3 when the target or browser died or the target went silent.
     pub fn exit_error(&self) -> Option<anyhow::Error> {
         let m = &self.run.meta;
         let kind = match m.status {
             RunStatus::Complete => return None,
             RunStatus::Interrupted => ExitKind::Interrupted,
-            RunStatus::TargetFailed => ExitKind::TargetFailed,
+            RunStatus::TargetFailed | RunStatus::TargetStalled => ExitKind::TargetFailed,
         };
         Some(anyhow!(Exit::new(
             kind,
@@ -109,6 +110,8 @@ struct Gathered {
     frame_interval_ms: Option<f64>,
     /// The phase pause the inputs went out with, ms.
     phase_jitter_ms: f64,
+    /// The click loop ended because the target went silent.
+    stalled: bool,
 }
 
 impl Gathered {
@@ -173,13 +176,14 @@ pub async fn run_arm(browser: &Browser, req: RunRequest<'_>) -> Result<Outcome> 
         cpu,
         frame_interval_ms: None,
         phase_jitter_ms: 0.0,
+        stalled: false,
     };
     let body = match &page {
         Ok(p) => measure(p, &req, &target, &mut g).await,
         Err(e) => Err(anyhow!("opening {}: {e:#}", target.url)),
     };
     let cpu = g.cpu.take().map(CpuWatch::finish);
-    let ending = ending(body, req.cancel);
+    let ending = ending(body, req.cancel, g.stalled);
     if let (Ok(p), Ok(_)) = (&page, &ending) {
         collect_last(p, plan, &mut g).await;
     }
@@ -356,6 +360,7 @@ async fn click_all(
     let (count, arm) = (plan.count, plan.arm_name.as_str());
     let probe = target.probe();
     let start = Instant::now();
+    let mut stall = StallWatch::new(plan.stall_clicks);
     for (k, &(fx, fy)) in plan.positions.iter().enumerate() {
         if cancel.is_cancelled() {
             return Err(anyhow!(Exit::new(
@@ -364,6 +369,7 @@ async fn click_all(
             )));
         }
         let point = rect.page_fraction(fx, fy);
+        let (from, made) = (g.col.records.len(), (Instant::now(), SystemTime::now()));
         let end = clicker.click(k, point, &mut g.col, &mut g.cost).await?;
         let complete = end.complete;
         g.inputs_dispatched += plan.loops_per_click;
@@ -377,6 +383,10 @@ async fn click_all(
                     k + 1
                 )
             )));
+        }
+        if let Some(s) = silent_click(clicker, &mut stall, (k, made), from, complete, g).await? {
+            g.stalled = true;
+            return Err(stalled(&target.url, &s, k, count));
         }
         let done = k as u64 + 1;
         if done.is_multiple_of(DRAIN_EVERY) {
@@ -398,9 +408,46 @@ async fn click_all(
     Ok(())
 }
 
+/// Notes click `k` (made at `made`, its records from `from` on) with the stall watch: an
+/// incomplete click's records are drained and judged; a complete one heard its answer.
+async fn silent_click(
+    clicker: &Clicker<'_>,
+    stall: &mut StallWatch,
+    (k, made): (usize, (Instant, SystemTime)),
+    from: usize,
+    complete: bool,
+    g: &mut Gathered,
+) -> Result<Option<Stall>> {
+    if complete || !stall.watching() || clicker.cancel.is_cancelled() {
+        return Ok(stall.note(k, made, true));
+    }
+    drain_into(clicker.page, &mut g.col, &mut g.cost)
+        .await
+        .context("draining the recorder after an unanswered click")?;
+    let records = g.col.records.get(from..).unwrap_or_default();
+    Ok(stall.note(k, made, heard(records)))
+}
+
+/// The error that ends a run whose target went silent at click `k`.
+fn stalled(url: &str, s: &Stall, k: usize, count: u64) -> anyhow::Error {
+    anyhow!(Exit::new(
+        ExitKind::TargetFailed,
+        format!(
+            "the target at {url} stopped answering: {} clicks in a row ({} to {} of {count}) got no WebSocket message and no paint: silent since click {} at {} ({:.1} s)",
+            s.clicks,
+            s.first + 1,
+            k + 1,
+            s.first + 1,
+            arena_run::rfc3339_utc(s.since_wall),
+            s.since.elapsed().as_secs_f64()
+        )
+    ))
+}
+
 /// Sorts the click loop's error: bad input found on the page is the command's error
-/// (`Err`); an interruption or a dead target or browser ends the run early, written.
-fn ending(body: Result<()>, cancel: &Cancel) -> Result<Ending> {
+/// (`Err`); an interruption, a dead or silent target or a dead browser ends the run early,
+/// written.
+fn ending(body: Result<()>, cancel: &Cancel, stalled: bool) -> Result<Ending> {
     let Err(e) = body else {
         return Ok(Ending {
             status: RunStatus::Complete,
@@ -413,6 +460,8 @@ fn ending(body: Result<()>, cancel: &Cancel) -> Result<Ending> {
     }
     let status = if kind == ExitKind::Interrupted || cancel.is_cancelled() {
         RunStatus::Interrupted
+    } else if stalled {
+        RunStatus::TargetStalled
     } else {
         RunStatus::TargetFailed
     };

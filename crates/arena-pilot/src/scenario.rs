@@ -191,6 +191,8 @@ struct RawPacing {
     loop_events: Option<Spanned<Vec<String>>>,
     #[serde(default)]
     phase_jitter_ms: Option<Spanned<f64>>,
+    #[serde(default)]
+    stall_clicks: Option<Spanned<i64>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -299,6 +301,9 @@ pub struct Pacing {
     /// at a fixed phase of the page's frame clock. `None`: one frame interval, measured on
     /// the page before the clicks; 0: off.
     pub phase_jitter_ms: Option<f64>,
+    /// This many clicks in a row with no WebSocket message and no paint since their press
+    /// end the run as stalled (exit 3); 0: never.
+    pub stall_clicks: u32,
 }
 
 /// When a click's release follows its press (`clicks.hold_ms`, `clicks.hold_range_ms`).
@@ -625,7 +630,14 @@ pub fn hold_problem(hold: Hold, timeout_ms: u64) -> Option<String> {
     })
 }
 
-/// `[pacing]`: the pause, the per-click bound, the quiet wait, the loop events.
+/// Silent clicks in a row that end a run, by default: one silent click is a slow
+/// moment, three are a target that stopped.
+pub const DEFAULT_STALL_CLICKS: u32 = 3;
+
+/// The most `pacing.stall_clicks` takes (a bound past any run's clicks is a typo).
+pub const MAX_STALL_CLICKS: u32 = 1_000_000;
+
+/// `[pacing]`: the pause, the per-click bound, the quiet wait, the loop events, the stall.
 fn parse_pacing(cx: &Ctx, raw: Option<Spanned<RawPacing>>) -> Result<Pacing> {
     let mut pacing = Pacing {
         interval_ms: 20,
@@ -633,6 +645,7 @@ fn parse_pacing(cx: &Ctx, raw: Option<Spanned<RawPacing>>) -> Result<Pacing> {
         settle_ms: 100,
         loop_events: vec!["mousedown".into(), "mouseup".into(), "keydown".into()],
         phase_jitter_ms: None,
+        stall_clicks: DEFAULT_STALL_CLICKS,
     };
     let Some(p) = raw.map(Spanned::into_inner) else {
         return Ok(pacing);
@@ -647,6 +660,19 @@ fn parse_pacing(cx: &Ctx, raw: Option<Spanned<RawPacing>>) -> Result<Pacing> {
             ));
         }
         pacing.phase_jitter_ms = Some(v);
+    }
+    if let Some(n) = p.stall_clicks {
+        let v = *n.get_ref();
+        pacing.stall_clicks = u32::try_from(v)
+            .ok()
+            .filter(|&v| v <= MAX_STALL_CLICKS)
+            .ok_or_else(|| {
+                cx.err(
+                    &n.span(),
+                    "pacing.stall_clicks",
+                    format!("must be within 0..={MAX_STALL_CLICKS} clicks (0: never), got {v}"),
+                )
+            })?;
     }
     pacing.interval_ms = p.interval_ms.unwrap_or(pacing.interval_ms);
     pacing.settle_ms = p.settle_ms.unwrap_or(pacing.settle_ms);
@@ -889,6 +915,7 @@ mod tests {
         assert_eq!(p.arms["lazy-png"].knobs["lazy_png"], "true");
         assert_eq!(p.arm(None).unwrap().0, "stock");
         assert_eq!(p.hash.len(), 64);
+        assert_eq!(p.pacing.stall_clicks, DEFAULT_STALL_CLICKS);
     }
 
     #[test]
@@ -925,6 +952,7 @@ warmup = 2
 interval_ms = 20
 timeout_ms = 700
 loop_events = ["mousedown"]
+stall_clicks = 5
 
 [classifier]
 input = [{ json_key = "type", json_value = "mouse" }]
@@ -946,6 +974,7 @@ setup_command = "true"
         assert_eq!(p.clicks.count, 10);
         assert_eq!(p.clicks.pattern, Pattern::Grid);
         assert_eq!(p.pacing.timeout_ms, 700);
+        assert_eq!(p.pacing.stall_clicks, 5);
         assert_eq!(p.recorder.capacity, 64);
         assert_eq!(p.recorder.sockets, SocketChoice::Cdp);
         assert_eq!(p.arms["a"].url_params["mode"], "fast");
@@ -1097,6 +1126,14 @@ setup_command = "true"
             (
                 "[pacing]\nphase_jitter_ms = -1.0\n",
                 "p.toml:2: `pacing.phase_jitter_ms`: must be within 0..=1000 ms",
+            ),
+            (
+                "[pacing]\ninterval_ms = 5\nstall_clicks = -1\n",
+                "p.toml:3: `pacing.stall_clicks`: must be within 0..=1000000 clicks (0: never), got -1",
+            ),
+            (
+                "[pacing]\nstall_clicks = \"three\"\n",
+                "p.toml:2: `pacing.stall_clicks`",
             ),
         ] {
             let m = msg(text);

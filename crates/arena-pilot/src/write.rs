@@ -193,6 +193,7 @@ fn run_warnings(ctx: &RunContext, summary: &RunSummary) -> Vec<Warning> {
                 "partial run ({}): {} of {} clicks made{}",
                 match ctx.status {
                     RunStatus::Interrupted => "interrupted",
+                    RunStatus::TargetStalled => "target stalled",
                     _ => "target failed",
                 },
                 ctx.clicks_made,

@@ -41,6 +41,9 @@ pub enum RunStatus {
     Interrupted,
     /// The target or the browser died mid-run; loops up to the failure are kept.
     TargetFailed,
+    /// The target went silent mid-run: `pacing.stall_clicks` clicks in a row got no
+    /// WebSocket message and no paint; loops up to the silence are kept.
+    TargetStalled,
 }
 
 /// Where the WebSocket records came from.

@@ -86,6 +86,16 @@ pub fn positive_u32(text: &str) -> Result<u32, String> {
     whole(text, 1, u32::MAX, "a whole number from 1 to 4294967295")
 }
 
+/// Silent clicks in a row that end a run, 0 for never (`--stall-clicks`).
+pub fn stall_clicks(text: &str) -> Result<u32, String> {
+    whole(
+        text,
+        0,
+        arena_pilot::scenario::MAX_STALL_CLICKS,
+        "a whole number of clicks from 0 (never) to 1000000",
+    )
+}
+
 /// A wait in ms that may be 0, at most a day (`--interval`, `--settle`, `--load-quiet`).
 pub fn ms_0_day(text: &str) -> Result<u64, String> {
     whole(
@@ -228,6 +238,11 @@ mod tests {
         }
         for bad in ["0", "4294967296", "-3"] {
             assert!(positive_u32(bad).is_err(), "{bad}");
+        }
+        assert_eq!(stall_clicks("0"), Ok(0));
+        assert_eq!(stall_clicks("1000000"), Ok(1_000_000));
+        for bad in ["-1", "1000001", "2.5", "inf"] {
+            assert!(stall_clicks(bad).is_err(), "{bad}");
         }
         assert_eq!(ms_0_day("0"), Ok(0));
         assert_eq!(ms_0_day("86400000"), Ok(DAY_MS));
