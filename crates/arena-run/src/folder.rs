@@ -10,9 +10,9 @@ use anyhow::{Context, Result};
 use arena_report::Exit;
 
 use crate::bounded::{self, RowBound, TooLong, MAX_RUN_JSON_BYTES};
-use crate::model::{Event, Loop, Outcome, Run, RunMeta, SCHEMA_VERSION};
+use crate::model::{Event, Loop, Outcome, Run, RunMeta, SocketSource, SCHEMA_VERSION};
 use crate::time::rfc3339_utc;
-use crate::validate;
+use crate::validate::{self, EventTally, LoopTally, TimeOrder};
 
 pub const RUN_JSON: &str = "run.json";
 pub const LOOPS_CSV: &str = "loops.csv";
@@ -86,21 +86,23 @@ impl Run {
     /// Loads and validates a run folder. Errors (exit 2) name the file and line: not a
     /// run folder, another schema version, malformed rows, unknown or missing columns,
     /// values that are not finite or out of range, metrics that disagree with their
-    /// times, invariant breaks `run.json` did not record, an empty run. Reading is
+    /// times, invariant breaks `run.json` did not record, times out of the order the
+    /// recorder writes them in, summary counts that disagree with the rows and records
+    /// (`events.jsonl` cut short or emptied among them), an empty run. Reading is
     /// bounded too: a run file that is not a regular file (a device, FIFO or socket) is
     /// refused before it is opened, a line or row longer than
     /// [`MAX_LINE_BYTES`](crate::MAX_LINE_BYTES) once that much of it is read, a `run.json`
     /// larger than [`MAX_RUN_JSON_BYTES`] unread; so no folder makes loading hold more.
     pub fn load(dir: &Path) -> Result<Run> {
-        let meta = load_meta(dir)?;
-        let loops = load_loops(dir, &meta)?;
-        let events = load_events(&dir.join(EVENTS_JSONL), true)?;
+        let (meta, has) = load_meta(dir)?;
+        let loops = load_loops(dir, &meta, has)?;
+        let events = load_run_events(dir, &meta, true)?;
         let setup = dir.join(SETUP_EVENTS_JSONL);
         // Optional, but whatever is there is read: one that is not a regular file is
         // refused, not taken for absent.
         let setup_events = match fs::metadata(&setup) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-            _ => Some(load_events(&setup, true)?),
+            _ => Some(load_events(&setup, true, setup_order(&meta), None)?),
         };
         Ok(Run {
             meta,
@@ -114,9 +116,9 @@ impl Run {
     /// needs them). Same validation as [`Run::load`]: `events.jsonl` is still read, line
     /// by line, and each line checked, but nothing of it is kept.
     pub fn load_loops_only(dir: &Path) -> Result<Run> {
-        let meta = load_meta(dir)?;
-        let loops = load_loops(dir, &meta)?;
-        load_events(&dir.join(EVENTS_JSONL), false)?;
+        let (meta, has) = load_meta(dir)?;
+        let loops = load_loops(dir, &meta, has)?;
+        load_run_events(dir, &meta, false)?;
         Ok(Run {
             meta,
             loops,
@@ -207,7 +209,14 @@ fn open_run_file(
     Ok((file, meta.len()))
 }
 
-fn load_meta(dir: &Path) -> Result<RunMeta> {
+/// Which of `run.json`'s summary fields that runs made before them lack the file states:
+/// a field it does not state is not checked against the rows.
+#[derive(Debug, Clone, Copy)]
+struct SummaryHas {
+    claimed: bool,
+}
+
+fn load_meta(dir: &Path) -> Result<(RunMeta, SummaryHas)> {
     if !dir.is_dir() {
         return Err(bad(format!(
             "{}: not a run folder (not a directory)",
@@ -274,10 +283,15 @@ fn load_meta(dir: &Path) -> Result<RunMeta> {
         ))
     })?;
     validate::check_meta(&meta).map_err(|e| bad(format!("{}: {e}", path.display())))?;
-    Ok(meta)
+    let has = SummaryHas {
+        claimed: value
+            .get("summary")
+            .is_some_and(|s| s.get("claimed").is_some()),
+    };
+    Ok((meta, has))
 }
 
-fn load_loops(dir: &Path, meta: &RunMeta) -> Result<Vec<Loop>> {
+fn load_loops(dir: &Path, meta: &RunMeta, has: SummaryHas) -> Result<Vec<Loop>> {
     let path = dir.join(LOOPS_CSV);
     let (file, _) = open_run_file(&path, |e| {
         bad(format!(
@@ -303,6 +317,10 @@ fn load_loops(dir: &Path, meta: &RunMeta) -> Result<Vec<Loop>> {
     let header = validate::check_header(&names).map_err(|e| at(1, &e))?;
     let mut loops = Vec::new();
     let mut breaks = (0u64, None::<String>);
+    let mut tally = LoopTally::default();
+    // The page hook stamps sends, receipts and draws itself (see `recorder_order_break`).
+    let page_sockets = meta.socket_source == SocketSource::PageHook;
+    let reply_oracle = meta.answer.as_ref().is_none_or(|a| a.oracle == "reply");
     let mut rec = csv::StringRecord::new();
     loop {
         let more = rdr.read_record(&mut rec).map_err(|e| {
@@ -315,6 +333,13 @@ fn load_loops(dir: &Path, meta: &RunMeta) -> Result<Vec<Loop>> {
         let line = rec.position().map(|p| p.line()).unwrap_or(0);
         let mut l: Loop = rec.deserialize(Some(&headers)).map_err(|e| at(line, &e))?;
         check_row(&mut l, meta, header, loops.len()).map_err(|e| at(line, &e))?;
+        if let Some(why) = page_sockets
+            .then(|| validate::recorder_order_break(&l, reply_oracle))
+            .flatten()
+        {
+            return Err(at(line, &why));
+        }
+        tally.add(&l);
         if let Some(why) = validate::invariant_break(&l) {
             breaks.0 += 1;
             breaks
@@ -334,7 +359,7 @@ fn load_loops(dir: &Path, meta: &RunMeta) -> Result<Vec<Loop>> {
                 .unwrap_or_default()
         )));
     }
-    check_counts(&path, meta, loops.len() as u64, breaks)?;
+    check_counts(&path, meta, has, loops.len() as u64, &tally, breaks)?;
     Ok(loops)
 }
 
@@ -369,11 +394,14 @@ fn check_row(
 }
 
 /// The rows against `run.json`: as many as its summary counts (rows cut or pasted
-/// otherwise go unseen), and no more invariant breaks than the pilot recorded.
+/// otherwise go unseen), each outcome as many times as the summary counts it (`claimed`
+/// only where the file states it), and exactly the invariant breaks the pilot recorded.
 fn check_counts(
     path: &Path,
     meta: &RunMeta,
+    has: SummaryHas,
     rows: u64,
+    tally: &LoopTally,
     breaks: (u64, Option<String>),
 ) -> Result<()> {
     let s = &meta.summary;
@@ -384,20 +412,76 @@ fn check_counts(
             s.loops
         )));
     }
-    if let (found, Some(first)) = breaks {
-        if found > s.invariant_violations {
-            let msg = validate::undeclared_breaks(found, s.invariant_violations, &first);
+    if let (found, Some(first)) = &breaks {
+        if *found > s.invariant_violations {
+            let msg = validate::undeclared_breaks(*found, s.invariant_violations, first);
             return Err(bad(format!("{}: {msg}", path.display())));
         }
+    }
+    let run_json = path.with_file_name(RUN_JSON);
+    let outcomes = [
+        ("answered", s.answered, tally.answered, true),
+        ("unanswered", s.unanswered, tally.unanswered, true),
+        ("claimed", s.claimed, tally.claimed, has.claimed),
+    ];
+    for (name, says, holds, stated) in outcomes {
+        if stated && says != holds {
+            return Err(bad(format!(
+                "{}: summary.{name} says {says}, {LOOPS_CSV} holds {holds} {name} loops",
+                run_json.display()
+            )));
+        }
+    }
+    if breaks.0 != s.invariant_violations {
+        return Err(bad(format!(
+            "{}: summary.invariant_violations says {}, {LOOPS_CSV} holds {} loop(s) breaking t_input <= t_send <= t_recv <= t_draw <= t_paint",
+            run_json.display(),
+            s.invariant_violations,
+            breaks.0
+        )));
     }
     Ok(())
 }
 
-/// Reads `events.jsonl` (or `setup_events.jsonl`) line by line and checks each record (JSON shape, a known kind, a
-/// finite time, sequence order); `keep` decides whether the records are returned or only
-/// checked (tables never need them, and a line buffer is all that checking holds: a line
-/// longer than [`bounded::MAX_LINE_BYTES`] is refused at the bound).
-fn load_events(path: &Path, keep: bool) -> Result<Vec<Event>> {
+/// How the records of `setup_events.jsonl` are ordered: its drains may have taken the
+/// sockets from either source, so only the page's own stamps are.
+fn setup_order(meta: &RunMeta) -> TimeOrder {
+    match meta.socket_source {
+        SocketSource::AppRecorder => TimeOrder::Unordered,
+        _ => TimeOrder::PageOnly,
+    }
+}
+
+/// Reads `events.jsonl` and checks it against `run.json`'s summary: its record count (a
+/// file cut short or emptied says what is missing) and traffic figures.
+fn load_run_events(dir: &Path, meta: &RunMeta, keep: bool) -> Result<Vec<Event>> {
+    let path = dir.join(EVENTS_JSONL);
+    let order = match meta.socket_source {
+        SocketSource::PageHook => TimeOrder::WithSockets,
+        SocketSource::Cdp => TimeOrder::PageOnly,
+        SocketSource::AppRecorder => TimeOrder::Unordered,
+    };
+    let s = &meta.summary;
+    let mut tally = EventTally::new(meta.socket_source == SocketSource::Cdp, s.stale_records);
+    let events = load_events(&path, keep, order, Some(&mut tally))?;
+    validate::check_event_counts(s, &tally).map_err(|e| bad(format!("{}: {e}", path.display())))?;
+    validate::check_traffic(s, &tally)
+        .map_err(|e| bad(format!("{}: {e}", dir.join(RUN_JSON).display())))?;
+    Ok(events)
+}
+
+/// Reads `events.jsonl` (or `setup_events.jsonl`) line by line and checks each record
+/// (JSON shape, a known kind, a finite time, sequence order, and the time order `order`
+/// says the recorder wrote them in); `keep` decides whether the records are returned or
+/// only checked (tables never need them, and a line buffer is all that checking holds: a
+/// line longer than [`bounded::MAX_LINE_BYTES`] is refused at the bound); `tally` counts
+/// them for the summary's figures.
+fn load_events(
+    path: &Path,
+    keep: bool,
+    order: TimeOrder,
+    mut tally: Option<&mut EventTally>,
+) -> Result<Vec<Event>> {
     let (file, _) = open_run_file(path, |e| {
         bad(format!(
             "{}: not a run folder (cannot read it: {e})",
@@ -408,6 +492,8 @@ fn load_events(path: &Path, keep: bool) -> Result<Vec<Event>> {
     let mut buf = Vec::new();
     let mut events = Vec::new();
     let mut prev_seq = None;
+    // The last record the page stamped as it wrote it: (line, kind, t_ms).
+    let mut last_stamped: Option<(u64, String, f64)> = None;
     for n in 1u64.. {
         buf.clear();
         let at = |msg: &dyn std::fmt::Display| bad(format!("{}: line {n}: {msg}", path.display()));
@@ -417,24 +503,36 @@ fn load_events(path: &Path, keep: bool) -> Result<Vec<Event>> {
         if buf.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let seq = if keep {
+        let mut record = |seq: u64, kind: &str, t_ms: f64, event: &str, size, class: &str| {
+            validate::check_event(kind, t_ms).map_err(|e| at(&e))?;
+            if prev_seq.is_some_and(|p| seq < p) {
+                return Err(at(&format_args!(
+                    "seq {seq} after seq {}: records are written in sequence order",
+                    prev_seq.unwrap_or_default()
+                )));
+            }
+            prev_seq = Some(seq);
+            if order.stamped(kind, event) {
+                if let Some((line, before, t)) = last_stamped.as_ref().filter(|l| t_ms < l.2) {
+                    return Err(at(&format_args!(
+                        "{kind} at t_ms {t_ms} is before the {before} at line {line} (t_ms {t}): the page recorder stamps these records as it writes them, so their times never go back"
+                    )));
+                }
+                last_stamped = Some((n, kind.to_string(), t_ms));
+            }
+            if let Some(t) = tally.as_deref_mut() {
+                t.add(seq, kind, size, class);
+            }
+            Ok(())
+        };
+        if keep {
             let e: Event = serde_json::from_slice(&buf).map_err(|e| at(&e))?;
-            validate::check_event(&e.kind, e.t_ms).map_err(|e| at(&e))?;
-            let seq = e.seq;
+            record(e.seq, &e.kind, e.t_ms, &e.event, e.size, &e.class)?;
             events.push(e);
-            seq
         } else {
             let e: validate::EventView = serde_json::from_slice(&buf).map_err(|e| at(&e))?;
-            validate::check_event(&e.kind, e.t_ms).map_err(|e| at(&e))?;
-            e.seq
-        };
-        if prev_seq.is_some_and(|p| seq < p) {
-            return Err(at(&format_args!(
-                "seq {seq} after seq {}: records are written in sequence order",
-                prev_seq.unwrap_or_default()
-            )));
+            record(e.seq, &e.kind, e.t_ms, &e.event, e.size, &e.class)?;
         }
-        prev_seq = Some(seq);
     }
     Ok(events)
 }

@@ -450,14 +450,15 @@ pub(crate) struct EventView<'a> {
     #[serde(borrow)]
     pub kind: Cow<'a, str>,
     pub t_ms: f64,
-    // The rest are parsed for their types only (a record whose `size` is text is as
-    // malformed as one without `kind`); nothing reads them.
-    #[serde(default, rename = "size")]
-    _size: u32,
-    #[serde(default, borrow, rename = "class")]
-    _class: Cow<'a, str>,
-    #[serde(default, borrow, rename = "event")]
-    _event: Cow<'a, str>,
+    // Size, class and event feed the cross-checks against `run.json`; the rest are
+    // parsed for their types only (a record whose `trusted` is text is as malformed as
+    // one without `kind`); nothing reads them.
+    #[serde(default)]
+    pub size: u32,
+    #[serde(default, borrow)]
+    pub class: Cow<'a, str>,
+    #[serde(default, borrow)]
+    pub event: Cow<'a, str>,
     #[serde(default, rename = "trusted")]
     _trusted: bool,
     #[serde(default, rename = "target")]
@@ -475,4 +476,250 @@ pub(crate) fn check_event(kind: &str, t_ms: f64) -> Result<(), String> {
         ));
     }
     check_time("t_ms", t_ms)
+}
+
+/// Which records of an events file the page recorder stamps with `performance.now()` as it
+/// writes them, so that their times never go back in write (`seq`) order: draws, paints,
+/// `region_painted` and a socket's `open`, and, when the page hook saw the sockets, sends
+/// and receipts. Inputs carry the event's `timeStamp` (taken before the listener ran),
+/// answers the frame's start (a JS oracle's predicate may record after it), a CDP
+/// handshake or CDP-seen frame Chromium's network clock in a seq space of its own, and an
+/// app's own recorder whatever clock the app keeps: none of those is ordered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TimeOrder {
+    /// An app's own recorder: no order is checked.
+    Unordered,
+    /// Page-stamped records apart from the socket's frames (sockets seen through CDP, and
+    /// `setup_events.jsonl`, whose drains may have taken either source).
+    PageOnly,
+    /// The page hook saw the sockets: their sends and receipts are page-stamped too.
+    WithSockets,
+}
+
+impl TimeOrder {
+    pub(crate) fn stamped(self, kind: &str, event: &str) -> bool {
+        if self == TimeOrder::Unordered {
+            return false;
+        }
+        match kind {
+            "draw" | "paint" | "region_painted" => true,
+            "ws_open" => event == "open",
+            "ws_send" | "ws_recv" => self == TimeOrder::WithSockets,
+            _ => false,
+        }
+    }
+}
+
+/// The order the page recorder guarantees within a loop of a run whose sockets the page
+/// hook saw: the loop's send, receipt and draw are stamped as they are written and each is
+/// looked for after the one before, so `t_send <= t_recv <= t_draw`; with the reply oracle
+/// the paint is the first paint record after the draw, so `t_draw <= t_paint` too (under
+/// the pixels and js oracles a loop's paint may be its answer frame, stamped at the frame's
+/// start). Pairs with an empty time are not compared: an unanswered loop has no receipt.
+/// Unlike [`invariant_break`], no count in `run.json` makes such a break load.
+pub(crate) fn recorder_order_break(l: &Loop, reply_oracle: bool) -> Option<String> {
+    let mut pairs = vec![
+        (("t_send", l.t_send), ("t_recv", l.t_recv)),
+        (("t_recv", l.t_recv), ("t_draw", l.t_draw)),
+    ];
+    if reply_oracle {
+        pairs.push((("t_draw", l.t_draw), ("t_paint", l.t_paint)));
+    }
+    pairs.into_iter().find_map(|((a, ta), (b, tb))| match (ta, tb) {
+        (Some(ta), Some(tb)) if tb < ta => Some(format!(
+            "{b} ({}) is before {a} ({}): the page recorder stamps both as it writes them, the {b} record after the {a} one, so no run it measured holds this",
+            show(tb),
+            show(ta)
+        )),
+        _ => None,
+    })
+}
+
+/// Rows that can be told apart and counted in `run.json`'s summary.
+#[derive(Debug, Default)]
+pub(crate) struct LoopTally {
+    pub answered: u64,
+    pub unanswered: u64,
+    pub claimed: u64,
+}
+
+impl LoopTally {
+    pub(crate) fn add(&mut self, l: &Loop) {
+        match l.outcome {
+            Outcome::Answered => self.answered += 1,
+            Outcome::Unanswered => self.unanswered += 1,
+            Outcome::Claimed => self.claimed += 1,
+        }
+    }
+}
+
+/// What the lines of `events.jsonl` hold, counted the way the pilot counts its records
+/// for `run.json`'s summary: the first `stale_records` lines of the recorder's own seq
+/// space are the stale ones (the file is in seq order, and stale records are the ones
+/// below the clear), and a record drained twice (its seq, in its seq space, again) counts
+/// once. With sockets seen through CDP, sends and receipts have a seq space of their own.
+/// Counting holds no more than the current seq, so it stays within bounded memory.
+#[derive(Debug)]
+pub(crate) struct EventTally {
+    cdp: bool,
+    /// Stale lines still to pass over.
+    pub stale_left: u64,
+    /// The seq of the line before, and whether a record of each space had it.
+    seq: Option<u64>,
+    seen: [bool; 2],
+    pub lines: u64,
+    pub records: u64,
+    pub frames_received: u64,
+    pub bytes_received: u64,
+    pub bytes_sent: u64,
+    pub sends_input: u64,
+    pub sends_ack: u64,
+    pub sends_other: u64,
+    pub coalesced_inputs: u64,
+}
+
+impl EventTally {
+    pub(crate) fn new(cdp: bool, stale: u64) -> Self {
+        EventTally {
+            cdp,
+            stale_left: stale,
+            seq: None,
+            seen: [false; 2],
+            lines: 0,
+            records: 0,
+            frames_received: 0,
+            bytes_received: 0,
+            bytes_sent: 0,
+            sends_input: 0,
+            sends_ack: 0,
+            sends_other: 0,
+            coalesced_inputs: 0,
+        }
+    }
+
+    pub(crate) fn add(&mut self, seq: u64, kind: &str, size: u32, class: &str) {
+        self.lines += 1;
+        let own = !(self.cdp && matches!(kind, "ws_send" | "ws_recv"));
+        if own && self.stale_left > 0 {
+            self.stale_left -= 1;
+            return;
+        }
+        if self.seq != Some(seq) {
+            self.seq = Some(seq);
+            self.seen = [false; 2];
+        }
+        let seen = &mut self.seen[usize::from(own)];
+        if std::mem::replace(seen, true) {
+            return;
+        }
+        self.records += 1;
+        let size = u64::from(size);
+        match kind {
+            "ws_recv" => {
+                self.frames_received += 1;
+                self.bytes_received += size;
+            }
+            "ws_send" => {
+                self.bytes_sent += size;
+                match class {
+                    "input" => self.sends_input += 1,
+                    "ack" => self.sends_ack += 1,
+                    _ => self.sends_other += 1,
+                }
+            }
+            "input_coalesced" => self.coalesced_inputs += 1,
+            _ => {}
+        }
+    }
+}
+
+/// `events.jsonl` against `run.json`'s summary: as many records as `summary.records`
+/// (beside the `stale_records` the pilot set aside), so a file cut at a line boundary or
+/// emptied says what is missing; and, when the summary counts records at all, its traffic
+/// figures those of the records. A run whose summary counts no records (one built without
+/// its recorder's records, as synthetic runs are) has no traffic to check.
+pub(crate) fn check_event_counts(s: &crate::RunSummary, t: &EventTally) -> Result<(), String> {
+    let short = t.records < s.records || t.stale_left > 0;
+    if short {
+        let held = if t.lines == 0 {
+            "is empty".to_string()
+        } else {
+            format!(
+                "ends after {} line(s) holding {} record(s)",
+                t.lines, t.records
+            )
+        };
+        let stale = if s.stale_records > 0 {
+            format!(" beside {} stale", s.stale_records)
+        } else {
+            String::new()
+        };
+        let missing = s.records.saturating_sub(t.records) + t.stale_left;
+        return Err(format!(
+            "{held}, but {RUN_JSON}'s summary.records says {}{stale}: {missing} record(s) are missing, the file is cut short or emptied",
+            s.records
+        ));
+    }
+    if t.records > s.records {
+        return Err(format!(
+            "holds {} record(s), but {RUN_JSON}'s summary.records says {}: records were added",
+            t.records, s.records
+        ));
+    }
+    Ok(())
+}
+
+/// The summary's traffic figures against the records (see [`check_event_counts`]):
+/// `summary.frames_received says 12, events.jsonl holds 3 receipts (ws_recv records)`.
+pub(crate) fn check_traffic(s: &crate::RunSummary, t: &EventTally) -> Result<(), String> {
+    if s.records == 0 {
+        return Ok(());
+    }
+    let figures = [
+        (
+            "frames_received",
+            s.frames_received,
+            t.frames_received,
+            "receipts (ws_recv records)",
+        ),
+        (
+            "bytes_received",
+            s.bytes_received,
+            t.bytes_received,
+            "bytes received (ws_recv sizes)",
+        ),
+        (
+            "bytes_sent",
+            s.bytes_sent,
+            t.bytes_sent,
+            "bytes sent (ws_send sizes)",
+        ),
+        (
+            "sends_input",
+            s.sends_input,
+            t.sends_input,
+            "input-classified sends",
+        ),
+        (
+            "sends_ack",
+            s.sends_ack,
+            t.sends_ack,
+            "ack-classified sends",
+        ),
+        ("sends_other", s.sends_other, t.sends_other, "other sends"),
+        (
+            "coalesced_inputs",
+            s.coalesced_inputs,
+            t.coalesced_inputs,
+            "coalesced inputs",
+        ),
+    ];
+    for (name, says, holds, what) in figures {
+        if says != holds {
+            return Err(format!(
+                "summary.{name} says {says}, events.jsonl holds {holds} {what}"
+            ));
+        }
+    }
+    Ok(())
 }

@@ -75,6 +75,10 @@ fn sample_run() -> Run {
                 loops: 2,
                 answered: 1,
                 unanswered: 1,
+                // What `events` holds: one input-classified send of 14 B.
+                records: 1,
+                bytes_sent: 14,
+                sends_input: 1,
                 ..RunSummary::default()
             },
             warnings: vec![Warning::new("unanswered", "1 of 2 loops unanswered")],
@@ -335,9 +339,11 @@ fn a_metric_must_agree_with_its_times() {
 
 #[test]
 fn invariant_breaks_load_only_where_the_pilot_recorded_them() {
-    // Receipt stamped before the send (clock trouble): the pilot writes such a loop,
-    // counts it in summary.invariant_violations and warns `invariant`.
+    // Receipt stamped before the send (clock trouble, sockets seen through CDP on a clock
+    // mapped onto the page's): the pilot writes such a loop, counts it in
+    // summary.invariant_violations and warns `invariant`.
     let mut run = sample_run();
+    run.meta.socket_source = SocketSource::Cdp;
     let l = &mut run.loops[0];
     l.t_recv = Some(95.0);
     l.send_to_recv = Some(95.0 - 100.5);
@@ -356,6 +362,15 @@ fn invariant_breaks_load_only_where_the_pilot_recorded_them() {
         .push(Warning::new("invariant", "1 loops break ..."));
     let tmp = written(&run);
     assert_eq!(Run::load(tmp.path()).unwrap(), run);
+    // More recorded than the rows hold is a disagreement too.
+    run.meta.summary.invariant_violations = 2;
+    assert_both_refuse(
+        written(&run).path(),
+        &[
+            "run.json: summary.invariant_violations says 2",
+            "loops.csv holds 1 loop(s) breaking",
+        ],
+    );
 }
 
 #[test]
@@ -502,8 +517,10 @@ fn events_are_checked_line_by_line_even_when_not_kept() {
         assert_both_refuse(tmp.path(), &["events.jsonl", must]);
     }
     // Blank lines are not records; escaped strings parse borrowed or not.
-    let tmp = written(&sample_run());
-    let escaped = ev(13, "paint", "5").replace("\"event\":\"\"", "\"event\":\"r\\u0061f\"");
+    let mut two = sample_run();
+    two.meta.summary.records = 2;
+    let tmp = written(&two);
+    let escaped = ev(13, "paint", "200").replace("\"event\":\"\"", "\"event\":\"r\\u0061f\"");
     fs::write(tmp.path().join(EVENTS_JSONL), format!("{good}\n{escaped}")).unwrap();
     assert_eq!(Run::load(tmp.path()).unwrap().events[1].event, "raf");
     Run::load_loops_only(tmp.path()).unwrap();
