@@ -5,9 +5,8 @@
 //! global lock: two pilots sharing two cores would measure each other.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -18,6 +17,10 @@ use arena_pilot::{
 };
 use arena_run::{Metric, Run, RunStatus, SocketSource};
 use arena_stats::Summary;
+
+#[path = "support/watched.rs"]
+mod watched;
+use watched::{bin, group_members, Watched};
 
 static LOCK: Mutex<()> = Mutex::new(());
 
@@ -45,27 +48,6 @@ fn alive(pids: &[i32]) -> Vec<i32> {
         .copied()
         .filter(|&p| arena_sys::procfs::alive(p))
         .collect()
-}
-
-/// Processes in process group `pgid` (a launched Chromium leads its own group).
-fn group_members(pgid: i32) -> Vec<i32> {
-    let mut out = Vec::new();
-    if let Ok(rd) = std::fs::read_dir("/proc") {
-        for e in rd.flatten() {
-            let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
-                continue;
-            };
-            if let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-                let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
-                let f: Vec<&str> = rest.split_whitespace().collect();
-                // fields after the name: state ppid pgrp
-                if f.len() > 2 && f[2].parse::<i32>().ok() == Some(pgid) && !f[0].starts_with('Z') {
-                    out.push(pid);
-                }
-            }
-        }
-    }
-    out
 }
 
 /// Runs arms in one browser, one fresh page and fixture each; checks that no Chromium
@@ -602,89 +584,6 @@ fn right_after_pilot_exits_no_chromium_is_left_not_even_a_zombie() {
     assert_eq!(r.meta.knobs.get("los_work").map(String::as_str), Some("0"));
     assert_eq!(r.meta.knobs.get("png_level").map(String::as_str), Some("2"));
     assert_eq!(r.meta.knobs.get("tick_ms").map(String::as_str), Some("16"));
-}
-
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_arena-perf"))
-}
-
-/// A child process whose stdout and stderr lines are collected by two threads.
-struct Watched {
-    child: Child,
-    lines: std::sync::Arc<Mutex<Vec<String>>>,
-}
-
-impl Watched {
-    fn spawn(cmd: &mut Command) -> Watched {
-        let mut child = cmd
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn arena-perf");
-        let lines = std::sync::Arc::new(Mutex::new(Vec::new()));
-        let out: Box<dyn std::io::Read + Send> = Box::new(child.stdout.take().unwrap());
-        let err: Box<dyn std::io::Read + Send> = Box::new(child.stderr.take().unwrap());
-        for stream in [out, err] {
-            let l2 = lines.clone();
-            std::thread::spawn(move || {
-                for line in BufReader::new(stream).lines().map_while(Result::ok) {
-                    l2.lock().unwrap().push(line);
-                }
-            });
-        }
-        Watched { child, lines }
-    }
-
-    fn wait_line(&self, needle: &str, limit: Duration) -> String {
-        let t = Instant::now();
-        loop {
-            if let Some(l) = self
-                .lines
-                .lock()
-                .unwrap()
-                .iter()
-                .find(|l| l.contains(needle))
-            {
-                return l.clone();
-            }
-            assert!(
-                t.elapsed() < limit,
-                "no `{needle}` on stderr within {limit:?}: {:?}",
-                self.lines.lock().unwrap()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn browser_pid(&self) -> i32 {
-        let l = self.wait_line("(pid ", Duration::from_secs(30));
-        l.rsplit_once("(pid ")
-            .and_then(|(_, r)| r.trim_end_matches(')').parse().ok())
-            .expect("browser pid on stderr")
-    }
-
-    fn wait_exit(&mut self, limit: Duration) -> i32 {
-        let t = Instant::now();
-        loop {
-            if let Some(s) = self.child.try_wait().unwrap() {
-                return s.code().unwrap_or(-1);
-            }
-            if t.elapsed() > limit {
-                let _ = self.child.kill();
-                panic!("no exit within {limit:?}: {:?}", self.lines.lock().unwrap());
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-impl Drop for Watched {
-    fn drop(&mut self) {
-        if matches!(self.child.try_wait(), Ok(None)) {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
 }
 
 fn sigint(pid: u32) {
