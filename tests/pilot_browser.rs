@@ -596,46 +596,6 @@ fn sigint(pid: u32) {
 }
 
 #[test]
-fn sigint_mid_run_writes_the_partial_run_and_exits_130() {
-    let _g = lock();
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("run");
-    let mut w = Watched::spawn(
-        Command::new(bin())
-            .args([
-                "pilot",
-                "--clicks",
-                "400",
-                "--interval",
-                "10",
-                "--knob",
-                "los_work=0",
-                "--out",
-            ])
-            .arg(&dir),
-    );
-    let chrome = w.browser_pid();
-    w.wait_line("click 25/400", Duration::from_secs(60));
-    sigint(w.child.id());
-    let code = w.wait_exit(Duration::from_secs(20));
-    assert_eq!(code, 130, "{:?}", w.lines.lock().unwrap());
-    let run = Run::load(&dir).expect("partial run folder");
-    assert_eq!(run.meta.status, RunStatus::Interrupted);
-    assert!(
-        run.meta.summary.loops >= 50 && run.meta.summary.loops < 800,
-        "{}",
-        run.meta.summary.loops
-    );
-    assert!(run.meta.warnings.iter().any(|w| w.code == "partial_run"));
-    std::thread::sleep(Duration::from_millis(200));
-    assert_eq!(
-        group_members(chrome),
-        Vec::<i32>::new(),
-        "Chromium left behind"
-    );
-}
-
-#[test]
 fn fixture_killed_mid_run_gives_a_clear_message_a_partial_run_and_no_hang() {
     let _g = lock();
     let tmp = tempfile::tempdir().unwrap();

@@ -1,5 +1,5 @@
-//! `pilot` against real Chromium and the built-in fixture, stopped by SIGHUP (the terminal
-//! closed) or SIGQUIT: like SIGINT, the run folder keeps what was measured (status
+//! `pilot` against real Chromium and the built-in fixture, stopped by SIGINT, SIGHUP (the
+//! terminal closed) or SIGQUIT: every time the run folder keeps what was measured (status
 //! interrupted), Chromium is killed and reaped, and the exit code is 128 + the signal.
 //!
 //! Tests take a global lock: two pilots sharing two cores would measure each other.
@@ -45,13 +45,7 @@ fn signalled_mid_run_keeps_the_partial_run(signal: &str, code: i32) {
     );
     let chrome = w.browser_pid();
     w.wait_line("click 25/400", Duration::from_secs(60));
-    let pid = w.child.id().to_string();
-    let sent = Command::new("kill")
-        .args([&format!("-{signal}"), &pid])
-        .status()
-        .map(|s| s.success())
-        .unwrap_or(false);
-    assert!(sent, "kill -{signal} {pid}");
+    w.signal(signal);
     let exit = w.wait_exit(Duration::from_secs(20));
     assert_eq!(exit, code, "SIG{signal}: {:?}", w.lines.lock().unwrap());
     // Checked at once: the tool killed and reaped its Chromium before it exited.
@@ -72,6 +66,11 @@ fn signalled_mid_run_keeps_the_partial_run(signal: &str, code: i32) {
     assert!(run.meta.warnings.iter().any(|w| w.code == "partial_run"));
     let all = w.lines.lock().unwrap().join("\n");
     assert!(all.contains("run folder:"), "{all}");
+}
+
+#[test]
+fn sigint_mid_run_writes_the_partial_run_and_exits_130() {
+    signalled_mid_run_keeps_the_partial_run("INT", 130);
 }
 
 #[test]
