@@ -228,7 +228,7 @@ fn summarize_showing_progress(
         true => Mode::detect(false),
         false => Mode::Quiet,
     });
-    let file = std::fs::File::open(path)
+    let file = arena_sys::fifo::open_announced(path, "pcap capture")
         .map_err(|e| anyhow::anyhow!("{}: cannot open: {e}", path.display()))?;
     let read = Arc::new(AtomicU64::new(0));
     let counted = Counted {

@@ -46,7 +46,8 @@ pub fn open(path: &Path, kind: &str) -> Result<Input, Exit> {
         return sniff("stdin".into(), Box::new(io::stdin()), None, kind);
     }
     let name = path.display().to_string();
-    let f = File::open(path).map_err(|e| Exit::bad_input(format!("{name}: cannot open: {e}")))?;
+    let f = arena_sys::fifo::open_announced(path, kind)
+        .map_err(|e| Exit::bad_input(format!("{name}: cannot open: {e}")))?;
     // A FIFO or /dev/stdin is not a regular file: it is streamed like stdin.
     let regular = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
     let dup = regular.and_then(|len| f.try_clone().ok().map(|d| (d, len)));

@@ -423,7 +423,7 @@ pub fn load_rules(path: Option<&Path>) -> anyhow::Result<Classifier> {
     let mut fallback = APPLICATION.to_string();
     let mut defaults = true;
     if let Some(p) = path {
-        let text = std::fs::read_to_string(p)
+        let text = arena_sys::fifo::read_to_string_announced(p, "rules file")
             .map_err(|e| Exit::bad_input(format!("{}: cannot read rules: {e}", p.display())))?;
         let file: RulesFile = toml_input::parse(&p.display().to_string(), &text)?;
         defaults = !file.replace_defaults;

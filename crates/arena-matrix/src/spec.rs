@@ -373,7 +373,7 @@ fn env_vec(m: BTreeMap<String, String>) -> Vec<(String, String)> {
 
 /// Reads and validates a matrix file. Errors are [`Exit`] bad input (exit 2).
 pub fn load(path: &Path) -> anyhow::Result<MatrixSpec> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let text = arena_sys::fifo::read_to_string_announced(path, "matrix file").map_err(|e| {
         Exit::bad_input(format!("{}: cannot read matrix file: {e}", path.display()))
     })?;
     parse(path, &text)

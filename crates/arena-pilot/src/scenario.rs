@@ -382,7 +382,7 @@ impl Ctx<'_> {
 impl Pilot {
     /// Reads and validates a pilot file.
     pub fn load(path: &Path) -> Result<Pilot> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
+        let text = arena_sys::fifo::read_to_string_announced(path, "pilot file").map_err(|e| {
             anyhow::Error::new(Exit::bad_input(format!(
                 "{}: cannot read pilot file: {e}",
                 path.display()

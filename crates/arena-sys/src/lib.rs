@@ -7,8 +7,10 @@
 //! - [`spawn`]: children in their own process group with a parent-death signal.
 //! - [`kill`]: signal a group or a pid, reap by pid, with deadlines, leaving no zombie.
 //! - [`interrupt`]: one SIGINT/SIGTERM flag per process, for sync and async code alike.
+//! - [`fifo`]: open a user-named input, saying on a terminal when a FIFO waits for a writer.
 //! - `timer` (feature `tokio`): async sleeps to a fraction of a millisecond.
 
+pub mod fifo;
 pub mod interrupt;
 pub mod kill;
 pub mod procfs;

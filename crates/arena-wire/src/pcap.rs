@@ -60,7 +60,8 @@ pub struct PcapReader<R> {
 
 impl PcapReader<File> {
     pub fn open(path: &Path) -> Result<Self> {
-        let f = File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
+        let f = arena_sys::fifo::open_announced(path, "pcap capture")
+            .with_context(|| format!("{}: cannot open", path.display()))?;
         PcapReader::new(f, path.display().to_string())
     }
 }

@@ -1,0 +1,202 @@
+//! Opening a user-named input that may be a FIFO, and saying so when that waits.
+//!
+//! Opening a FIFO for reading blocks until a writer opens the other end: the standard
+//! behaviour, kept here. What is added is one line on a terminal once the wait has lasted
+//! [`ANNOUNCE_AFTER`], so a forgotten writer is not mistaken for a hang:
+//!
+//! ```text
+//! arena-perf: waiting for a writer on FIFO /tmp/gc.fifo (a GC log (-Xlog:gc))
+//! ```
+//!
+//! Off a terminal nothing is printed and the open is exactly `File::open`. A path that is
+//! not a FIFO costs one `stat` more than `File::open`.
+
+use std::fs::File;
+use std::io::{self, IsTerminal};
+use std::os::unix::fs::FileTypeExt;
+use std::path::Path;
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// How long an open may wait for a writer before the line is printed.
+pub const ANNOUNCE_AFTER: Duration = Duration::from_secs(2);
+
+/// Set to `1` to print the line even when stderr is not a terminal (for tests and scripts).
+pub const ANNOUNCE_ENV: &str = "ARENA_PERF_ANNOUNCE_WAITS";
+
+/// Opens `path` for reading like `File::open`. When it is a FIFO with no writer yet and
+/// stderr is a terminal (or [`ANNOUNCE_ENV`] is `1`), prints
+/// `arena-perf: waiting for a writer on FIFO <path> (<what>)` to stderr after
+/// [`ANNOUNCE_AFTER`], then keeps waiting. `what` names the input ("matrix file").
+pub fn open_announced(path: &Path, what: &str) -> io::Result<File> {
+    if !announcing() {
+        return File::open(path);
+    }
+    open_with(path, what, ANNOUNCE_AFTER, &mut |line| eprintln!("{line}"))
+}
+
+/// [`open_announced`]'s whole file as text.
+pub fn read_to_string_announced(path: &Path, what: &str) -> io::Result<String> {
+    let mut text = String::new();
+    io::Read::read_to_string(&mut open_announced(path, what)?, &mut text)?;
+    Ok(text)
+}
+
+/// Whether a wait is said: stderr is a terminal, or [`ANNOUNCE_ENV`] is `1`.
+fn announcing() -> bool {
+    std::env::var_os(ANNOUNCE_ENV).is_some_and(|v| v == "1") || io::stderr().is_terminal()
+}
+
+/// [`open_announced`] with the delay and the announcer given: `announce` gets the line at
+/// most once, and only when `path` is a FIFO whose open has not finished after `after`.
+pub fn open_with(
+    path: &Path,
+    what: &str,
+    after: Duration,
+    announce: &mut dyn FnMut(&str),
+) -> io::Result<File> {
+    let fifo = std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo());
+    if !fifo {
+        return File::open(path);
+    }
+    // The open blocks in the kernel until a writer appears: it runs on its own thread so
+    // that this one can time it. The thread ends when the open does.
+    let (tx, rx) = mpsc::sync_channel(1);
+    let owned = path.to_path_buf();
+    std::thread::Builder::new()
+        .name("fifo-open".into())
+        .spawn(move || {
+            let _ = tx.send(File::open(owned));
+        })?;
+    let gone = || io::Error::other(format!("{}: the open ended with no result", path.display()));
+    match rx.recv_timeout(after) {
+        Ok(opened) => opened,
+        Err(mpsc::RecvTimeoutError::Disconnected) => Err(gone()),
+        Err(mpsc::RecvTimeoutError::Timeout) => {
+            announce(&format!(
+                "arena-perf: waiting for a writer on FIFO {} ({what})",
+                path.display()
+            ));
+            rx.recv().map_err(|_| gone())?
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+    use std::path::PathBuf;
+    use std::sync::{Arc, Mutex};
+    use std::time::Instant;
+
+    fn scratch(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("arena-sys-fifo-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    fn mkfifo(p: &Path) {
+        let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+        assert_eq!(
+            unsafe { libc::mkfifo(c.as_ptr(), 0o600) },
+            0,
+            "mkfifo {p:?}"
+        );
+    }
+
+    /// No line before 2 s, exactly one after, and the open then still completes when a
+    /// writer comes: the reader gets the writer's bytes.
+    #[test]
+    fn a_fifo_without_a_writer_is_announced_once_after_two_seconds() {
+        let dir = scratch("wait");
+        let fifo = dir.join("in.fifo");
+        mkfifo(&fifo);
+        let lines = Arc::new(Mutex::new(Vec::<String>::new()));
+        let reader = {
+            let (fifo, lines) = (fifo.clone(), lines.clone());
+            std::thread::spawn(move || {
+                let mut announce = |l: &str| lines.lock().unwrap().push(l.to_string());
+                let mut f = open_with(&fifo, "a GC log", ANNOUNCE_AFTER, &mut announce).unwrap();
+                let mut text = String::new();
+                f.read_to_string(&mut text).unwrap();
+                text
+            })
+        };
+        let start = Instant::now();
+        std::thread::sleep(Duration::from_millis(1500));
+        assert!(
+            lines.lock().unwrap().is_empty(),
+            "{:?}",
+            lines.lock().unwrap()
+        );
+        std::thread::sleep(Duration::from_millis(1000));
+        assert_eq!(
+            *lines.lock().unwrap(),
+            [format!(
+                "arena-perf: waiting for a writer on FIFO {} (a GC log)",
+                fifo.display()
+            )]
+        );
+        assert!(start.elapsed() < Duration::from_secs(4));
+        let mut w = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+        w.write_all(b"GC(0) Pause Young\n").unwrap();
+        drop(w);
+        assert_eq!(reader.join().unwrap(), "GC(0) Pause Young\n");
+        assert_eq!(lines.lock().unwrap().len(), 1);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A writer already there: the open completes at once and nothing is said.
+    #[test]
+    fn a_fifo_with_a_writer_is_not_announced() {
+        let dir = scratch("writer");
+        let fifo = dir.join("in.fifo");
+        mkfifo(&fifo);
+        let writer = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || {
+                let mut w = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+                w.write_all(b"x").unwrap();
+            })
+        };
+        let mut lines = Vec::new();
+        let start = Instant::now();
+        let mut f = open_with(&fifo, "input", ANNOUNCE_AFTER, &mut |l| {
+            lines.push(l.to_string())
+        })
+        .unwrap();
+        let mut text = String::new();
+        f.read_to_string(&mut text).unwrap();
+        writer.join().unwrap();
+        assert!(start.elapsed() < Duration::from_secs(1));
+        assert_eq!(text, "x");
+        assert!(lines.is_empty(), "{lines:?}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A regular file opens without waiting and without a line; a missing one fails as
+    /// `File::open` does.
+    #[test]
+    fn a_regular_file_opens_at_once() {
+        let dir = scratch("plain");
+        let plain = dir.join("gc.log");
+        std::fs::write(&plain, "text\n").unwrap();
+        let mut lines = Vec::new();
+        let start = Instant::now();
+        let mut f = open_with(&plain, "a GC log", ANNOUNCE_AFTER, &mut |l| {
+            lines.push(l.to_string())
+        })
+        .unwrap();
+        assert!(start.elapsed() < Duration::from_millis(500));
+        let mut text = String::new();
+        f.read_to_string(&mut text).unwrap();
+        assert_eq!(text, "text\n");
+        assert!(lines.is_empty(), "{lines:?}");
+        let missing = open_with(&dir.join("none"), "x", ANNOUNCE_AFTER, &mut |_| {}).unwrap_err();
+        assert_eq!(missing.kind(), io::ErrorKind::NotFound);
+        assert_eq!(read_to_string_announced(&plain, "x").unwrap(), "text\n");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
