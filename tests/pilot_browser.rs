@@ -20,7 +20,7 @@ use arena_stats::Summary;
 
 #[path = "support/watched.rs"]
 mod watched;
-use watched::{bin, group_members, Watched};
+use watched::{bin, group_members, serve_fixture, Watched};
 
 static LOCK: Mutex<()> = Mutex::new(());
 
@@ -600,14 +600,7 @@ fn fixture_killed_mid_run_gives_a_clear_message_a_partial_run_and_no_hang() {
     let _g = lock();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("run");
-    let mut serve =
-        Watched::spawn(Command::new(bin()).args(["serve", "--port", "0", "--knob", "los_work=0"]));
-    let line = serve.wait_line("http://127.0.0.1:", Duration::from_secs(20));
-    let url = line[line.find("http://").unwrap()..]
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .to_string();
+    let (mut serve, url) = serve_fixture();
     let mut w = Watched::spawn(
         Command::new(bin())
             .args([

@@ -10,20 +10,13 @@ use arena_run::{Run, RunStatus};
 
 #[path = "support/watched.rs"]
 mod watched;
-use watched::{bin, group_members, Watched};
+use watched::{bin, group_members, serve_fixture, Watched};
 
 #[test]
 fn a_frozen_target_ends_the_run_as_stalled_with_exit_3_and_a_partial_run() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("run");
-    let mut serve =
-        Watched::spawn(Command::new(bin()).args(["serve", "--port", "0", "--knob", "los_work=0"]));
-    let line = serve.wait_line("http://127.0.0.1:", Duration::from_secs(20));
-    let url = line[line.find("http://").unwrap()..]
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .to_string();
+    let (mut serve, url) = serve_fixture();
     let mut w = Watched::spawn(
         Command::new(bin())
             .args([

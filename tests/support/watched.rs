@@ -118,6 +118,20 @@ impl Watched {
     }
 }
 
+/// The fixture served on its own (`serve`, line-of-sight work off so a debug build keeps
+/// up), and the URL it printed.
+pub fn serve_fixture() -> (Watched, String) {
+    let serve =
+        Watched::spawn(Command::new(bin()).args(["serve", "--port", "0", "--knob", "los_work=0"]));
+    let line = serve.wait_line("http://127.0.0.1:", Duration::from_secs(20));
+    let url = line[line.find("http://").unwrap()..]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string();
+    (serve, url)
+}
+
 impl Drop for Watched {
     fn drop(&mut self) {
         if matches!(self.child.try_wait(), Ok(None)) {
