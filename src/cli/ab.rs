@@ -11,6 +11,7 @@ use clap::Args as ClapArgs;
 use arena_pilot::Pilot;
 
 use super::args::{ab_document, pooled, runs, AbPlan, RunArgs};
+use super::common::stdout::print;
 
 /// Run arms interleaved, each run in a fresh page and a fresh target session, and compare.
 #[derive(Debug, ClapArgs)]
@@ -38,17 +39,15 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let runs = runs(&outcome);
     let cmp = pooled(&runs, args.arms.names.first().cloned(), &args.run.split)?;
     if args.series.format == Format::Json {
-        print!("{}", ab_document("ab", &outcome, cmp.as_ref()));
+        print(ab_document("ab", &outcome, cmp.as_ref()))?;
     } else if let Some(cmp) = cmp {
-        print!("{}", by_run_table(&runs).render(args.series.format));
-        println!();
-        print!("{}", cmp.table.render(args.series.format));
+        print(by_run_table(&runs).render(args.series.format))?;
+        print(format!("\n{}", cmp.table.render(args.series.format)))?;
         for b in &cmp.breakdowns {
-            println!();
-            print!("{}", b.table.render(args.series.format));
+            print(format!("\n{}", b.table.render(args.series.format)))?;
         }
     }
-    super::args::print_cpu(&runs, args.series.format);
+    super::args::print_cpu(&runs, args.series.format)?;
     match outcome.error {
         Some(e) => Err(e),
         None => Ok(ExitCode::SUCCESS),

@@ -278,18 +278,18 @@ pub fn run_names(runs: &[Run]) -> Vec<(String, &Run)> {
 
 /// The CPU table of `runs` (`--sample`, the fixture's threads, Chromium), after a blank
 /// line; nothing when no run was sampled. JSON documents carry it as `cpu` instead.
-pub fn print_cpu(runs: &[Run], format: arena_report::Format) {
+pub fn print_cpu(runs: &[Run], format: arena_report::Format) -> anyhow::Result<()> {
     if format == arena_report::Format::Json {
-        return;
+        return Ok(());
     }
     let named: Vec<_> = run_names(runs)
         .into_iter()
         .map(|(n, r)| (n, r.meta.cpu.as_ref()))
         .collect();
     if let Some(t) = arena_compare::cpu_table(&named) {
-        println!();
-        print!("{}", t.render(format));
+        super::common::stdout::print(format!("\n{}", t.render(format)))?;
     }
+    Ok(())
 }
 
 /// The runs pooled per arm against `baseline`: deltas, intervals, `~` for noise, and the

@@ -1,6 +1,8 @@
 //! What several subcommands share and none of them is: how progress looks on stderr, the
-//! rule that outputs never overwrite inputs, and the ranges of the numeric flags.
+//! rule that outputs never overwrite inputs, the ranges of the numeric flags, and how
+//! standard output is written (a failed write is an error, never a panic).
 
 pub mod outputs;
 pub mod progress;
 pub mod ranges;
+pub mod stdout;

@@ -13,6 +13,7 @@ use arena_stats::{BootstrapOptions, NoiseRule, SmallSamples};
 
 use super::common::outputs::{refuse_overwrite, Output};
 use super::common::ranges;
+use super::common::stdout::print;
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub enum ByArg {
@@ -142,8 +143,7 @@ impl SplitArgs {
             ..CompareOptions::default()
         };
         for b in arena_compare::breakdowns(runs, &opts)? {
-            println!();
-            print!("{}", b.table.render(format));
+            print(format!("\n{}", b.table.render(format)))?;
         }
         Ok(())
     }
@@ -195,11 +195,11 @@ fn frames(a: &CompareArgs) -> anyhow::Result<ExitCode> {
     use arena_compare::frames::{frames_json, frames_table, run_sources};
     let sources = run_sources(&arena_compare::load_runs_with_events(&a.runs)?);
     match a.format {
-        Format::Json => print!(
-            "{}",
-            arena_report::json::to_text(&frames_json(&sources, a.burst_gap))
-        ),
-        f => print!("{}", frames_table(&sources, a.burst_gap).render(f)),
+        Format::Json => print(arena_report::json::to_text(&frames_json(
+            &sources,
+            a.burst_gap,
+        )))?,
+        f => print(frames_table(&sources, a.burst_gap).render(f))?,
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -253,15 +253,14 @@ pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
                 .map(|(name, r)| serde_json::json!({ "run": name, "cpu": r.meta.cpu }))
                 .collect();
         }
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        print(format!("{}\n", serde_json::to_string_pretty(&v)?))?;
     } else {
-        print!("{}", cmp.table.render(a.format));
+        print(cmp.table.render(a.format))?;
         for b in &cmp.breakdowns {
-            println!();
-            print!("{}", b.table.render(a.format));
+            print(format!("\n{}", b.table.render(a.format)))?;
         }
         if a.cpu {
-            super::args::print_cpu(&runs, a.format);
+            super::args::print_cpu(&runs, a.format)?;
         }
     }
     if let Some(dir) = a.plot {

@@ -1,13 +1,13 @@
 //! `arena-perf completions SHELL` and `arena-perf man`: generated from the same clap
 //! definitions the parser uses, so they cannot drift from the flags.
 
-use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{Args, CommandFactory};
 use clap_complete::Shell;
 
+use super::common::stdout::print;
 use super::Cli;
 
 #[derive(Debug, Args)]
@@ -60,8 +60,8 @@ pub fn man(_: ManArgs) -> Result<ExitCode> {
     write_out(&out)
 }
 
-/// A closed pipe (`| head`) is not an error.
+/// A closed pipe (`| head`) ends quietly with 0; any other failed write exits 2.
 fn write_out(bytes: &[u8]) -> Result<ExitCode> {
-    let _ = std::io::stdout().lock().write_all(bytes);
+    print(bytes)?;
     Ok(ExitCode::SUCCESS)
 }

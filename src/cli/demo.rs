@@ -11,6 +11,7 @@ use clap::Args as ClapArgs;
 use arena_pilot::Pilot;
 
 use super::args::{ab_document, pooled, runs, AbPlan, RunArgs};
+use super::common::stdout::print;
 
 /// Measure stock against lazy-png on the built-in fixture match (no setup needed).
 #[derive(Debug, ClapArgs)]
@@ -34,12 +35,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if args.series.format == Format::Json {
         // The table is one column per run; the document adds the pooled comparison.
         let cmp = pooled(&runs, Some("stock".into()), &args.run.split)?;
-        print!("{}", ab_document("demo", &outcome, cmp.as_ref()));
+        print(ab_document("demo", &outcome, cmp.as_ref()))?;
     } else if !runs.is_empty() {
-        print!("{}", by_run_table(&runs).render(args.series.format));
+        print(by_run_table(&runs).render(args.series.format))?;
         args.run.split.print(&runs, args.series.format)?;
     }
-    super::args::print_cpu(&runs, args.series.format);
+    super::args::print_cpu(&runs, args.series.format)?;
     match outcome.error {
         Some(e) => Err(e),
         None => Ok(ExitCode::SUCCESS),

@@ -5,10 +5,12 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use anyhow::anyhow;
 use arena_compare::{gate, load_runs, GateLimit, GateOptions};
-use arena_report::{Exit, Format};
+use arena_report::Format;
 
 use super::common::outputs::{refuse_overwrite, Output};
+use super::common::stdout::{closed_pipe, print};
 use super::compare::StatsArgs;
 
 #[derive(Debug, clap::Args)]
@@ -34,7 +36,8 @@ pub struct GateArgs {
     pub allow_underpowered: bool,
     /// Also write the result as Markdown to FILE (and it is appended to
     /// $GITHUB_STEP_SUMMARY when that is set). Neither may be a file the gate reads nor lie
-    /// inside a run folder given (exit 2).
+    /// inside a run folder given (exit 2). A failed write of either, or of stdout, is said
+    /// on stderr and the exit code stays the verdict's.
     #[arg(long, value_name = "FILE")]
     pub summary: Option<PathBuf>,
     #[arg(long, value_enum, default_value_t = Format::Table)]
@@ -76,29 +79,32 @@ pub fn run(a: GateArgs) -> anyhow::Result<ExitCode> {
     };
     let mut result = gate(&baseline, &candidate, &limits, &opts)?;
     arena_compare::warn_mixed(&mixed, [&mut result.table], &mut result.findings);
-    if a.format == Format::Json {
-        print!(
-            "{}",
-            arena_report::json::to_text(&arena_compare::gate_json(&result))
-        );
-    } else {
-        print!("{}", result.table.render(a.format));
-    }
+    // The verdict is decided: a failed write from here on is said on stderr and the exit
+    // code stays the verdict's (1 for a regression, 0 for a pass).
+    let mut write_errors: Vec<anyhow::Error> = Vec::new();
+    let text = match a.format {
+        Format::Json => arena_report::json::to_text(&arena_compare::gate_json(&result)),
+        f => result.table.render(f),
+    };
+    write_errors.extend(print(text).err());
     let md = result.table.render(Format::Markdown);
     if let Some(path) = &a.summary {
-        std::fs::write(path, &md).map_err(|e| {
-            Exit::bad_input(format!("{}: writing the summary: {e}", path.display()))
-        })?;
+        if let Err(e) = std::fs::write(path, &md) {
+            write_errors.push(anyhow!("{}: writing the summary: {e}", path.display()));
+        }
     }
     if let Some(path) = step_summary {
-        std::fs::OpenOptions::new()
+        if let Err(e) = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(&path)
             .and_then(|mut f| f.write_all(format!("{md}\n").as_bytes()))
-            .map_err(|e| {
-                Exit::bad_input(format!("{}: $GITHUB_STEP_SUMMARY: {e}", path.display()))
-            })?;
+        {
+            write_errors.push(anyhow!("{}: $GITHUB_STEP_SUMMARY: {e}", path.display()));
+        }
+    }
+    for e in write_errors.iter().filter(|e| !closed_pipe(e)) {
+        eprintln!("arena-perf: {e:#}");
     }
     let (failed, total) = (result.failures(), result.count());
     if !failed.is_empty() {

@@ -8,6 +8,7 @@ use arena_logs::cli::LogsKind;
 
 use super::common::outputs::{refuse_overwrite, Output};
 use super::common::progress::{plain_total, Mode, Reporter};
+use super::common::stdout::print;
 
 pub use arena_logs::cli::LogsArgs;
 
@@ -39,6 +40,6 @@ pub fn run(args: LogsArgs) -> anyhow::Result<ExitCode> {
     let out = reporter.reading(total, &arena_logs::progress::bytes_read, || {
         arena_logs::cli::run(&args)
     })?;
-    print!("{out}");
+    print(out)?;
     Ok(ExitCode::SUCCESS)
 }

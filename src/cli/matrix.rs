@@ -1,7 +1,7 @@
 //! `arena-perf matrix FILE.toml`: run every case x arm x repeat of a matrix file, print the
 //! table the field notes print, and keep every run's files.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
@@ -14,6 +14,7 @@ use arena_report::{Exit, ExitKind, Format, Table};
 
 use super::common::progress::{Mode, Reporter};
 use super::common::ranges;
+use super::common::stdout::{closed_pipe, print};
 use clap::{Args, ValueEnum};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -87,9 +88,18 @@ pub fn run(a: MatrixArgs) -> Result<ExitCode> {
         Format::Json => arena_report::json::to_text(&arena_matrix::matrix_json(&result)),
         f => render(&tables, f),
     };
-    // A closed pipe (`| head`) is not an error of the matrix.
-    let _ = std::io::stdout().lock().write_all(text.as_bytes());
-    ending(&result, interrupt.load(Ordering::Relaxed), &out_dir)
+    // A closed pipe (`| head`) is not an error of the matrix; another failed write is
+    // (exit 2), unless the matrix ended in an error of its own, which keeps its code.
+    let printed = print(text);
+    let end = ending(&result, interrupt.load(Ordering::Relaxed), &out_dir);
+    match printed {
+        Err(e) if end.is_ok() => Err(e),
+        Err(e) if !closed_pipe(&e) => {
+            eprintln!("arena-perf: {e:#}");
+            end
+        }
+        _ => end,
+    }
 }
 
 /// The command line's overrides of the matrix file.

@@ -79,7 +79,9 @@ pub enum Command {
 
 /// Runs the CLI and maps errors to the documented exit codes (0 ok, 1 regression,
 /// 2 bad input, 3 target failed mid-run, 130 interrupted by SIGINT or SIGTERM, 129 by
-/// SIGHUP, 131 by SIGQUIT).
+/// SIGHUP, 131 by SIGQUIT). Standard output is written through [`common::stdout`]: a
+/// closed pipe (`arena-perf ... | head`) ends quietly (SIGPIPE for the commands that only
+/// read and print, exit 0 for the rest), any other failed write exits 2 with a message.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     if only_reads_and_prints(&cli.command) {
@@ -87,6 +89,7 @@ pub fn main() -> ExitCode {
     }
     match run(cli) {
         Ok(code) => code,
+        Err(err) if common::stdout::closed_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             // After a hangup stderr may be gone: a failed write must not panic.
             let _ = writeln!(std::io::stderr(), "arena-perf: {err:#}");

@@ -12,6 +12,7 @@ use clap::Args as ClapArgs;
 use super::args::{RunArgs, TargetArgs};
 use super::common::outputs::{is_run_folder, refuse_overwrite, Output, Replacement};
 use super::common::progress::{Mode, Reporter};
+use super::common::stdout::print;
 
 /// Drive the target with trusted clicks and measure each click's loop on the page's clock.
 #[derive(Debug, ClapArgs)]
@@ -91,17 +92,17 @@ pub fn run(args: Args) -> Result<ExitCode> {
     };
     if args.format == Format::Json {
         let v = arm_json(&outcome.run, Some(&outcome.dir));
-        print!("{}", arena_report::json::to_text(&v));
+        print(arena_report::json::to_text(&v))?;
     } else {
-        print!("{}", arm_table(&outcome.run).render(args.format));
+        print(arm_table(&outcome.run).render(args.format))?;
         if args.format != Format::Csv {
             for t in arena_compare::frames::run_tables(&outcome.run) {
-                print!("\n{}", t.render(args.format));
+                print(format!("\n{}", t.render(args.format)))?;
             }
         }
     }
     split.print(std::slice::from_ref(&outcome.run), args.format)?;
-    super::args::print_cpu(std::slice::from_ref(&outcome.run), args.format);
+    super::args::print_cpu(std::slice::from_ref(&outcome.run), args.format)?;
     if let Some(line) = outcome
         .run
         .meta

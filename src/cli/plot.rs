@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use arena_compare::{load_runs, Metric};
 
 use super::common::outputs::{refuse_overwrite, Output};
+use super::common::stdout::print;
 use super::compare::parse_metrics;
 
 #[derive(Debug, clap::Args)]
@@ -33,14 +34,14 @@ pub fn run(a: PlotArgs) -> anyhow::Result<ExitCode> {
     )?;
     let runs = load_runs(&a.runs)?;
     let info = arena_compare::plot::plot(&runs, metric, &a.out)?;
-    println!(
-        "wrote {}: {} of {} arms ({}), {} clicks on the timeline, {} cold",
+    print(format!(
+        "wrote {}: {} of {} arms ({}), {} clicks on the timeline, {} cold\n",
         a.out.display(),
         metric.name(),
         info.series,
         info.arms.join(", "),
         info.timeline_points,
         info.cold_points
-    );
+    ))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -10,6 +10,7 @@ use arena_compare::{compare, load_runs, report_html, Metric, ReportOptions};
 use arena_report::Exit;
 
 use super::common::outputs::{refuse_overwrite, Output};
+use super::common::stdout::print;
 use super::compare::{compare_options, warn_comparison, ByArg, SplitArgs, StatsArgs};
 
 #[derive(Debug, clap::Args)]
@@ -77,17 +78,17 @@ pub fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
         },
     );
     std::fs::write(&a.out, page).with_context(|| format!("writing {}", a.out.display()))?;
-    println!(
-        "wrote {}: {} against {}, {} runs",
+    print(format!(
+        "wrote {}: {} against {}, {} runs\n",
         a.out.display(),
         cmp.candidates(),
         cmp.baseline,
         runs.len()
-    );
+    ))?;
     if let Some(png) = &a.screenshot {
         let bytes = arena_pilot::block_on(|_cancel| screenshot(&a.out))?;
         std::fs::write(png, bytes).with_context(|| format!("writing {}", png.display()))?;
-        println!("wrote {}", png.display());
+        print(format!("wrote {}\n", png.display()))?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -10,6 +10,8 @@ use arena_pilot::Pilot;
 use arena_report::Exit;
 use clap::Args;
 
+use super::common::stdout::print;
+
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     /// TCP port on 127.0.0.1 (0 picks a free one; the URL is printed either way).
@@ -32,7 +34,8 @@ pub struct ServeArgs {
     #[arg(long, value_name = "NAME", requires = "pilot")]
     pub arm: Option<String>,
     /// Append per-frame stats lines (`dd-MMM-yyyy-HH:mm:ss.SSS,<instance>,<metric>,<value>`)
-    /// to FILE; `-` writes them to stderr.
+    /// to FILE; `-` writes them to stderr. A failed write is warned about at once; the
+    /// server keeps running and exits 2 when stopped.
     #[arg(long, value_name = "FILE")]
     pub stats_log: Option<PathBuf>,
 }
@@ -57,13 +60,15 @@ pub fn run(a: ServeArgs) -> Result<ExitCode> {
         port: a.port,
         stats_log,
     };
+    // A failed write of the URL (not a closed pipe) is exit 2 once the server stops.
+    let mut printed = Ok(());
     arena_fixture::server::serve_until_interrupt(knobs, opts, |h| {
-        println!("fixture match at {}", h.url());
-        println!(
-            "knobs: {}",
+        printed = print(format!(
+            "fixture match at {}\nknobs: {}\nCtrl-C stops it.\n",
+            h.url(),
             serde_json::to_string(h.knobs()).unwrap_or_default()
-        );
-        println!("Ctrl-C stops it.");
+        ));
     })?;
+    printed?;
     Ok(ExitCode::SUCCESS)
 }

@@ -14,6 +14,7 @@ use clap::Args as ClapArgs;
 
 use super::common::progress::{Mode, Reporter};
 use super::common::ranges;
+use super::common::stdout::print;
 
 /// Measure cold starts: from navigation to socket open, first frame, first bytes and the
 /// board on screen, each round in a fresh browser profile against a fresh target.
@@ -110,11 +111,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
     // What was measured is printed whatever ended the rounds.
     if args.format == Format::Json {
         let doc = startup_json(&outcome.rounds, &args.arms.names, &setup);
-        print!("{}", arena_report::json::to_text(&doc));
+        print(arena_report::json::to_text(&doc))?;
     } else if !outcome.rounds.is_empty() {
         for t in startup_tables(&outcome.rounds, &args.arms.names, &setup) {
-            print!("{}", t.render(args.format));
-            println!();
+            print(format!("{}\n", t.render(args.format)))?;
         }
         let named: Vec<_> = outcome
             .rounds
@@ -122,7 +122,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             .map(|r| (format!("{}, round {}", r.arm, r.round), r.cpu.as_ref()))
             .collect();
         if let Some(t) = arena_compare::cpu_table(&named) {
-            print!("{}", t.render(args.format));
+            print(t.render(args.format))?;
         }
     }
     match outcome.error {

@@ -12,6 +12,7 @@ use clap::Args as ClapArgs;
 
 use super::args::{RunArgs, TargetArgs};
 use super::common::ranges;
+use super::common::stdout::print;
 
 /// Clicks per run when `--clicks` is not given: 2 rounds give about 58 warm loops of each
 /// kind a side, enough for a median to within a millisecond or two on a quiet machine.
@@ -69,12 +70,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let report = verify_outcome(&outcome, rule);
     if args.series.format == Format::Json {
         let body = serde_json::to_value(&report)?;
-        print!(
-            "{}",
-            arena_report::json::to_text(&arena_report::json::document("verify", body))
-        );
+        print(arena_report::json::to_text(&arena_report::json::document(
+            "verify", body,
+        )))?;
     } else {
-        print!("{}", verify_table(&report).render(args.series.format));
+        print(verify_table(&report).render(args.series.format))?;
     }
     let failed: Vec<String> = report
         .failures()

@@ -11,6 +11,7 @@ use arena_report::Format;
 use clap::Args as ClapArgs;
 
 use super::common::ranges;
+use super::common::stdout::print;
 
 /// Open URL in a fresh headless Chromium, keep its load, then record SECONDS with no
 /// input: frames, bytes, B/s, median gap, sizes, runs of near-identical frames.
@@ -62,11 +63,11 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let url = arena_pilot::page_url(&a.url);
     if a.format == Format::Json {
         let v = watch_json(&url, &load, seen.load_went_quiet, &seen.window);
-        print!("{}", arena_report::json::to_text(&v));
+        print(arena_report::json::to_text(&v))?;
         return Ok(ExitCode::SUCCESS);
     }
     for t in watch_tables(&url, load, &seen.window) {
-        println!("{}", t.render(a.format));
+        print(format!("{}\n", t.render(a.format)))?;
     }
     if !seen.load_went_quiet {
         eprintln!(

@@ -15,6 +15,7 @@ use clap::{Args, Subcommand};
 
 use super::common::progress::{plain_total, Mode, Reporter};
 use super::common::ranges;
+use super::common::stdout::print;
 
 #[derive(Debug, Args)]
 pub struct WireArgs {
@@ -99,10 +100,10 @@ fn summary(a: SummaryArgs) -> Result<ExitCode> {
     let s = summarize_showing_progress(&a.file, &opts)
         .map_err(|e| Exit::bad_input(format!("{e:#}")))?;
     if a.format == Format::Json {
-        print!("{}", arena_report::json::to_text(&s.to_json()));
+        print(arena_report::json::to_text(&s.to_json()))?;
     } else {
         for t in s.tables() {
-            print!("{}", t.render(a.format));
+            print(t.render(a.format))?;
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -154,9 +155,9 @@ fn capture(a: CaptureArgs) -> Result<ExitCode> {
     }
     let stats = cap.stop()?;
     if a.format == Format::Json {
-        print!("{}", arena_report::json::to_text(&stats.to_json()));
+        print(arena_report::json::to_text(&stats.to_json()))?;
     } else {
-        print!("{}", stats_table(&stats).render(a.format));
+        print(stats_table(&stats).render(a.format))?;
     }
     if stop.load(Ordering::SeqCst) {
         return Err(Exit::new(ExitKind::Interrupted, "interrupted; the pcap was flushed").into());

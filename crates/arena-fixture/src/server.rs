@@ -379,7 +379,8 @@ async fn ws_upgrade_deflate(State(st): State<Arc<Shared>>, ws: yawc::IncomingUpg
 
 /// Runs a server until Ctrl-C or SIGTERM (the `arena-perf serve` command). `on_ready` gets
 /// the handle once it listens (to print the URL). A signal during startup (the board takes
-/// a while to render) ends it before it serves.
+/// a while to render) ends it before it serves. A failed write of the stats log is warned
+/// about on stderr at once, and is this function's error once the server stops.
 pub fn serve_until_interrupt(
     knobs: Knobs,
     opts: ServerOptions,
@@ -405,8 +406,12 @@ pub fn serve_until_interrupt(
         };
         on_ready(&handle);
         interrupt::wait().await;
+        let stats = handle.stats.clone();
         handle.shutdown().await;
-        Ok(())
+        match stats.sink_failure() {
+            Some(msg) => Err(anyhow::anyhow!(msg)),
+            None => Ok(()),
+        }
     });
     // Interrupted during startup, the board may still be rendering on a blocking thread:
     // exit without waiting long for work no one will use.

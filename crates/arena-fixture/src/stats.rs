@@ -107,6 +107,9 @@ pub(crate) struct ServerStats {
     /// When each session's first frame (the board) started on its way, as many.
     boards_sent: Mutex<Vec<std::time::Instant>>,
     sink: Option<Mutex<Box<dyn Write + Send>>>,
+    /// The first failed write of the stats log: said on stderr at once, and
+    /// `serve_until_interrupt` ends with it (exit 2) once the server stops.
+    sink_failed: Mutex<Option<String>>,
 }
 
 impl ServerStats {
@@ -128,6 +131,7 @@ impl ServerStats {
             upgrades: Mutex::new(Vec::new()),
             boards_sent: Mutex::new(Vec::new()),
             sink,
+            sink_failed: Mutex::new(None),
         })
     }
 
@@ -186,6 +190,24 @@ impl ServerStats {
             .unwrap_or_default()
     }
 
+    fn note_sink_failure(&self, e: std::io::Error) {
+        if let Ok(mut first) = self.sink_failed.lock() {
+            if first.is_none() {
+                let msg = format!("writing the stats log: {e}");
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "arena-perf serve: {msg}; the server keeps running, and exits 2 when stopped"
+                );
+                *first = Some(msg);
+            }
+        }
+    }
+
+    /// The first failed write of the stats log, if any.
+    pub fn sink_failure(&self) -> Option<String> {
+        self.sink_failed.lock().ok().and_then(|f| f.clone())
+    }
+
     pub fn clear_frames(&self) {
         if let Ok(mut f) = self.frames.lock() {
             f.clear();
@@ -198,9 +220,11 @@ impl ServerStats {
         if let Some(sink) = &self.sink {
             let text = stats_lines(&f, SystemTime::now());
             if let Ok(mut w) = sink.lock() {
-                // A full disk must not take the server down: the lines are evidence, not state.
-                let _ = w.write_all(text.as_bytes());
-                let _ = w.flush();
+                // A full disk must not take the server down mid-run, but it must not pass
+                // unsaid: the first failure is warned about now and ends `serve` with exit 2.
+                if let Err(e) = w.write_all(text.as_bytes()).and_then(|()| w.flush()) {
+                    self.note_sink_failure(e);
+                }
             }
         }
         if let Ok(mut q) = self.frames.lock() {
@@ -294,6 +318,35 @@ mod tests {
         assert_eq!(webswing_time(t), "12-Mar-2021-10:15:42.123");
         let t = UNIX_EPOCH + Duration::from_millis(951_782_400_000); // 2000-02-29
         assert_eq!(webswing_time(t), "29-Feb-2000-00:00:00.000");
+    }
+
+    #[test]
+    fn a_failed_stats_log_write_is_kept_not_dropped() {
+        // `serve --stats-log /dev/full` used to drop every line and exit 0.
+        let stats = ServerStats::new(Some(&StatsLog::File("/dev/full".into()))).unwrap();
+        assert_eq!(stats.sink_failure(), None);
+        let f = FrameStat {
+            conn: 1,
+            frame_id: 1,
+            kind: FrameKind::Reply,
+            bytes: 10,
+            constants_sent: 0,
+            cache_hits: 0,
+            encodes: 0,
+            render_ms: 0.0,
+            encode_ms: 0.0,
+            cpu_ms: 0.0,
+            server_rendering_ms: 0.0,
+            inputs: 0,
+            input: None,
+            sent_unix_ms: 0.0,
+        };
+        stats.record(f.clone());
+        let first = stats.sink_failure().expect("the failure is kept");
+        assert!(first.starts_with("writing the stats log: "), "{first}");
+        stats.record(f);
+        assert_eq!(stats.sink_failure(), Some(first), "the first failure stays");
+        assert_eq!(stats.frames().len(), 2, "the server keeps its own records");
     }
 
     #[test]
