@@ -112,8 +112,7 @@ fn libpcap_captures_the_fixture_session_as_af_packet_does() {
     // Every input is a message of its own; the server may answer a click's press and
     // release in one tick's frame, so the board and a frame a click is what is certain.
     assert!(
-        l.server_to_client.frames > CLICKS as u64
-            && l.client_to_server.frames >= 2 * CLICKS as u64,
+        l.server_to_client.frames > CLICKS as u64 && l.client_to_server.frames >= 2 * CLICKS as u64,
         "the session's frames were captured: {:?}",
         counts(&l.server_to_client)
     );
