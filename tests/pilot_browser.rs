@@ -20,7 +20,7 @@ use arena_stats::Summary;
 
 #[path = "support/watched.rs"]
 mod watched;
-use watched::{bin, group_members, serve_fixture, Watched};
+use watched::{bin, group_any_state, group_members, serve_fixture, Watched};
 
 static LOCK: Mutex<()> = Mutex::new(());
 
@@ -533,24 +533,6 @@ fn the_apps_own_recorder_is_read_through_the_pilot_file() {
     assert_eq!(r.meta.summary.unanswered, 0, "{:?}", r.meta.warnings);
     assert!(r.meta.summary.sends_ack > 0 && r.meta.summary.sends_input == 20);
     assert_invariant(r);
-}
-
-/// Every process in group `pgid`, zombies included, as (pid, state).
-fn group_any_state(pgid: i32) -> Vec<(i32, String)> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        if let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-            let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
-            let f: Vec<&str> = rest.split_whitespace().collect();
-            if f.len() > 2 && f[2].parse::<i32>().ok() == Some(pgid) {
-                out.push((pid, f[0].to_string()));
-            }
-        }
-    }
-    out
 }
 
 #[test]

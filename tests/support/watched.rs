@@ -13,9 +13,8 @@ pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_arena-perf"))
 }
 
-/// Processes in process group `pgid`, zombies aside (they hold no resources; their
-/// parent's `wait` is what they wait for).
-pub fn group_members(pgid: i32) -> Vec<i32> {
+/// Every process in process group `pgid`, zombies included, as (pid, state letter).
+pub fn group_any_state(pgid: i32) -> Vec<(i32, String)> {
     let mut out = Vec::new();
     for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
         let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
@@ -25,12 +24,22 @@ pub fn group_members(pgid: i32) -> Vec<i32> {
             let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
             let f: Vec<&str> = rest.split_whitespace().collect();
             // fields after the name: state ppid pgrp
-            if f.len() > 2 && f[2].parse::<i32>().ok() == Some(pgid) && !f[0].starts_with('Z') {
-                out.push(pid);
+            if f.len() > 2 && f[2].parse::<i32>().ok() == Some(pgid) {
+                out.push((pid, f[0].to_string()));
             }
         }
     }
     out
+}
+
+/// Processes in process group `pgid`, zombies aside (they hold no resources; their
+/// parent's `wait` is what they wait for).
+pub fn group_members(pgid: i32) -> Vec<i32> {
+    group_any_state(pgid)
+        .into_iter()
+        .filter(|(_, state)| !state.starts_with('Z'))
+        .map(|(pid, _)| pid)
+        .collect()
 }
 
 /// A child process whose stdout and stderr lines are collected by two threads; killed
