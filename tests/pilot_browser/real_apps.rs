@@ -9,9 +9,10 @@ use std::sync::mpsc;
 use super::*;
 use arena_run::Outcome as LoopOutcome;
 
-/// A target started with `pilots/targets/<script> run ...`: stopped, then reaped, on drop.
+/// A target started with `pilots/targets/<script> run ...`: torn down and reaped by
+/// [`Desktop::finish`], or on drop.
 struct Desktop {
-    child: Child,
+    child: Option<Child>,
     script: PathBuf,
     display: String,
 }
@@ -53,7 +54,7 @@ impl Desktop {
             }
         });
         let d = Desktop {
-            child,
+            child: Some(child),
             script,
             display: args[0].clone(),
         };
@@ -64,15 +65,50 @@ impl Desktop {
     }
 }
 
+impl Desktop {
+    /// Tears the target down the way its caller should: a TERM to the foreground `run`
+    /// (its supervisor, which stops and reaps its own children), then this process reaps
+    /// the supervisor. Returns what is left of its process group right after, zombies
+    /// included: nothing, when every process reaped its children. `stop` is the fallback
+    /// for a supervisor that does not go within 30 s.
+    fn finish(&mut self) -> Vec<(i32, String)> {
+        let Some(mut child) = self.child.take() else {
+            return Vec::new();
+        };
+        let pgid = child.id() as i32;
+        // SAFETY: a plain kill(2) on the PID of a child this process has not reaped yet,
+        // so the PID cannot have been reused.
+        unsafe { libc::kill(pgid, libc::SIGTERM) };
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while matches!(child.try_wait(), Ok(None)) {
+            if std::time::Instant::now() > deadline {
+                let _ = Command::new("bash")
+                    .arg(&self.script)
+                    .args(["stop", &self.display])
+                    .status();
+                let _ = child.kill();
+                let _ = child.wait();
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        group_any_state(pgid)
+    }
+}
+
 impl Drop for Desktop {
     fn drop(&mut self) {
-        let _ = Command::new("bash")
-            .arg(&self.script)
-            .args(["stop", &self.display])
-            .status();
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.finish();
     }
+}
+
+/// Tears `d` down and asserts that no process of its group is left, not even a zombie.
+fn finish_clean(mut d: Desktop) {
+    let left = d.finish();
+    assert!(
+        left.is_empty(),
+        "left in the target's process group: {left:?}"
+    );
 }
 
 /// Presses and releases on the panel; releases are loops too, and must end unanswered.
@@ -135,7 +171,7 @@ fn check(r: &Run) {
 #[test]
 fn novnc_with_tigervnc_presses_answer_releases_do_not() {
     let _g = lock();
-    let (_d, url) = Desktop::start(
+    let (d, url) = Desktop::start(
         "novnc.sh",
         &[
             "47".into(),
@@ -146,6 +182,7 @@ fn novnc_with_tigervnc_presses_answer_releases_do_not() {
     let r = drive("pilots/novnc.toml", url);
     assert_eq!(r.meta.socket_source, SocketSource::PageHook);
     check(&r);
+    finish_clean(d);
 }
 
 #[test]
@@ -160,8 +197,9 @@ fn gtk_broadway_presses_answer_releases_do_not() {
         .input
         .iter()
         .all(|m| m.bytes_at.as_ref().is_some_and(|b| b.offset == 3)));
-    let (_d, url) = Desktop::start("broadway.sh", &["48".into(), free_port().to_string()]);
+    let (d, url) = Desktop::start("broadway.sh", &["48".into(), free_port().to_string()]);
     check(&drive("pilots/broadway.toml", url));
+    finish_clean(d);
 }
 
 /// Presses direct and through `--link rtt=20ms`, interleaved (direct, link, direct, link)
@@ -271,7 +309,7 @@ fn novnc_presses_move_by_the_links_rtt_though_its_socket_port_comes_from_the_que
     // interleaved runs: the direct press's p50 wanders between 9.5 and 13.5 ms from run to
     // run while the linked one stays at 26.6 to 29.0 ms, so the shift is asserted on the
     // floor (+18.4 to +18.6 ms in three runs), the p50 only to be clearly moved.
-    let (_d, url) = Desktop::start_with(
+    let (d, url) = Desktop::start_with(
         "novnc.sh",
         &[
             "49".into(),
@@ -285,11 +323,13 @@ fn novnc_presses_move_by_the_links_rtt_though_its_socket_port_comes_from_the_que
         "noVNC picks its socket's port from {url}"
     );
     link_moves_presses("pilots/novnc.toml", url, true);
+    finish_clean(d);
 }
 
 #[test]
 fn gtk_broadway_presses_move_by_the_links_rtt() {
     let _g = lock();
-    let (_d, url) = Desktop::start("broadway.sh", &["50".into(), free_port().to_string()]);
+    let (d, url) = Desktop::start("broadway.sh", &["50".into(), free_port().to_string()]);
     link_moves_presses("pilots/broadway.toml", url, false);
+    finish_clean(d);
 }
