@@ -182,11 +182,11 @@ struct RawClicks {
 #[serde(deny_unknown_fields)]
 struct RawPacing {
     #[serde(default)]
-    interval_ms: Option<u64>,
+    interval_ms: Option<Spanned<u64>>,
     #[serde(default)]
     timeout_ms: Option<Spanned<u64>>,
     #[serde(default)]
-    settle_ms: Option<u64>,
+    settle_ms: Option<Spanned<u64>>,
     #[serde(default)]
     loop_events: Option<Spanned<Vec<String>>>,
     #[serde(default)]
@@ -637,6 +637,10 @@ pub const DEFAULT_STALL_CLICKS: u32 = 3;
 /// The most `pacing.stall_clicks` takes (a bound past any run's clicks is a typo).
 pub const MAX_STALL_CLICKS: u32 = 1_000_000;
 
+/// The longest pause, quiet wait or per-click timeout a pilot file or flag may ask for: a
+/// day, in ms (more is a typo, and past `u64` ms a deadline overflows).
+pub const MAX_PACING_MS: u64 = 86_400_000;
+
 /// `[pacing]`: the pause, the per-click bound, the quiet wait, the loop events, the stall.
 fn parse_pacing(cx: &Ctx, raw: Option<Spanned<RawPacing>>) -> Result<Pacing> {
     let mut pacing = Pacing {
@@ -674,14 +678,21 @@ fn parse_pacing(cx: &Ctx, raw: Option<Spanned<RawPacing>>) -> Result<Pacing> {
                 )
             })?;
     }
-    pacing.interval_ms = p.interval_ms.unwrap_or(pacing.interval_ms);
-    pacing.settle_ms = p.settle_ms.unwrap_or(pacing.settle_ms);
-    if let Some(t) = p.timeout_ms {
-        if *t.get_ref() == 0 {
-            return Err(cx.err(&t.span(), "pacing.timeout_ms", "must be at least 1"));
-        }
-        pacing.timeout_ms = t.into_inner();
-    }
+    let ms = |v: Option<Spanned<u64>>, key: &str, lo: u64, default: u64| match v {
+        Some(v) if !(lo..=MAX_PACING_MS).contains(v.get_ref()) => Err(cx.err(
+            &v.span(),
+            key,
+            format!(
+                "must be within {lo}..={MAX_PACING_MS} ms (a day), got {}",
+                v.get_ref()
+            ),
+        )),
+        Some(v) => Ok(v.into_inner()),
+        None => Ok(default),
+    };
+    pacing.interval_ms = ms(p.interval_ms, "pacing.interval_ms", 0, pacing.interval_ms)?;
+    pacing.settle_ms = ms(p.settle_ms, "pacing.settle_ms", 0, pacing.settle_ms)?;
+    pacing.timeout_ms = ms(p.timeout_ms, "pacing.timeout_ms", 1, pacing.timeout_ms)?;
     if let Some(ev) = p.loop_events {
         if ev.get_ref().is_empty() {
             return Err(cx.err(
@@ -1134,6 +1145,18 @@ setup_command = "true"
             (
                 "[pacing]\nstall_clicks = \"three\"\n",
                 "p.toml:2: `pacing.stall_clicks`",
+            ),
+            (
+                "[pacing]\ninterval_ms = 86400001\n",
+                "p.toml:2: `pacing.interval_ms`: must be within 0..=86400000 ms (a day), got 86400001",
+            ),
+            (
+                "[pacing]\n\nsettle_ms = 18446744073709551615\n",
+                "p.toml:3: `pacing.settle_ms`: must be within 0..=86400000 ms",
+            ),
+            (
+                "[pacing]\ntimeout_ms = 0\n",
+                "p.toml:2: `pacing.timeout_ms`: must be within 1..=86400000 ms (a day), got 0",
             ),
         ] {
             let m = msg(text);

@@ -7,8 +7,8 @@
 use std::str::FromStr;
 use std::time::Duration;
 
-/// The longest any time flag may ask for: a day, in ms.
-pub const DAY_MS: u64 = 86_400_000;
+/// The longest any time flag may ask for: a day, in ms (the pilot file's bound too).
+pub const DAY_MS: u64 = arena_pilot::scenario::MAX_PACING_MS;
 
 /// Bootstrap resamples an interval may ask for: fewer and the interval's ends are a few
 /// resamples each; more and one interval takes minutes.
