@@ -230,3 +230,62 @@ fn a_max_limit_past_the_finite_and_sane_is_exit_2() {
     let o = gate(&base, &cand, "sendToRecv.p50=+10000%", &[]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
 }
+
+#[test]
+fn logs_windows_buckets_gaps_and_counts_have_their_ranges() {
+    let log = |name: &str| {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/logs")
+            .join(name)
+            .to_string_lossy()
+            .into_owned()
+    };
+    let (gc, cl) = (log("gc-g1-1m.log"), log("classload.log"));
+    let secs_above_0 = "a finite number of seconds above 0";
+    for (args, value, flag, range) in [
+        (
+            vec!["gc", "--window", "NaN", &gc],
+            "NaN",
+            "--window <SECS>",
+            secs_above_0,
+        ),
+        (
+            vec!["gc", "--window", "0", &gc],
+            "0",
+            "--window <SECS>",
+            secs_above_0,
+        ),
+        (
+            vec!["classload", "--bucket", "1e-300", &cl],
+            "1e-300",
+            "--bucket <SECS>",
+            "a number of seconds from 0.001 to 86400",
+        ),
+        (
+            vec!["classload", "--gap", "-1", &cl],
+            "-1",
+            "--gap <SECS>",
+            "a finite number of seconds, 0 or more",
+        ),
+        (
+            vec!["classload", "--depth", "0", &cl],
+            "0",
+            "--depth <N>",
+            "a whole number from 1 to 64",
+        ),
+        (
+            vec!["profile", "--top", "0", &cl],
+            "0",
+            "--top <N>",
+            "a whole number, 1 or more",
+        ),
+    ] {
+        let mut all = vec!["logs"];
+        all.extend(args);
+        refused(&arena(&all), value, flag, range);
+    }
+    // In range, the reducer answers.
+    let o = arena(&["logs", "gc", "--window", "0.5", &gc]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(text(&o).contains("n=21 pauses"), "{}", text(&o));
+}

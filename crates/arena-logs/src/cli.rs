@@ -8,6 +8,8 @@ use arena_report::{Exit, Format, Table};
 pub use crate::render;
 use clap::{Args, Subcommand};
 
+use arena_report::ranges::{finite, whole};
+
 use crate::input::STDIN;
 use crate::{classload, gc, profile, stats};
 
@@ -74,7 +76,7 @@ pub struct GcArgs {
     #[command(flatten)]
     pub common: Common,
     /// Split pauses and stalls into windows of this many seconds.
-    #[arg(long, value_name = "SECS")]
+    #[arg(long, value_name = "SECS", value_parser = secs_positive, allow_negative_numbers = true)]
     pub window: Option<f64>,
 }
 
@@ -83,16 +85,20 @@ pub struct ClassloadArgs {
     #[command(flatten)]
     pub common: Common,
     /// Gaps between consecutive loads longer than this many seconds are summed.
-    #[arg(long, value_name = "SECS", default_value_t = 0.3)]
+    #[arg(long, value_name = "SECS", default_value_t = 0.3,
+          value_parser = secs_0_or_more, allow_negative_numbers = true)]
     pub gap: f64,
     /// How many packages, modules and jars to list.
-    #[arg(long, value_name = "N", default_value_t = 10)]
+    #[arg(long, value_name = "N", default_value_t = 10,
+          value_parser = count_1_or_more, allow_negative_numbers = true)]
     pub top: usize,
     /// Package prefix depth: 3 gives `com.fasterxml.jackson`.
-    #[arg(long, value_name = "N", default_value_t = 3)]
+    #[arg(long, value_name = "N", default_value_t = 3,
+          value_parser = depth, allow_negative_numbers = true)]
     pub depth: usize,
-    /// Timeline bucket in seconds.
-    #[arg(long, value_name = "SECS", default_value_t = 1.0)]
+    /// Timeline bucket in seconds (at least 0.001).
+    #[arg(long, value_name = "SECS", default_value_t = 1.0,
+          value_parser = bucket_secs, allow_negative_numbers = true)]
     pub bucket: f64,
     /// Also write the timeline as an SVG bar chart.
     #[arg(long, value_name = "FILE.svg")]
@@ -112,7 +118,8 @@ pub struct ProfileArgs {
     #[arg(long, value_name = "FILE.toml")]
     pub rules: Option<PathBuf>,
     /// How many leaf frames to list.
-    #[arg(long, value_name = "N", default_value_t = 15)]
+    #[arg(long, value_name = "N", default_value_t = 15,
+          value_parser = count_1_or_more, allow_negative_numbers = true)]
     pub top: usize,
     /// Leave this bucket's leaves out of the top-leaves table (repeatable), e.g. `JIT`.
     #[arg(long, value_name = "BUCKET")]
@@ -209,4 +216,34 @@ pub fn run(args: &LogsArgs) -> anyhow::Result<String> {
 enum Out {
     Tables(Vec<Table>),
     Json(serde_json::Value),
+}
+
+/// A window in seconds: finite, above 0 (`gc --window`).
+fn secs_positive(text: &str) -> Result<f64, String> {
+    finite(text, |v| v > 0.0, "a finite number of seconds above 0")
+}
+
+/// A gap in seconds: finite, 0 or more (`classload --gap`).
+fn secs_0_or_more(text: &str) -> Result<f64, String> {
+    finite(text, |v| v >= 0.0, "a finite number of seconds, 0 or more")
+}
+
+/// A timeline bucket: at least a millisecond, at most a day (`classload --bucket`), so a
+/// log's timeline is never billions of buckets.
+fn bucket_secs(text: &str) -> Result<f64, String> {
+    finite(
+        text,
+        |v| (0.001..=86_400.0).contains(&v),
+        "a number of seconds from 0.001 to 86400",
+    )
+}
+
+/// How many rows to list: at least 1 (`--top`).
+fn count_1_or_more(text: &str) -> Result<usize, String> {
+    whole(text, 1, usize::MAX, "a whole number, 1 or more")
+}
+
+/// A package prefix depth: 1 to 64 components (`classload --depth`).
+fn depth(text: &str) -> Result<usize, String> {
+    whole(text, 1, 64, "a whole number from 1 to 64")
 }

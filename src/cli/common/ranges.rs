@@ -1,11 +1,11 @@
 //! The ranges of the numeric flags, checked as clap parses them: a value out of range is
 //! exit 2 before anything runs, and clap's message names the flag and the value, then says
 //! the range (`invalid value 'inf' for '--noise-bar <PCT>': must be a finite number from 0
-//! to 100`). `f64::from_str` takes `inf`, `NaN` and `1e400` (which overflows to inf): no
-//! flag takes any of them.
+//! to 100`). Built on arena-report's two checks, which `logs`' flags use too.
 
-use std::str::FromStr;
 use std::time::Duration;
+
+use arena_report::ranges::{finite, whole};
 
 /// The longest any time flag may ask for: a day, in ms (the pilot file's bound too).
 pub const DAY_MS: u64 = arena_pilot::scenario::MAX_PACING_MS;
@@ -13,20 +13,6 @@ pub const DAY_MS: u64 = arena_pilot::scenario::MAX_PACING_MS;
 /// Bootstrap resamples an interval may ask for: fewer and the interval's ends are a few
 /// resamples each; more and one interval takes minutes.
 pub const RESAMPLES: std::ops::RangeInclusive<usize> = 100..=1_000_000;
-
-fn finite(text: &str, ok: impl Fn(f64) -> bool, range: &str) -> Result<f64, String> {
-    match text.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && ok(v) => Ok(v),
-        _ => Err(format!("must be {range}")),
-    }
-}
-
-fn whole<T: FromStr + PartialOrd>(text: &str, lo: T, hi: T, range: &str) -> Result<T, String> {
-    match text.trim().parse::<T>() {
-        Ok(v) if v >= lo && v <= hi => Ok(v),
-        _ => Err(format!("must be {range}")),
-    }
-}
 
 /// A percent: finite, from 0 to 100 (`--noise-bar`, `--noise-pct`).
 pub fn pct_0_100(text: &str) -> Result<f64, String> {
