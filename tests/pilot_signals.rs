@@ -82,3 +82,45 @@ fn sighup_mid_run_writes_the_partial_run_and_exits_129() {
 fn sigquit_mid_run_writes_the_partial_run_and_exits_131() {
     signalled_mid_run_keeps_the_partial_run("QUIT", 131);
 }
+
+/// SIGKILL gives the tool no chance to write: what it leaves must not pass for a run. The
+/// run is written into a hidden sibling and renamed into place once whole, so the folder
+/// asked for does not exist, the hidden one does, and a folder of runs does not list it.
+#[test]
+fn sigkill_mid_run_leaves_no_run_folder_only_a_hidden_partial_one() {
+    let _g = lock();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    let mut w = Watched::spawn(
+        Command::new(bin())
+            .args([
+                "pilot",
+                "--clicks",
+                "400",
+                "--interval",
+                "10",
+                "--knob",
+                "los_work=0",
+                "--out",
+            ])
+            .arg(&dir),
+    );
+    let pid = w.child.id();
+    w.wait_line("click 25/400", Duration::from_secs(60));
+    w.signal("KILL");
+    assert_eq!(w.wait_exit(Duration::from_secs(20)), -1);
+    assert!(!dir.exists(), "a killed run left {}", dir.display());
+    let left: Vec<String> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, vec![format!(".run.partial-{pid}")]);
+    let o = Command::new(bin())
+        .arg("compare")
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{text}");
+    assert!(text.contains("holds no run folders"), "{text}");
+}

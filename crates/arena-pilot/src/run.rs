@@ -149,7 +149,14 @@ pub async fn run_arm(browser: &Browser, req: RunRequest<'_>) -> Result<Outcome> 
     let started = SystemTime::now();
     let plan = req.plan;
     let mut target = Target::start(plan, req.cancel).await?;
-    let dir = req.out.dir(started, &plan.arm_name);
+    let staging = match arena_run::Staging::new(&req.out.dir(started, &plan.arm_name)) {
+        Ok(s) => s,
+        Err(e) => {
+            target.stop().await;
+            return Err(e);
+        }
+    };
+    let dir = staging.dir().to_path_buf();
     let capture = match start_capture(plan, &target, &dir) {
         Ok(c) => c,
         Err(e) => {
@@ -226,6 +233,7 @@ pub async fn run_arm(browser: &Browser, req: RunRequest<'_>) -> Result<Outcome> 
     }
     run.write(&dir)
         .with_context(|| format!("writing the run folder {}", dir.display()))?;
+    let dir = staging.publish()?;
     g.cost.wall_ms = wall.elapsed().as_secs_f64() * 1e3;
     Ok(Outcome {
         run,

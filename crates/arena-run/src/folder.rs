@@ -134,7 +134,9 @@ impl Run {
         fs::metadata(dir.join(RUN_JSON)).is_ok_and(|m| !m.is_dir())
     }
 
-    /// Run folders inside `dir` (or `dir` itself when it is one), sorted by path.
+    /// Run folders inside `dir` (or `dir` itself when it is one), sorted by path. Hidden
+    /// entries are not runs: a run being written, or one whose writer was killed, is in a
+    /// hidden folder until it is whole ([`crate::Staging`]).
     pub fn find_all(dir: &Path) -> Result<Vec<PathBuf>> {
         if Run::is_run_folder(dir) {
             return Ok(vec![dir.to_path_buf()]);
@@ -146,7 +148,9 @@ impl Run {
             ))
         })?;
         let mut out: Vec<PathBuf> = rd
-            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter_map(|e| e.ok())
+            .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+            .map(|e| e.path())
             .filter(|p| Run::is_run_folder(p))
             .collect();
         out.sort();

@@ -16,6 +16,7 @@ mod bounded;
 mod cpu;
 mod folder;
 mod model;
+mod staging;
 mod startup;
 mod time;
 mod validate;
@@ -31,6 +32,7 @@ pub use model::{
     Metric, Outcome, Run, RunMeta, RunStatus, RunSummary, ShamWatches, SocketSource, TraceInfo,
     TraceOverhead, TracePresented, Warning, WireDirection, WireFigures, IDLE_SHARE, SCHEMA_VERSION,
 };
+pub use staging::Staging;
 pub use startup::{Milestone, RoundStatus, StartupRound};
 pub use time::rfc3339_utc;
 pub use validate::{check_distinct, LATER_COLUMNS, MAX_DURATION_MS, MAX_TIME_MS};
