@@ -85,3 +85,54 @@ fn the_pilot_takes_a_backend_only_with_capture() {
         assert!(String::from_utf8_lossy(&o.stderr).contains("--features pcap"));
     }
 }
+
+/// Processes of group `pgid` in any state, zombies included (from `/proc/*/stat`).
+fn group_any_state(pgid: i32) -> Vec<i32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+        if rest.split_whitespace().nth(2).and_then(|g| g.parse().ok()) == Some(pgid) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// `wire capture -- CMD` killed mid-run (SIGTERM, as `kill` or a supervisor sends): the
+/// command's whole process group, the grandchildren it started in the background among
+/// it, is gone, zombies included, by the time the tool has exited.
+#[test]
+fn a_capture_killed_mid_run_leaves_no_process_of_its_command() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("c.pcap");
+    let mut tool = Command::new(bin())
+        .args(["wire", "capture", "--counters-only", "--port", "9", "--out"])
+        .arg(&out)
+        .args(["--", "sh", "-c", "echo $$; sleep 60 & sleep 60 & wait"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Held open to the end: a closed stdout would end the tool by its broken pipe.
+    let mut stdout = BufReader::new(tool.stdout.take().unwrap());
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    let pgid: i32 = first.trim().parse().expect("the command's pid");
+    // The two sleeps are started by now or soon: wait (bounded) until the group holds them.
+    let t = std::time::Instant::now();
+    while group_any_state(pgid).len() < 3 && t.elapsed().as_secs() < 10 {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert_eq!(group_any_state(pgid).len(), 3, "sh and its two sleeps");
+    // SAFETY: kill(2) on our own child, not yet reaped.
+    unsafe { libc::kill(tool.id() as i32, libc::SIGTERM) };
+    let status = tool.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{status}");
+    assert_eq!(group_any_state(pgid), Vec::<i32>::new());
+}

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use arena_report::{fmt_bytes, fmt_count, Cell, Column, Exit, ExitKind, Format, Table};
+use arena_sys::child::GroupChild;
 use arena_wire::{Capture, CaptureOptions, CaptureSource, CaptureStats, SummaryOptions};
 use clap::{Args, Subcommand};
 
@@ -122,36 +123,32 @@ fn capture(a: CaptureArgs) -> Result<ExitCode> {
         eprintln!("arena-perf: {reason}; reporting interface counters only");
     }
     let deadline = a.duration.map(|d| Instant::now() + d);
+    // The command's whole group is ended (and reaped) when the capture ends, however it
+    // ends: its exit, the duration, a signal.
     let mut child = match a.cmd.split_first() {
-        Some((prog, rest)) => Some(
-            std::process::Command::new(prog)
-                .args(rest)
-                .spawn()
-                .with_context(|| format!("cannot run {prog}"))?,
-        ),
+        Some((prog, rest)) => {
+            let mut cmd = std::process::Command::new(prog);
+            cmd.args(rest);
+            Some(GroupChild::spawn(cmd).with_context(|| format!("cannot run {prog}"))?)
+        }
         None => None,
     };
     let mut child_status = None;
-    loop {
-        if stop.load(Ordering::SeqCst) {
+    while !stop.load(Ordering::SeqCst) && deadline.is_none_or(|d| Instant::now() < d) {
+        if let Some(st) = child
+            .as_mut()
+            .map(GroupChild::try_wait)
+            .transpose()?
+            .flatten()
+        {
+            child_status = Some(st);
             break;
-        }
-        if deadline.is_some_and(|d| Instant::now() >= d) {
-            break;
-        }
-        if let Some(c) = child.as_mut() {
-            if let Some(st) = c.try_wait()? {
-                child_status = Some(st);
-                break;
-            }
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+    // A command cut short by the duration or a signal has no failure of its own to report.
     if let Some(mut c) = child {
-        if child_status.is_none() {
-            let _ = c.kill();
-            child_status = c.wait().ok();
-        }
+        c.end();
     }
     let stats = cap.stop()?;
     if a.format == Format::Json {

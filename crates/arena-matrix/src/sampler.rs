@@ -63,6 +63,26 @@ pub fn first_number(s: &str) -> Option<f64> {
     None
 }
 
+/// The most of a probe's output read: the first number is near the start.
+const PROBE_MAX_BYTES: usize = 64 * 1024;
+
+/// One reading of a command probe (`sh -c`), through arena-sys like every child: in its
+/// own group, ended whole once it exits, or once it has taken the sampling interval (at
+/// least a second), so a probe that hangs costs a miss, not the sampler.
+fn probe(command: &str, cwd: Option<&std::path::Path>, interval: Duration) -> Option<String> {
+    let mut cmd = std::process::Command::new("/bin/sh");
+    cmd.arg("-c").arg(command);
+    if let Some(d) = cwd {
+        cmd.current_dir(d);
+    }
+    let limit = interval.max(Duration::from_secs(1));
+    arena_sys::child::output_within(cmd, limit, PROBE_MAX_BYTES)
+        .ok()
+        .flatten()
+        .filter(|(status, _)| status.success())
+        .map(|(_, out)| String::from_utf8_lossy(&out).into_owned())
+}
+
 /// A generic sampler running on its own thread until [`GenericSampler::stop`].
 pub struct GenericSampler(SamplerThread<GenericSeries>);
 
@@ -78,17 +98,7 @@ impl GenericSampler {
             loop {
                 let reading = match &spec.source {
                     GenericSource::File(p) => std::fs::read_to_string(p).ok(),
-                    GenericSource::Command(c) => {
-                        let mut cmd = std::process::Command::new("/bin/sh");
-                        cmd.arg("-c").arg(c).stdin(std::process::Stdio::null());
-                        if let Some(d) = &cwd {
-                            cmd.current_dir(d);
-                        }
-                        cmd.output()
-                            .ok()
-                            .filter(|o| o.status.success())
-                            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-                    }
+                    GenericSource::Command(c) => probe(c, cwd.as_deref(), spec.interval),
                 };
                 match reading.as_deref().and_then(first_number) {
                     Some(v) => series.points.push((t0.elapsed().as_secs_f64(), v)),
@@ -117,6 +127,22 @@ impl GenericSampler {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_probe_reads_its_number_and_one_that_hangs_is_a_miss_within_its_bound() {
+        let d = Duration::from_millis(100);
+        assert_eq!(
+            probe("echo 'gpu busy: 37 %'", None, d)
+                .as_deref()
+                .and_then(first_number),
+            Some(37.0)
+        );
+        assert_eq!(probe("echo 5; exit 1", None, d), None, "a failed probe");
+        let t = Instant::now();
+        assert_eq!(probe("echo 5; sleep 30", None, d), None);
+        // The bound is the interval, at least a second; killing the group is quick.
+        assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    }
 
     #[test]
     fn first_number_finds_numbers() {

@@ -181,8 +181,9 @@ pub fn ticks_per_second() -> f64 {
     }
 }
 
-/// CPU time the calling thread has used, in seconds: what a sampler costs itself.
-pub fn thread_cpu_seconds() -> f64 {
+/// CPU time the calling thread has used (CLOCK_THREAD_CPUTIME_ID); zero should the clock
+/// be unreadable, which it never is on Linux.
+pub fn thread_cpu() -> std::time::Duration {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
@@ -190,9 +191,37 @@ pub fn thread_cpu_seconds() -> f64 {
     // SAFETY: ts is a valid out-pointer for the duration of the call.
     let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     if rc != 0 {
-        return 0.0;
+        return std::time::Duration::ZERO;
     }
-    ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
+    std::time::Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+/// CPU time the calling thread has used, in seconds: what a sampler costs itself.
+pub fn thread_cpu_seconds() -> f64 {
+    thread_cpu().as_secs_f64()
+}
+
+/// The 1, 5 and 15 minute load averages (`/proc/loadavg`).
+pub fn loadavg() -> Option<[f64; 3]> {
+    let s = std::fs::read_to_string("/proc/loadavg").ok()?;
+    let mut it = s.split_whitespace().map(|x| x.parse::<f64>().ok());
+    Some([it.next()??, it.next()??, it.next()??])
+}
+
+/// The kernel's release (`/proc/sys/kernel/osrelease`), `None` where unreadable.
+pub fn kernel_release() -> Option<String> {
+    read_trimmed("/proc/sys/kernel/osrelease")
+}
+
+/// The machine's host name (`/proc/sys/kernel/hostname`), `None` where unreadable.
+pub fn hostname() -> Option<String> {
+    read_trimmed("/proc/sys/kernel/hostname")
+}
+
+fn read_trimmed(path: &str) -> Option<String> {
+    std::fs::read_to_string(path)
+        .ok()
+        .map(|s| s.trim().to_string())
 }
 
 /// Busy CPU ticks of the whole machine since boot, every core together (the `cpu` line
