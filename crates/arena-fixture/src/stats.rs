@@ -292,19 +292,7 @@ pub fn stats_lines(f: &FrameStat, now: SystemTime) -> String {
 }
 
 /// CPU time of the calling thread.
-pub fn thread_cpu() -> std::time::Duration {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes into the timespec we own; CLOCK_THREAD_CPUTIME_ID is
-    // always available on Linux.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    if rc != 0 {
-        return std::time::Duration::ZERO;
-    }
-    std::time::Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
-}
+pub use arena_sys::procfs::thread_cpu;
 
 #[cfg(test)]
 mod tests {

@@ -18,29 +18,7 @@ pub struct Machine {
     pub pinned: Option<Vec<usize>>,
 }
 
-pub use arena_sys::procfs::{allowed_cores, online_cores};
-
-/// Affinity of another process (to check pinning took effect).
-pub fn affinity_of(pid: i32) -> Option<Vec<usize>> {
-    // SAFETY: as above.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    let rc =
-        unsafe { libc::sched_getaffinity(pid, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
-    if rc != 0 {
-        return None;
-    }
-    Some(
-        (0..libc::CPU_SETSIZE as usize)
-            .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
-            .collect(),
-    )
-}
-
-pub fn loadavg() -> Option<[f64; 3]> {
-    let s = std::fs::read_to_string("/proc/loadavg").ok()?;
-    let mut it = s.split_whitespace().map(|x| x.parse::<f64>().ok());
-    Some([it.next()??, it.next()??, it.next()??])
-}
+pub use arena_sys::procfs::{allowed_cores, loadavg, online_cores};
 
 fn governor() -> Option<String> {
     let mut seen: Vec<String> = Vec::new();
@@ -62,14 +40,9 @@ fn governor() -> Option<String> {
 
 impl Machine {
     pub fn now(pinned: Option<Vec<usize>>) -> Machine {
-        let read = |p: &str| {
-            std::fs::read_to_string(p)
-                .map(|s| s.trim().to_string())
-                .unwrap_or_default()
-        };
         Machine {
-            hostname: read("/proc/sys/kernel/hostname"),
-            kernel: read("/proc/sys/kernel/osrelease"),
+            hostname: arena_sys::procfs::hostname().unwrap_or_default(),
+            kernel: arena_sys::procfs::kernel_release().unwrap_or_default(),
             cores: online_cores(),
             allowed_cores: allowed_cores(),
             governor: governor(),

@@ -71,9 +71,7 @@ impl Host {
         let cores = std::thread::available_parallelism()
             .map(|n| n.get() as u32)
             .unwrap_or(0);
-        let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
-            .map(|s| s.trim().to_string())
-            .unwrap_or_else(|_| "unknown".into());
+        let kernel = arena_sys::procfs::kernel_release().unwrap_or_else(|| "unknown".into());
         Host { cores, kernel }
     }
 }
