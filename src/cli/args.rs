@@ -45,6 +45,11 @@ pub struct RunArgs {
     /// Extra fixture knob for every run, on top of the arm's (repeatable).
     #[arg(long = "knob", value_name = "NAME=VALUE")]
     pub knobs: Vec<String>,
+    /// The built-in fixture's board, under every arm's knobs: `idle` (deployment phase,
+    /// no bots) or `played` (firing phase, bots thinking on their turns after each input;
+    /// what `demo` measures). Default: the pilot file's `target.scenario`, else neither.
+    #[arg(long, value_name = "idle|played", value_parser = arena_fixture::Scenario::parse)]
+    pub scenario: Option<arena_fixture::Scenario>,
     /// Recorder ring buffer capacity in records (default: the pilot file's, 65536).
     #[arg(long, value_name = "RECORDS",
           value_parser = ranges::positive_u32, allow_negative_numbers = true)]
@@ -112,6 +117,7 @@ impl RunArgs {
             warmup: self.warmup,
             seed: self.seed,
             knobs,
+            scenario: self.scenario,
             capacity: self.capacity,
             capture: self.capture,
             capture_backend: self.capture_backend,

@@ -1,5 +1,6 @@
-//! `arena-perf demo`: the main job on the built-in fixture: `stock` against `lazy-png`,
-//! interleaved, two rounds, one column per run (the layout PERFORMANCE.md tables use).
+//! `arena-perf demo`: the main job on the built-in fixture, a match being played (`--scenario
+//! played` unless given): `stock` against `lazy-png`, interleaved, two rounds, one column
+//! per run (the layout PERFORMANCE.md tables use).
 
 use std::process::ExitCode;
 
@@ -22,8 +23,13 @@ pub struct Args {
     pub run: RunArgs,
 }
 
-pub fn run(args: Args) -> Result<ExitCode> {
+pub fn run(mut args: Args) -> Result<ExitCode> {
     let pilot = Pilot::builtin()?;
+    // A match being played, unless asked otherwise: on an idle board CPU looks free, and
+    // what lazy-png saves is CPU on the send path (docs/fixture-protocol.md, "Scenarios").
+    args.run
+        .scenario
+        .get_or_insert(arena_fixture::Scenario::Played);
     let outcome = args.run.run_ab(AbPlan {
         pilot: &pilot,
         arms: &["stock".into(), "lazy-png".into()],

@@ -38,15 +38,24 @@ pub struct ServeArgs {
     /// server keeps running and exits 2 when stopped.
     #[arg(long, value_name = "FILE")]
     pub stats_log: Option<PathBuf>,
+    /// The board, under the arm's and --knob's knobs: `idle` or `played` (see `pilot
+    /// --help`). Default: --pilot's `target.scenario`, else neither.
+    #[arg(long, value_name = "idle|played", value_parser = arena_fixture::Scenario::parse)]
+    pub scenario: Option<arena_fixture::Scenario>,
 }
 
 pub fn run(a: ServeArgs) -> Result<ExitCode> {
-    let mut pairs = Vec::new();
+    let mut scenario = a.scenario;
+    let mut arm_knobs = Vec::new();
     if let (Some(path), Some(arm)) = (&a.pilot, &a.arm) {
         // The pilot's own reader: a file `pilot` rejects is rejected here too.
-        let (_, arm) = Pilot::load(path)?.arm(Some(arm))?;
-        pairs = arm.knobs.into_iter().collect();
+        let pilot = Pilot::load(path)?;
+        scenario = scenario.or(pilot.target.scenario);
+        arm_knobs = pilot.arm(Some(arm))?.1.knobs.into_iter().collect();
     }
+    // In the pilot's order: the scenario, the arm, then --knob.
+    let mut pairs = scenario.map(|s| s.knobs()).unwrap_or_default();
+    pairs.extend(arm_knobs);
     pairs.extend(a.knobs.iter().cloned());
     let knobs = Knobs::from_pairs(&pairs).map_err(Exit::bad_input)?;
     let stats_log = a.stats_log.map(|p| {

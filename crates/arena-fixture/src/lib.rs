@@ -14,11 +14,13 @@ pub mod knobs;
 pub mod los;
 pub mod pngenc;
 pub mod proto;
+pub mod scenario;
 pub mod server;
 pub mod session;
 pub mod stats;
 
 pub use knobs::{AckMode, Knobs, Phase};
+pub use scenario::Scenario;
 pub use server::{Server, ServerHandle, ServerOptions};
 pub use stats::{Counters, FrameStat, StatsLog};
 

@@ -26,6 +26,8 @@ pub struct Overrides {
     pub seed: Option<u64>,
     /// Fixture knobs applied on top of the arm's (`NAME=VALUE`).
     pub knobs: Vec<(String, String)>,
+    /// The fixture's board (`--scenario`), over the pilot file's `target.scenario`.
+    pub scenario: Option<arena_fixture::Scenario>,
     /// Ring buffer capacity (records), overriding the pilot file's.
     pub capacity: Option<u32>,
     /// Capture the target's loopback port into the run folder's `wire.pcap`.
@@ -219,10 +221,19 @@ fn resolve_hold(pilot: &Pilot, timeout_ms: u64) -> Result<Hold> {
 }
 
 fn target_plan(pilot: &Pilot, arm_name: &str, arm: &Arm, ov: &Overrides) -> Result<TargetPlan> {
+    let scenario = ov.scenario.or(pilot.target.scenario);
     if let Some(url) = ov.url.clone().or_else(|| pilot.target.url.clone()) {
+        if let Some(s) = scenario {
+            return Err(anyhow!(Exit::bad_input(format!(
+                "scenario `{}` sets the built-in fixture's knobs; the target {url} is not the fixture",
+                s.name()
+            ))));
+        }
         return Ok(TargetPlan::External { url });
     }
-    let mut pairs: Vec<(String, String)> = arm.knobs.clone().into_iter().collect();
+    // The scenario's knobs first: the arm's, then the command line's, go on top.
+    let mut pairs = scenario.map(|s| s.knobs()).unwrap_or_default();
+    pairs.extend(arm.knobs.clone());
     pairs.extend(ov.knobs.iter().cloned());
     let knobs = arena_fixture::Knobs::from_pairs(&pairs)
         .map_err(|e| anyhow!(Exit::bad_input(format!("arm `{arm_name}`: {e}"))))?;
@@ -296,6 +307,40 @@ mod tests {
         };
         let e = Plan::for_arm(&pilot, Some("stock"), &bad).unwrap_err();
         assert!(format!("{e:#}").contains("png_level"), "{e:#}");
+    }
+
+    #[test]
+    fn a_scenario_goes_under_the_arm_the_flag_wins_over_the_file_and_a_url_refuses_it() {
+        use arena_fixture::{Phase, Scenario};
+        let pilot = Pilot::parse(
+            "p.toml",
+            "[target]\nscenario = \"idle\"\n[arms.busy.knobs]\nbots = \"1\"\n",
+        )
+        .unwrap();
+        let idle = knobs(&Plan::for_arm(&pilot, Some("busy"), &Overrides::default()).unwrap());
+        assert_eq!(
+            (idle.phase, idle.bots),
+            (Phase::Deploy, 1),
+            "the arm's bots win"
+        );
+        let ov = Overrides {
+            scenario: Some(Scenario::Played),
+            ..Overrides::default()
+        };
+        let played = knobs(&Plan::for_arm(&pilot, Some("busy"), &ov).unwrap());
+        assert_eq!((played.phase, played.bots), (Phase::Firing, 1));
+        assert!(played.bot_turn_ms > 0);
+        let url = Overrides {
+            url: Some("http://127.0.0.1:9/".into()),
+            ..ov
+        };
+        let e = format!("{:#}", Plan::for_arm(&pilot, None, &url).unwrap_err());
+        assert!(
+            e.contains("scenario `played`") && e.contains("not the fixture"),
+            "{e}"
+        );
+        let e = Pilot::parse("p.toml", "[target]\nscenario = \"busy\"\n").unwrap_err();
+        assert!(format!("{e:#}").contains("p.toml:2"), "{e:#}");
     }
 
     #[test]

@@ -118,6 +118,10 @@ pub struct Target {
     /// where fewer than a tenth of answers reach it gets the idle warning.
     #[serde(default = "default_idle_reply_bytes")]
     pub idle_reply_bytes: u64,
+    /// The built-in fixture's board: `idle` or `played` (knobs under every arm's own);
+    /// none keeps the fixture's defaults. Only for the built-in fixture.
+    #[serde(default)]
+    pub scenario: Option<arena_fixture::Scenario>,
 }
 
 fn default_idle_reply_bytes() -> u64 {
