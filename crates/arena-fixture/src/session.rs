@@ -743,6 +743,41 @@ mod tests {
         assert!(enc[0] > enc[1] * 2, "eager {} lazy {}", enc[0], enc[1]);
     }
 
+    /// The bytes of the same 30 clicks on a `played` board, with `arm` on top.
+    fn played_bytes(arm: &[(&str, &str)]) -> Vec<Vec<u8>> {
+        let mut pairs = crate::Scenario::Played.knobs();
+        pairs.push(("los_work".into(), "50".into()));
+        pairs.extend(arm.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        let k = Knobs::from_pairs(&pairs).unwrap();
+        let mut s = Session::new(k.clone(), Arc::new(Board::generate(k.seed, k.shadows)));
+        let mut frames = Vec::new();
+        for step in 0..30u16 {
+            s.on_input(click(
+                InputKind::MouseDown,
+                3 + step % 17,
+                1 + (step * 5) % 14,
+            ));
+            let f = s.build_frame().unwrap();
+            s.on_ack(f.id);
+            frames.push(f.bytes);
+        }
+        frames
+    }
+
+    #[test]
+    fn on_a_played_board_lazy_png_sends_the_same_bytes_and_png6_fewer() {
+        let stock = played_bytes(&[]);
+        assert_eq!(played_bytes(&[("lazy_png", "true")]), stock);
+        let total = |f: &[Vec<u8>]| f.iter().map(Vec::len).sum::<usize>();
+        let png6 = played_bytes(&[("png_level", "6")]);
+        assert!(
+            total(&png6) < total(&stock),
+            "png6 {} B, stock {} B",
+            total(&png6),
+            total(&stock)
+        );
+    }
+
     #[test]
     fn firing_click_repaints_an_arc_and_deploy_moves_a_cursor() {
         let mut s = session(&[]);
