@@ -114,6 +114,9 @@ pub struct Plan<'a> {
     pub idle: Option<Duration>,
     /// What `--sample` named, beside the fixture's threads and Chromium.
     pub sample: Vec<crate::cpu::SampleTarget>,
+    /// The person's browser the arm sets (also in `recorder.emulation`, which the tab
+    /// gets); `None`: the browser's own.
+    pub emulation: Option<arena_browser::Emulation>,
 }
 
 impl<'a> Plan<'a> {
@@ -140,6 +143,8 @@ impl<'a> Plan<'a> {
             recorder.capacity = c;
         }
         recorder.answer = page_oracle(pilot, timeout_ms);
+        let emulation = arm_emulation(&arm_name, &arm)?;
+        recorder.emulation = emulation;
         let target = target_plan(pilot, &arm_name, &arm, ov)?;
         let sample = crate::cpu::resolve_samples(&ov.sample)?;
         let link =
@@ -183,6 +188,7 @@ impl<'a> Plan<'a> {
             trace: ov.trace,
             idle: ov.idle,
             sample,
+            emulation,
         })
     }
 
@@ -216,6 +222,19 @@ fn resolve_hold(pilot: &Pilot, timeout_ms: u64) -> Result<Hold> {
         )))),
         None => Ok(hold),
     }
+}
+
+/// The arm's browser, checked again: an arm need not come from a file (`Plan::new`).
+fn arm_emulation(arm_name: &str, arm: &Arm) -> Result<Option<arena_browser::Emulation>> {
+    let Some(e) = arm.browser.as_ref().map(|b| b.emulation()) else {
+        return Ok(None);
+    };
+    if let Some((key, why)) = e.problem() {
+        return Err(anyhow!(Exit::bad_input(format!(
+            "arm `{arm_name}`: `browser.{key}`: {why}"
+        ))));
+    }
+    Ok((!e.is_empty()).then_some(e))
 }
 
 fn target_plan(pilot: &Pilot, arm_name: &str, arm: &Arm, ov: &Overrides) -> Result<TargetPlan> {
@@ -325,6 +344,24 @@ mod tests {
         };
         let plan = Plan::for_arm(&builtin, None, &short).unwrap();
         assert!(plan.hold.max_ms() < 100, "{:?}", plan.hold);
+    }
+
+    #[test]
+    fn an_arms_browser_reaches_the_tab_and_none_leaves_the_browsers_own() {
+        let pilot = Pilot::parse(
+            "p.toml",
+            "[arms.hidpi.browser]\ndpr = 2\n[arms.slow.browser]\ncpu_throttle = 4\n[arms.plain]\n[arms.empty.browser]\n",
+        )
+        .unwrap();
+        let plan = |arm| Plan::for_arm(&pilot, Some(arm), &Overrides::default()).unwrap();
+        let hidpi = plan("hidpi");
+        assert_eq!(hidpi.emulation.and_then(|e| e.dpr), Some(2.0));
+        assert_eq!(hidpi.recorder.emulation, hidpi.emulation);
+        let slow = plan("slow");
+        assert_eq!(slow.emulation.and_then(|e| e.cpu_throttle), Some(4.0));
+        assert_eq!(slow.emulation.and_then(|e| e.dpr), None);
+        assert_eq!(plan("plain").emulation, None);
+        assert_eq!(plan("empty").recorder.emulation, None);
     }
 
     #[test]
