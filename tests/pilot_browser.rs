@@ -690,3 +690,5 @@ mod deflate;
 mod frames;
 #[path = "pilot_browser/startup.rs"]
 mod startup;
+#[path = "pilot_browser/browser_arms.rs"]
+mod browser_arms;
