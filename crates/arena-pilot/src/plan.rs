@@ -362,6 +362,19 @@ mod tests {
         assert_eq!(slow.emulation.and_then(|e| e.dpr), None);
         assert_eq!(plan("plain").emulation, None);
         assert_eq!(plan("empty").recorder.emulation, None);
+        // An arm made in code, not read from a file, is checked all the same.
+        let browser: crate::scenario::ArmBrowser = toml::from_str("cpu_throttle = 0.5").unwrap();
+        let arm = Arm {
+            browser: Some(browser),
+            ..Arm::default()
+        };
+        let e = Plan::new(&pilot, "x".into(), arm, &Overrides::default()).unwrap_err();
+        assert_eq!(arena_report::ExitKind::of(&e).map(|k| k.code()), Some(2));
+        let e = format!("{e:#}");
+        assert!(
+            e.contains("arm `x`: `browser.cpu_throttle`: must be within 1..=20"),
+            "{e}"
+        );
     }
 
     #[test]
