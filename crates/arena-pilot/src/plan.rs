@@ -34,6 +34,9 @@ pub struct Overrides {
     pub capture_backend: arena_wire::CaptureBackend,
     /// A shaped link for every arm, over the arms' own `link`.
     pub link: Option<arena_link::LinkSpec>,
+    /// The person's browser for every arm (`--dpr`, `--viewport`, `--cpu-throttle`), each
+    /// set field over the arm's own.
+    pub browser: arena_browser::Emulation,
     /// Record Chromium's trace of the click loop into the run folder's `trace.json`, the
     /// loops merged in as a track.
     pub trace: bool,
@@ -143,7 +146,7 @@ impl<'a> Plan<'a> {
             recorder.capacity = c;
         }
         recorder.answer = page_oracle(pilot, timeout_ms);
-        let emulation = arm_emulation(&arm_name, &arm)?;
+        let emulation = arm_emulation(&arm_name, &arm, &ov.browser)?;
         recorder.emulation = emulation;
         let target = target_plan(pilot, &arm_name, &arm, ov)?;
         let sample = crate::cpu::resolve_samples(&ov.sample)?;
@@ -224,16 +227,32 @@ fn resolve_hold(pilot: &Pilot, timeout_ms: u64) -> Result<Hold> {
     }
 }
 
-/// The arm's browser, checked again: an arm need not come from a file (`Plan::new`).
-fn arm_emulation(arm_name: &str, arm: &Arm) -> Result<Option<arena_browser::Emulation>> {
-    let Some(e) = arm.browser.as_ref().map(|b| b.emulation()) else {
-        return Ok(None);
-    };
-    if let Some((key, why)) = e.problem() {
+/// The arm's browser with the command line's over it, each checked again: an arm need not
+/// come from a file, nor the overrides from the command line (`Plan::new`).
+fn arm_emulation(
+    arm_name: &str,
+    arm: &Arm,
+    flags: &arena_browser::Emulation,
+) -> Result<Option<arena_browser::Emulation>> {
+    if let Some((key, why)) = flags.problem() {
+        let flag = key.replace('_', "-");
+        return Err(anyhow!(Exit::bad_input(format!("--{flag}: {why}"))));
+    }
+    let file = arm
+        .browser
+        .as_ref()
+        .map(|b| b.emulation())
+        .unwrap_or_default();
+    if let Some((key, why)) = file.problem() {
         return Err(anyhow!(Exit::bad_input(format!(
             "arm `{arm_name}`: `browser.{key}`: {why}"
         ))));
     }
+    let e = arena_browser::Emulation {
+        dpr: flags.dpr.or(file.dpr),
+        viewport: flags.viewport.or(file.viewport),
+        cpu_throttle: flags.cpu_throttle.or(file.cpu_throttle),
+    };
     Ok((!e.is_empty()).then_some(e))
 }
 
@@ -362,6 +381,34 @@ mod tests {
         assert_eq!(slow.emulation.and_then(|e| e.dpr), None);
         assert_eq!(plan("plain").emulation, None);
         assert_eq!(plan("empty").recorder.emulation, None);
+        // A flag wins over the arm's own, field by field.
+        let ov = Overrides {
+            browser: arena_browser::Emulation {
+                viewport: Some((1280, 800)),
+                cpu_throttle: Some(2.0),
+                ..Default::default()
+            },
+            ..Overrides::default()
+        };
+        let both = Plan::for_arm(&pilot, Some("slow"), &ov).unwrap().emulation;
+        let want = arena_browser::Emulation {
+            dpr: None,
+            viewport: Some((1280, 800)),
+            cpu_throttle: Some(2.0),
+        };
+        assert_eq!(both, Some(want));
+        let bad = Overrides {
+            browser: arena_browser::Emulation {
+                cpu_throttle: Some(30.0),
+                ..Default::default()
+            },
+            ..Overrides::default()
+        };
+        let e = format!("{:#}", Plan::for_arm(&pilot, None, &bad).unwrap_err());
+        assert!(
+            e.starts_with("--cpu-throttle: must be within 1..=20"),
+            "{e}"
+        );
         // An arm made in code, not read from a file, is checked all the same.
         let browser: crate::scenario::ArmBrowser = toml::from_str("cpu_throttle = 0.5").unwrap();
         let arm = Arm {
