@@ -680,6 +680,8 @@ mod trace;
 #[path = "pilot_browser/breakdown.rs"]
 mod breakdown;
 
+#[path = "pilot_browser/browser_arms.rs"]
+mod browser_arms;
 #[path = "pilot_browser/causality.rs"]
 mod causality;
 #[path = "pilot_browser/cpu.rs"]
@@ -690,5 +692,3 @@ mod deflate;
 mod frames;
 #[path = "pilot_browser/startup.rs"]
 mod startup;
-#[path = "pilot_browser/browser_arms.rs"]
-mod browser_arms;
