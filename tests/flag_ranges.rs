@@ -153,6 +153,25 @@ fn counts_and_waits_have_their_minimum_and_a_day_at_most() {
         "--interval <MS>",
         "a whole number of ms from 0 to 86400000 (a day)",
     );
+    // The person's browser: refused before the pilot file is read or a browser starts.
+    let o = arena(&["pilot", "--dpr", "0"]);
+    refused(&o, "0", "--dpr <RATIO>", "a number above 0 and at most 8");
+    let o = arena(&["ab", "--arms", "a,b", "--cpu-throttle", "0.5"]);
+    refused(
+        &o,
+        "0.5",
+        "--cpu-throttle <RATE>",
+        "a number from 1 (no slowdown) to 20",
+    );
+    for v in ["50x600", "1280", "1280x9000", "x"] {
+        let o = arena(&["pilot", "--viewport", v]);
+        refused(
+            &o,
+            v,
+            "--viewport <WxH>",
+            "WIDTHxHEIGHT in CSS px, each side from 100 to 8192",
+        );
+    }
     let o = arena(&["pilot", "--idle", "inf"]);
     refused(
         &o,

@@ -680,6 +680,8 @@ mod trace;
 #[path = "pilot_browser/breakdown.rs"]
 mod breakdown;
 
+#[path = "pilot_browser/browser_arms.rs"]
+mod browser_arms;
 #[path = "pilot_browser/causality.rs"]
 mod causality;
 #[path = "pilot_browser/cpu.rs"]

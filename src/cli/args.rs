@@ -74,6 +74,18 @@ pub struct RunArgs {
     /// Loopback targets only. Overrides the arms' own `link`.
     #[arg(long, value_name = "SPEC", value_parser = arena_link::LinkSpec::parse)]
     pub link: Option<arena_link::LinkSpec>,
+    /// Show every run's page at this device pixel ratio (0 < RATIO <= 8; a 2x screen, a
+    /// 1.25 laptop), over the arms' own `browser.dpr`. Recorded in run.json's `browser`.
+    #[arg(long, value_name = "RATIO", value_parser = ranges::dpr, allow_negative_numbers = true)]
+    pub dpr: Option<f64>,
+    /// Show every run's page in a viewport of this many CSS px (`1280x800`; each side
+    /// 100-8192), over the arms' own `browser.viewport`.
+    #[arg(long, value_name = "WxH", value_parser = ranges::viewport)]
+    pub viewport: Option<(u32, u32)>,
+    /// Slow every run's page's CPU by this factor (1-20; 4 is a slow laptop), over the
+    /// arms' own `browser.cpu_throttle`.
+    #[arg(long, value_name = "RATE", value_parser = ranges::cpu_throttle, allow_negative_numbers = true)]
+    pub cpu_throttle: Option<f64>,
     /// Record Chromium's own trace of the clicks into `trace.json` in the run folder, with
     /// the run's loops as a track of their own (one slice per answered loop, its stages
     /// nested, flows to the renderer's input and frame), aligned to the trace clock, and
@@ -122,6 +134,11 @@ impl RunArgs {
             capture: self.capture,
             capture_backend: self.capture_backend,
             link: self.link,
+            browser: arena_browser::Emulation {
+                dpr: self.dpr,
+                viewport: self.viewport,
+                cpu_throttle: self.cpu_throttle,
+            },
             trace: self.trace,
             idle: self.idle,
             sample: self.sample.clone(),

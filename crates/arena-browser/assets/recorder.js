@@ -432,7 +432,9 @@
     try { c = document.querySelector(ORACLE.canvas); } catch (err) { c = null; }
     return HTMLCanvas && c instanceof HTMLCanvas ? c : null;
   }
-  // The watched region in canvas pixels, or a reason it has none.
+  // The watched region in canvas pixels, or a reason it has none. The point and radius are
+  // CSS px; a canvas whose backing store is k times its CSS size (a client sizing it by
+  // devicePixelRatio) is read over k times as many pixels each way, at the same place.
   function regionOf(canvas, x, y) {
     var w = canvas.width, h = canvas.height;
     if (!(w > 0 && h > 0)) return 'the canvas has no pixels';

@@ -6,6 +6,7 @@
 //! and by the kernel if this process is SIGKILLed.
 
 mod browser;
+mod emulation;
 mod idle;
 mod launch;
 mod net;
@@ -17,6 +18,7 @@ mod trace;
 /// True while a pid runs; a zombie counts as gone (killed, only its parent's wait is
 /// missing). Tests use it to prove no browser process outlived them.
 pub use browser::{Browser, LaunchOptions};
+pub use emulation::{Emulation, CPU_THROTTLE, DPR_MAX, VIEWPORT_PX};
 pub use idle::IdleReport;
 pub use launch::{find_chromium, kill_all, live_groups, sweep_stale_profiles};
 pub use page::{monotonic_ms, CanvasRect, ClockMap, Page, Quiet, SeveralCanvases};

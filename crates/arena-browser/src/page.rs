@@ -34,7 +34,8 @@ pub struct CanvasRect {
 }
 
 impl CanvasRect {
-    /// Page coordinates of a point given in canvas pixels.
+    /// Page coordinates of a point given in canvas pixels: the backing store's, which a
+    /// client that sizes it by `devicePixelRatio` makes k times its CSS size.
     pub fn page_point(&self, cx: f64, cy: f64) -> (f64, f64) {
         let sx = if self.canvas_width > 0.0 {
             self.width / self.canvas_width
@@ -136,6 +137,9 @@ impl Page {
             app: Mutex::new(AppState::default()),
             context: None,
         };
+        if let Some(e) = page.config.as_ref().and_then(|c| c.emulation) {
+            e.apply(&page.inner, page.cdp_timeout).await?;
+        }
         if let Some(c) = page.config.clone() {
             if c.app.is_none() {
                 cdp(

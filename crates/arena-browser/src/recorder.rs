@@ -49,6 +49,10 @@ pub struct RecorderConfig {
     /// `arena-perf startup`, never by a pilot file).
     #[serde(skip)]
     pub startup: Option<StartupWatch>,
+    /// The person's browser the page is shown in (an arm's `browser`): set on the tab
+    /// before it navigates, never injected.
+    #[serde(skip)]
+    pub emulation: Option<crate::emulation::Emulation>,
 }
 
 /// A cold start's page. Drains carry, besides the page's own `open` record, a
@@ -151,6 +155,7 @@ impl Default for RecorderConfig {
             app: None,
             answer: None,
             startup: None,
+            emulation: None,
         }
     }
 }

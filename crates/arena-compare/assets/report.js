@@ -430,6 +430,7 @@ function renderRuns(ctx) {
     ["host", (m) => `${m.host.cores} cores, ${m.host.kernel}`],
     ["answer oracle", (m) => answerLabel(m.answer)],
     ["socket source", (m) => m.socket_source],
+    ["browser", (m) => m.browser ? `dpr ${m.browser.dpr}, viewport ${m.browser.viewport_w}x${m.browser.viewport_h}, CPU slowdown ${m.browser.cpu_throttle}x` : "-"],
     ["loops (answered / unanswered / claimed / cold)", (m) => {
       const s = m.summary;
       return `${fmtCount(s.loops)} (${fmtCount(s.answered)} / ${fmtCount(s.unanswered)} / ${fmtCount(s.claimed || 0)} / ${fmtCount(s.cold)})`;

@@ -19,7 +19,7 @@ pub fn arm_table(run: &Run) -> Table {
         Column::right("max"),
     ])
     .with_title(format!(
-        "arm {}: {} loops of discrete input ({}), figures of the answered ones; {}{}",
+        "arm {}: {} loops of discrete input ({}), figures of the answered ones; {}{}{}",
         run.meta.arm,
         fmt_count(s.loops as i64),
         run.meta.url,
@@ -32,6 +32,10 @@ pub fn arm_table(run: &Run) -> Table {
             .link
             .as_deref()
             .map(|l| format!("; link {l}"))
+            .unwrap_or_default(),
+        run.meta
+            .browser
+            .map(|b| format!("; browser {}", b.label()))
             .unwrap_or_default()
     ));
     let headline = if s.input_to_pixels.is_some() {

@@ -3,7 +3,10 @@
 //! browser, the link) differ for that reason as well as for the change under test, and a
 //! pooled or compared figure cannot say which. One rule for `compare`, `gate` and
 //! `report`: such runs are refused, or with `--allow-mixed` compared with a warning beside
-//! every figure. Arms legitimately differ in their knobs, which are not checked.
+//! every figure. Arms legitimately differ in their knobs, which are not checked, and in
+//! the person's browser (`run.json` `browser`: device pixel ratio, viewport, CPU slowdown),
+//! an arm axis; but the runs pooled into one side (an arm, or a side of the gate) must
+//! share the browser, or the side is two populations.
 
 use anyhow::Result;
 use arena_report::{Exit, Table};
@@ -15,7 +18,7 @@ use crate::findings::Finding;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mixed {
     /// The setting's key: `answer.oracle`, `socket_source`, `loop_settings.timeout_ms`,
-    /// `pilot_hash`, `chromium major` or `link`.
+    /// `pilot_hash`, `chromium major`, `link` or `browser`.
     pub setting: &'static str,
     /// Each value and the runs that have it:
     /// `reply [stock, run 1] vs pixels [lazy-png, run 1; lazy-png, run 2]`.
@@ -110,6 +113,58 @@ const RULES: [Rule; 7] = [
     },
 ];
 
+/// The browser is checked within each side, not across sides: see [`browser_within_sides`].
+const BROWSER: &str = "browser";
+const BROWSER_WHY: &str = "the person's browser within one side: a device pixel ratio, viewport or CPU slowdown moves the page's side of every loop, so runs pooled into one side must share it (arms may differ in it)";
+
+/// Why a difference in `setting` moves the figures.
+fn why(setting: &str) -> &'static str {
+    if setting == BROWSER {
+        return BROWSER_WHY;
+    }
+    RULES
+        .iter()
+        .find(|r| r.setting == setting)
+        .map_or("", |r| r.why)
+}
+
+/// The side a run is pooled into: the gate's labels (made by [`sides`]) name it, and
+/// `compare` and `report` pool the runs of an arm.
+fn side_of<'a>(label: &'a str, run: &'a Run) -> &'a str {
+    ["baseline", "candidate"]
+        .into_iter()
+        .find(|side| {
+            label
+                .strip_prefix(side)
+                .is_some_and(|rest| rest.starts_with(" run "))
+        })
+        .unwrap_or(&run.meta.arm)
+}
+
+/// `stock: dpr=1 ... [stock, run 1] vs dpr=2 ... [stock, run 2]`, for each side whose runs
+/// that record a browser hold more than one; runs made before it was recorded are left out.
+fn browser_within_sides<L: AsRef<str>>(runs: &[(L, &Run)]) -> Option<String> {
+    let mut sides: Vec<(&str, Vec<(&str, &Run)>)> = Vec::new();
+    for (label, run) in runs {
+        let side = side_of(label.as_ref(), run);
+        match sides.iter_mut().find(|(s, _)| *s == side) {
+            Some((_, members)) => members.push((label.as_ref(), run)),
+            None => sides.push((side, vec![(label.as_ref(), run)])),
+        }
+    }
+    let rule = Rule {
+        setting: BROWSER,
+        why: BROWSER_WHY,
+        value: |m| m.browser.as_ref().map(|b| b.label()),
+        show: as_is,
+    };
+    let found: Vec<String> = sides
+        .iter()
+        .filter_map(|(side, members)| disagreement(&rule, members).map(|d| format!("{side}: {d}")))
+        .collect();
+    (!found.is_empty()).then(|| found.join("; "))
+}
+
 fn as_is(v: &str) -> String {
     v.to_string()
 }
@@ -157,6 +212,12 @@ pub fn comparability<L: AsRef<str>>(runs: &[(L, &Run)]) -> Vec<Mixed> {
             });
         }
     }
+    if let Some(detail) = browser_within_sides(runs) {
+        out.push(Mixed {
+            setting: BROWSER,
+            detail,
+        });
+    }
     out
 }
 
@@ -196,13 +257,7 @@ pub fn refuse_mixed<L: AsRef<str>>(
     }
     let lines: Vec<String> = mixed
         .iter()
-        .map(|m| {
-            let why = RULES
-                .iter()
-                .find(|r| r.setting == m.setting)
-                .map_or("", |r| r.why);
-            format!("  {} ({why}): {}", m.setting, m.detail)
-        })
+        .map(|m| format!("  {} ({}): {}", m.setting, why(m.setting), m.detail))
         .collect();
     Err(Exit::bad_input(format!(
         "{cmd}: the runs were not measured alike, so their figures do not compare:\n{}\n--allow-mixed compares them anyway, with a warning beside every figure",
@@ -406,6 +461,70 @@ mod tests {
         assert!(findings
             .iter()
             .all(|f| f.code == "mixed" && f.column.is_none()));
+    }
+
+    fn browser(dpr: f64, cpu_throttle: f64) -> Option<arena_run::BrowserSettings> {
+        Some(arena_run::BrowserSettings {
+            dpr,
+            viewport_w: 1600,
+            viewport_h: 1113,
+            cpu_throttle,
+        })
+    }
+
+    #[test]
+    fn arms_may_differ_in_the_browser_but_runs_of_one_arm_may_not() {
+        let (mut a, mut b) = (run("dpr1"), run("dpr2"));
+        a.meta.browser = browser(1.0, 1.0);
+        b.meta.browser = browser(2.0, 1.0);
+        assert_eq!(check(&a, &b), [], "an arm axis, like a knob");
+        let mut b2 = run("dpr2");
+        b2.meta.browser = browser(2.0, 4.0);
+        let runs = [
+            ("dpr1, run 1", &a),
+            ("dpr2, run 1", &b),
+            ("dpr2, run 2", &b2),
+        ];
+        let m = comparability(&runs);
+        assert_eq!(settings(&m), ["browser"]);
+        assert_eq!(
+            m[0].detail,
+            "dpr2: dpr=2 viewport=1600x1113 cpu=1x [dpr2, run 1] vs dpr=2 viewport=1600x1113 cpu=4x [dpr2, run 2]"
+        );
+        let e = refuse_mixed("compare", &runs, false).unwrap_err();
+        assert_eq!(arena_report::ExitKind::of(&e).map(|k| k.code()), Some(2));
+        let text = e.to_string();
+        for word in [
+            "browser (the person's browser",
+            "cpu=4x [dpr2, run 2]",
+            "--allow-mixed",
+        ] {
+            assert!(text.contains(word), "{word}: {text}");
+        }
+        assert_eq!(refuse_mixed("compare", &runs, true).unwrap(), m);
+        // A run made before the browser was recorded is left out, as with every setting.
+        let old = run("dpr2");
+        assert_eq!(
+            comparability(&[("dpr2, run 1", &b), ("dpr2, run 2", &old)]),
+            []
+        );
+    }
+
+    #[test]
+    fn the_gate_refuses_a_side_pooled_over_two_browsers_not_two_sides() {
+        let (mut a, mut b, mut c) = (run("stock"), run("stock"), run("stock"));
+        a.meta.browser = browser(1.0, 1.0);
+        b.meta.browser = browser(1.0, 1.0);
+        c.meta.browser = browser(2.0, 1.0);
+        let (base, cand) = (vec![a.clone()], vec![c.clone()]);
+        assert_eq!(comparability(&sides(&base, &cand)), []);
+        let (base, cand) = (vec![a, c], vec![b]);
+        let m = comparability(&sides(&base, &cand));
+        assert_eq!(settings(&m), ["browser"]);
+        assert_eq!(
+            m[0].detail,
+            "baseline: dpr=1 viewport=1600x1113 cpu=1x [baseline run 1 (stock)] vs dpr=2 viewport=1600x1113 cpu=1x [baseline run 2 (stock)]"
+        );
     }
 
     #[test]

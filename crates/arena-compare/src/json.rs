@@ -181,6 +181,7 @@ pub fn run_json(run: &arena_run::Run, folder: Option<&std::path::Path>) -> Value
         "arm": m.arm,
         "url": m.url,
         "knobs": m.knobs,
+        "browser": m.browser,
         "status": m.status,
         "status_message": m.status_message,
         "started_at": m.started_at,

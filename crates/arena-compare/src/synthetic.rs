@@ -84,6 +84,7 @@ pub fn run(arm: &str, input_to_paint: &[f64], reply_bytes: u64) -> Run {
             idle: None,
             cpu: None,
             loop_settings: None,
+            browser: None,
         },
         loops,
         events: Vec::new(),

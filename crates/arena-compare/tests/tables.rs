@@ -168,3 +168,22 @@ fn a_traced_run_says_under_its_table_where_the_trace_is_and_how_well_it_is_align
         "{text}"
     );
 }
+
+#[test]
+fn the_arms_title_names_its_browser_when_the_run_recorded_one() {
+    let xs: Vec<f64> = (0..20).map(|i| 40.0 + i as f64).collect();
+    let mut run = synthetic::run("hidpi", &xs, 6000);
+    let title = |r: &Run| arena_compare::arm_table(r).title.unwrap_or_default();
+    assert!(!title(&run).contains("browser"), "{}", title(&run));
+    run.meta.browser = Some(arena_run::BrowserSettings {
+        dpr: 2.0,
+        viewport_w: 1280,
+        viewport_h: 800,
+        cpu_throttle: 1.0,
+    });
+    assert!(
+        title(&run).ends_with("; browser dpr=2 viewport=1280x800 cpu=1x"),
+        "{}",
+        title(&run)
+    );
+}

@@ -10,6 +10,22 @@
   const ctx = board.getContext('2d');
   const hud = document.getElementById('hud');
   const hctx = hud.getContext('2d');
+  // Each canvas's backing store is Math.ceil(devicePixelRatio) times its CSS size, as the
+  // streamed toolkit's client sizes it (a 1.25 or 1.5 laptop gets 2x). Draws stay in CSS px
+  // through the context's transform, so the protocol's coordinates and bytes are the same
+  // at every ratio; only the page's raster work grows.
+  const scale = Math.max(1, Math.ceil(window.devicePixelRatio || 1));
+  function sizeBackingStore(c, g) {
+    const css = { w: c.width, h: c.height }; // index.html declares the CSS size
+    c.style.width = `${css.w}px`;
+    c.style.height = `${css.h}px`;
+    c.width = css.w * scale;
+    c.height = css.h * scale;
+    g.setTransform(scale, 0, 0, scale, 0, 0); // a resize reset it
+    return css;
+  }
+  sizeBackingStore(board, ctx);
+  const hudCss = sizeBackingStore(hud, hctx);
 
   // App-side perf recorder (?perf=1): a ring buffer of the same records the pilot's
   // injected recorder writes, read with arenaPerf.drain() and reset with arenaPerf.clear().
@@ -45,7 +61,7 @@
   const state = window.fixture = {
     connected: false, closed: null, frames: 0, bytes: 0, lastFrameId: 0,
     constants: 0, draws: 0, inputsSent: 0, acksSent: 0, errors: 0, ackPaint: false, phase: null,
-    socket: useWorker ? 'worker' : 'page',
+    socket: useWorker ? 'worker' : 'page', backingScale: scale,
   };
   const consts = new Map();
   const onOpen = () => { state.connected = true; };
@@ -212,7 +228,7 @@
         state.constants = consts.size;
       } else if (o.op === 6) {
         hctx.fillStyle = '#101216';
-        hctx.fillRect(0, 0, hud.width, hud.height);
+        hctx.fillRect(0, 0, hudCss.w, hudCss.h);
         hctx.fillStyle = '#e8e8e8';
         hctx.font = '14px sans-serif';
         hctx.fillText(`#${frame.id}  ${o.text}`, 8, 19);

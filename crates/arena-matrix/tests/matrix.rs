@@ -697,6 +697,7 @@ fn pilot_figure_reads_the_nested_run_folder() {
                 idle: None,
                 cpu: None,
                 loop_settings: None,
+                browser: None,
             },
             loops,
             events: Vec::new(),

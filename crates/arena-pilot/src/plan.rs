@@ -36,6 +36,9 @@ pub struct Overrides {
     pub capture_backend: arena_wire::CaptureBackend,
     /// A shaped link for every arm, over the arms' own `link`.
     pub link: Option<arena_link::LinkSpec>,
+    /// The person's browser for every arm (`--dpr`, `--viewport`, `--cpu-throttle`), each
+    /// set field over the arm's own.
+    pub browser: arena_browser::Emulation,
     /// Record Chromium's trace of the click loop into the run folder's `trace.json`, the
     /// loops merged in as a track.
     pub trace: bool,
@@ -116,6 +119,9 @@ pub struct Plan<'a> {
     pub idle: Option<Duration>,
     /// What `--sample` named, beside the fixture's threads and Chromium.
     pub sample: Vec<crate::cpu::SampleTarget>,
+    /// The person's browser the arm sets (also in `recorder.emulation`, which the tab
+    /// gets); `None`: the browser's own.
+    pub emulation: Option<arena_browser::Emulation>,
 }
 
 impl<'a> Plan<'a> {
@@ -142,6 +148,8 @@ impl<'a> Plan<'a> {
             recorder.capacity = c;
         }
         recorder.answer = page_oracle(pilot, timeout_ms);
+        let emulation = arm_emulation(&arm_name, &arm, &ov.browser)?;
+        recorder.emulation = emulation;
         let target = target_plan(pilot, &arm_name, &arm, ov)?;
         let sample = crate::cpu::resolve_samples(&ov.sample)?;
         let link =
@@ -185,6 +193,7 @@ impl<'a> Plan<'a> {
             trace: ov.trace,
             idle: ov.idle,
             sample,
+            emulation,
         })
     }
 
@@ -218,6 +227,35 @@ fn resolve_hold(pilot: &Pilot, timeout_ms: u64) -> Result<Hold> {
         )))),
         None => Ok(hold),
     }
+}
+
+/// The arm's browser with the command line's over it, each checked again: an arm need not
+/// come from a file, nor the overrides from the command line (`Plan::new`).
+fn arm_emulation(
+    arm_name: &str,
+    arm: &Arm,
+    flags: &arena_browser::Emulation,
+) -> Result<Option<arena_browser::Emulation>> {
+    if let Some((key, why)) = flags.problem() {
+        let flag = key.replace('_', "-");
+        return Err(anyhow!(Exit::bad_input(format!("--{flag}: {why}"))));
+    }
+    let file = arm
+        .browser
+        .as_ref()
+        .map(|b| b.emulation())
+        .unwrap_or_default();
+    if let Some((key, why)) = file.problem() {
+        return Err(anyhow!(Exit::bad_input(format!(
+            "arm `{arm_name}`: `browser.{key}`: {why}"
+        ))));
+    }
+    let e = arena_browser::Emulation {
+        dpr: flags.dpr.or(file.dpr),
+        viewport: flags.viewport.or(file.viewport),
+        cpu_throttle: flags.cpu_throttle.or(file.cpu_throttle),
+    };
+    Ok((!e.is_empty()).then_some(e))
 }
 
 fn target_plan(pilot: &Pilot, arm_name: &str, arm: &Arm, ov: &Overrides) -> Result<TargetPlan> {
@@ -370,6 +408,65 @@ mod tests {
         };
         let plan = Plan::for_arm(&builtin, None, &short).unwrap();
         assert!(plan.hold.max_ms() < 100, "{:?}", plan.hold);
+    }
+
+    #[test]
+    fn an_arms_browser_reaches_the_tab_and_none_leaves_the_browsers_own() {
+        let pilot = Pilot::parse(
+            "p.toml",
+            "[arms.hidpi.browser]\ndpr = 2\n[arms.slow.browser]\ncpu_throttle = 4\n[arms.plain]\n[arms.empty.browser]\n",
+        )
+        .unwrap();
+        let plan = |arm| Plan::for_arm(&pilot, Some(arm), &Overrides::default()).unwrap();
+        let hidpi = plan("hidpi");
+        assert_eq!(hidpi.emulation.and_then(|e| e.dpr), Some(2.0));
+        assert_eq!(hidpi.recorder.emulation, hidpi.emulation);
+        let slow = plan("slow");
+        assert_eq!(slow.emulation.and_then(|e| e.cpu_throttle), Some(4.0));
+        assert_eq!(slow.emulation.and_then(|e| e.dpr), None);
+        assert_eq!(plan("plain").emulation, None);
+        assert_eq!(plan("empty").recorder.emulation, None);
+        // A flag wins over the arm's own, field by field.
+        let ov = Overrides {
+            browser: arena_browser::Emulation {
+                viewport: Some((1280, 800)),
+                cpu_throttle: Some(2.0),
+                ..Default::default()
+            },
+            ..Overrides::default()
+        };
+        let both = Plan::for_arm(&pilot, Some("slow"), &ov).unwrap().emulation;
+        let want = arena_browser::Emulation {
+            dpr: None,
+            viewport: Some((1280, 800)),
+            cpu_throttle: Some(2.0),
+        };
+        assert_eq!(both, Some(want));
+        let bad = Overrides {
+            browser: arena_browser::Emulation {
+                cpu_throttle: Some(30.0),
+                ..Default::default()
+            },
+            ..Overrides::default()
+        };
+        let e = format!("{:#}", Plan::for_arm(&pilot, None, &bad).unwrap_err());
+        assert!(
+            e.starts_with("--cpu-throttle: must be within 1..=20"),
+            "{e}"
+        );
+        // An arm made in code, not read from a file, is checked all the same.
+        let browser: crate::scenario::ArmBrowser = toml::from_str("cpu_throttle = 0.5").unwrap();
+        let arm = Arm {
+            browser: Some(browser),
+            ..Arm::default()
+        };
+        let e = Plan::new(&pilot, "x".into(), arm, &Overrides::default()).unwrap_err();
+        assert_eq!(arena_report::ExitKind::of(&e).map(|k| k.code()), Some(2));
+        let e = format!("{e:#}");
+        assert!(
+            e.contains("arm `x`: `browser.cpu_throttle`: must be within 1..=20"),
+            "{e}"
+        );
     }
 
     #[test]

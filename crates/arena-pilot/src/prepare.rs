@@ -191,3 +191,47 @@ pub(crate) async fn check_viewport(
     }
     Ok(())
 }
+
+/// The person's browser as the page sees it, for `run.json`: an arm's setting the page does
+/// not show was not applied, and the run would measure another browser under its name.
+pub(crate) async fn read_browser(
+    page: &Page,
+    plan: &crate::plan::Plan<'_>,
+) -> Result<arena_run::BrowserSettings> {
+    let v = page
+        .eval_json("[devicePixelRatio, innerWidth, innerHeight]")
+        .await?;
+    let num = |i: usize| v.get(i).and_then(|x| x.as_f64());
+    let (Some(dpr), Some(w), Some(h)) = (num(0), num(1), num(2)) else {
+        return Err(anyhow!(
+            "the page did not say its devicePixelRatio and viewport: {v}"
+        ));
+    };
+    let asked = plan.emulation.unwrap_or_default();
+    let mut off = Vec::new();
+    if let Some(d) = asked.dpr.filter(|d| (d - dpr).abs() > 1e-6) {
+        off.push(format!("dpr {d} (the page has {dpr})"));
+    }
+    if let Some((aw, ah)) = asked
+        .viewport
+        .filter(|&(aw, ah)| (f64::from(aw), f64::from(ah)) != (w, h))
+    {
+        off.push(format!("viewport {aw}x{ah} (the page has {w}x{h})"));
+    }
+    if !off.is_empty() {
+        return Err(anyhow!(Exit::new(
+            ExitKind::TargetFailed,
+            format!(
+                "arm `{}`: the browser did not take its {}",
+                plan.arm_name,
+                off.join(", ")
+            )
+        )));
+    }
+    Ok(arena_run::BrowserSettings {
+        dpr,
+        viewport_w: w.max(0.0).min(f64::from(u32::MAX)) as u32,
+        viewport_h: h.max(0.0).min(f64::from(u32::MAX)) as u32,
+        cpu_throttle: asked.cpu_throttle.unwrap_or(1.0),
+    })
+}

@@ -20,7 +20,7 @@ use crate::idle::idle_stage;
 use crate::oracle::resolve_answer;
 use crate::pair::{pair, PairConfig, Paired};
 use crate::plan::{BrowserOptions, Plan};
-use crate::prepare::{check_viewport, run_setup, wait_canvas, Kept};
+use crate::prepare::{check_viewport, read_browser, run_setup, wait_canvas, Kept};
 use crate::progress::{OnProgress, Progress};
 use crate::scenario::Hold;
 use crate::stall::{heard, Stall, StallWatch};
@@ -112,6 +112,8 @@ struct Gathered {
     phase_jitter_ms: f64,
     /// The click loop ended because the target went silent.
     stalled: bool,
+    /// The person's browser as the page saw it.
+    browser: Option<arena_run::BrowserSettings>,
 }
 
 impl Gathered {
@@ -184,6 +186,7 @@ pub async fn run_arm(browser: &Browser, req: RunRequest<'_>) -> Result<Outcome> 
         frame_interval_ms: None,
         phase_jitter_ms: 0.0,
         stalled: false,
+        browser: None,
     };
     let body = match &page {
         Ok(p) => measure(p, &req, &target, &mut g).await,
@@ -296,6 +299,7 @@ async fn measure(
     g.cleared = true;
     let rect = wait_canvas(page, pilot, cancel).await?;
     check_viewport(page, pilot, &rect, &plan.positions).await?;
+    g.browser = Some(read_browser(page, plan).await?);
     let (rule, info) = resolve_answer(page, pilot, &rect, &plan.positions).await?;
     g.answer = Some(info);
     g.judge.answer = rule;
@@ -574,6 +578,7 @@ fn assemble(
         }
     }
     run.meta.idle = g.idle.take();
+    run.meta.browser = g.browser.take();
     run
 }
 

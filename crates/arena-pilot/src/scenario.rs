@@ -7,7 +7,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use arena_browser::{AppRecorder, ClassifierSpec, RecorderConfig, SocketChoice};
+use arena_browser::{AppRecorder, ClassifierSpec, Emulation, RecorderConfig, SocketChoice};
 use arena_report::{toml_input, Exit};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
@@ -231,6 +231,48 @@ pub struct Arm {
     /// (`rtt=20ms,rate=25mbit`), so links can be arms ("lan" against "residential").
     #[serde(default)]
     pub link: Option<String>,
+    /// The person's browser for this arm (`[arms.NAME.browser]`): its device pixel ratio,
+    /// viewport and CPU slowdown, so a 2x laptop or a slow one can be an arm.
+    #[serde(default)]
+    pub browser: Option<ArmBrowser>,
+}
+
+/// `[arms.NAME.browser]`, each key's place in the file kept for its error.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArmBrowser {
+    /// `window.devicePixelRatio`, in (0, 8].
+    #[serde(default)]
+    pub dpr: Option<Spanned<f64>>,
+    /// `[width, height]` in CSS px, each 100..=8192.
+    #[serde(default)]
+    pub viewport: Option<Spanned<[u32; 2]>>,
+    /// CPU slowdown, 1..=20 (4: a slow laptop).
+    #[serde(default)]
+    pub cpu_throttle: Option<Spanned<f64>>,
+}
+
+impl ArmBrowser {
+    /// What the tab is set to.
+    pub fn emulation(&self) -> Emulation {
+        Emulation {
+            dpr: self.dpr.as_ref().map(|d| *d.get_ref()),
+            viewport: self.viewport.as_ref().map(|v| {
+                let [w, h] = *v.get_ref();
+                (w, h)
+            }),
+            cpu_throttle: self.cpu_throttle.as_ref().map(|r| *r.get_ref()),
+        }
+    }
+
+    /// Where `key` (`dpr`, `viewport`, `cpu_throttle`) was written, if it was.
+    fn span_of(&self, key: &str) -> Option<Range<usize>> {
+        match key {
+            "dpr" => self.dpr.as_ref().map(|d| d.span()),
+            "viewport" => self.viewport.as_ref().map(|v| v.span()),
+            _ => self.cpu_throttle.as_ref().map(|r| r.span()),
+        }
+    }
 }
 
 /// A table of names to values written as TOML strings, numbers or booleans (`tick_ms = 8`
@@ -754,8 +796,8 @@ fn parse_recorder(
     Ok(recorder)
 }
 
-/// `[arms.NAME]`: knobs are checked now, not when the arm runs, so a typo fails before
-/// any browser starts; an external target takes no knobs.
+/// `[arms.NAME]`: knobs and the browser are checked now, not when the arm runs, so a typo
+/// fails before any browser starts; an external target takes no knobs.
 fn parse_arms(
     cx: &Ctx,
     target: &Target,
@@ -768,6 +810,12 @@ fn parse_arms(
         if let Some(l) = &arm.link {
             arena_link::LinkSpec::parse(l)
                 .map_err(|e| cx.err(&span, &format!("arms.{name}.link"), e))?;
+        }
+        if let Some(b) = &arm.browser {
+            if let Some((key, why)) = b.emulation().problem() {
+                let at = b.span_of(key).unwrap_or_else(|| span.clone());
+                return Err(cx.err(&at, &format!("arms.{name}.browser.{key}"), why));
+            }
         }
         if target.url.is_none() {
             let pairs: Vec<(String, String)> = arm.knobs.clone().into_iter().collect();
@@ -1162,6 +1210,66 @@ setup_command = "true"
                 "[pacing]\ntimeout_ms = 0\n",
                 "p.toml:2: `pacing.timeout_ms`: must be within 1..=86400000 ms (a day), got 0",
             ),
+        ] {
+            let m = msg(text);
+            assert!(m.contains(want), "{text:?}: {m}");
+        }
+    }
+
+    #[test]
+    fn an_arm_sets_the_browser_and_a_bad_value_names_its_key_and_line() {
+        let p = Pilot::parse(
+            "p.toml",
+            "[arms.hidpi.browser]\ndpr = 2\nviewport = [1280, 800]\ncpu_throttle = 4\n[arms.lo]\n",
+        )
+        .unwrap();
+        let e = p.arms["hidpi"].browser.as_ref().unwrap().emulation();
+        assert_eq!(
+            e,
+            Emulation {
+                dpr: Some(2.0),
+                viewport: Some((1280, 800)),
+                cpu_throttle: Some(4.0)
+            }
+        );
+        assert!(p.arms["lo"].browser.is_none());
+        let p = Pilot::parse("p.toml", "[arms.a.browser]\ndpr = 1.25\n").unwrap();
+        let e = p.arms["a"].browser.as_ref().unwrap().emulation();
+        assert_eq!(
+            (e.dpr, e.viewport, e.cpu_throttle),
+            (Some(1.25), None, None)
+        );
+        // The browser is not the fixture's: an external target's arm takes it too.
+        let ext = "[target]\nurl = \"http://127.0.0.1:9/\"\n[arms.a.browser]\ncpu_throttle = 2\n";
+        assert!(Pilot::parse("p.toml", ext).is_ok());
+        for (text, want) in [
+            (
+                "[arms.a.browser]\ndpr = 2\ncpu_throttle = 0.5\n",
+                "p.toml:3: `arms.a.browser.cpu_throttle`: must be within 1..=20",
+            ),
+            (
+                "[arms.a.browser]\ncpu_throttle = 21\n",
+                "p.toml:2: `arms.a.browser.cpu_throttle`: must be within 1..=20",
+            ),
+            (
+                "[arms.a.browser]\n\ndpr = 0\n",
+                "p.toml:3: `arms.a.browser.dpr`: must be within (0, 8], got 0",
+            ),
+            (
+                "[arms.a.browser]\ndpr = 8.5\n",
+                "p.toml:2: `arms.a.browser.dpr`: must be within (0, 8]",
+            ),
+            (
+                "[arms.a.browser]\nviewport = [99, 600]\n",
+                "p.toml:2: `arms.a.browser.viewport`: each side must be within 100..=8192 CSS px, got 99x600",
+            ),
+            (
+                "[arms.a.browser]\nviewport = [800, 9000]\n",
+                "p.toml:2: `arms.a.browser.viewport`",
+            ),
+            ("[arms.a.browser]\nviewport = [800]\n", "p.toml:2: `arms.a.browser.viewport`"),
+            ("[arms.a.browser]\ndpr = \"2x\"\n", "p.toml:2: `arms.a.browser.dpr`"),
+            ("[arms.a.browser]\nzoom = 2\n", "p.toml:2: `arms.a.browser.zoom`: unknown field"),
         ] {
             let m = msg(text);
             assert!(m.contains(want), "{text:?}: {m}");

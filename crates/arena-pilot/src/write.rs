@@ -111,6 +111,7 @@ pub fn build_run(ctx: &RunContext, paired: Paired, records: &[Record]) -> Run {
         idle: None,
         cpu: None,
         loop_settings: ctx.loop_settings.clone(),
+        browser: None,
     };
     Run {
         meta,

@@ -28,9 +28,10 @@ pub use folder::{
     TRACE_JSON, WIRE_JSON, WIRE_PCAP,
 };
 pub use model::{
-    AnswerInfo, Event, Host, IdleFrame, IdleWindow, InputPhase, LinkConnection, Loop, LoopSettings,
-    Metric, Outcome, Run, RunMeta, RunStatus, RunSummary, ShamWatches, SocketSource, TraceInfo,
-    TraceOverhead, TracePresented, Warning, WireDirection, WireFigures, IDLE_SHARE, SCHEMA_VERSION,
+    AnswerInfo, BrowserSettings, Event, Host, IdleFrame, IdleWindow, InputPhase, LinkConnection,
+    Loop, LoopSettings, Metric, Outcome, Run, RunMeta, RunStatus, RunSummary, ShamWatches,
+    SocketSource, TraceInfo, TraceOverhead, TracePresented, Warning, WireDirection, WireFigures,
+    IDLE_SHARE, SCHEMA_VERSION,
 };
 pub use staging::Staging;
 pub use startup::{Milestone, RoundStatus, StartupRound};

@@ -167,6 +167,34 @@ pub struct RunMeta {
     /// What a loop of this run is (absent in runs made before it was recorded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loop_settings: Option<LoopSettings>,
+    /// The person's browser the page was shown in (absent in runs made before it was
+    /// recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub browser: Option<BrowserSettings>,
+}
+
+/// The browser a run's page was shown in, as the page saw it: an arm may set each (the
+/// pilot file's `[arms.NAME.browser]`), and runs of one arm that differ in one are not
+/// pooled (`crates/arena-compare/src/comparable.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct BrowserSettings {
+    /// `window.devicePixelRatio`.
+    pub dpr: f64,
+    /// The viewport, CSS px (`innerWidth`, `innerHeight`).
+    pub viewport_w: u32,
+    pub viewport_h: u32,
+    /// The CPU slowdown the page ran under (1: none).
+    pub cpu_throttle: f64,
+}
+
+impl BrowserSettings {
+    /// `dpr=2 viewport=1280x800 cpu=4x`: how tables and messages show it.
+    pub fn label(&self) -> String {
+        format!(
+            "dpr={} viewport={}x{} cpu={}x",
+            self.dpr, self.viewport_w, self.viewport_h, self.cpu_throttle
+        )
+    }
 }
 
 /// A window with no input (`pilot --idle`, `watch`): its bounds and every message the page

@@ -288,6 +288,29 @@ pub(crate) fn check_meta(meta: &RunMeta) -> Result<(), String> {
     if let Some(c) = &meta.cpu {
         c.check()?;
     }
+    if let Some(b) = &meta.browser {
+        check_browser(b)?;
+    }
+    Ok(())
+}
+
+/// `run.json`'s `browser`: a ratio and a slowdown a browser can have, a viewport with area.
+fn check_browser(b: &crate::model::BrowserSettings) -> Result<(), String> {
+    if !(b.dpr.is_finite() && b.dpr > 0.0 && b.dpr <= 64.0) {
+        return Err(format!("browser.dpr is {}: out of range", show(b.dpr)));
+    }
+    if !(b.cpu_throttle.is_finite() && (1.0..=1000.0).contains(&b.cpu_throttle)) {
+        return Err(format!(
+            "browser.cpu_throttle is {}: out of range (1: none)",
+            show(b.cpu_throttle)
+        ));
+    }
+    if b.viewport_w == 0 || b.viewport_h == 0 {
+        return Err(format!(
+            "browser.viewport is {}x{}: it has no area",
+            b.viewport_w, b.viewport_h
+        ));
+    }
     Ok(())
 }
 

@@ -90,6 +90,7 @@ fn sample_run() -> Run {
             idle: None,
             cpu: None,
             loop_settings: None,
+            browser: None,
         },
         loops,
         events: vec![Event {
@@ -809,4 +810,42 @@ fn a_run_of_linked_files_and_lines_at_the_bound_loads() {
     );
     assert_eq!(Run::load(tmp.path()).unwrap(), run);
     assert_eq!(Run::load_loops_only(tmp.path()).unwrap().loops, run.loops);
+}
+
+#[test]
+fn a_runs_browser_loads_an_old_run_has_none_and_bad_values_are_refused() {
+    let mut run = sample_run();
+    let hidpi = arena_run::BrowserSettings {
+        dpr: 2.0,
+        viewport_w: 1280,
+        viewport_h: 800,
+        cpu_throttle: 4.0,
+    };
+    assert_eq!(hidpi.label(), "dpr=2 viewport=1280x800 cpu=4x");
+    run.meta.browser = Some(hidpi);
+    let tmp = written(&run);
+    assert_eq!(Run::load(tmp.path()).unwrap(), run);
+
+    // A run from before the browser was recorded has no `browser` and loads as before.
+    let plain = written(&sample_run());
+    let text = fs::read_to_string(plain.path().join(RUN_JSON)).unwrap();
+    assert!(!text.contains("\"browser\""), "{text}");
+    assert_eq!(Run::load(plain.path()).unwrap().meta.browser, None);
+
+    let path = tmp.path().join(RUN_JSON);
+    let text = fs::read_to_string(&path).unwrap();
+    fs::write(&path, text.replacen("\"dpr\": 2.0", "\"dpr\": 0.0", 1)).unwrap();
+    assert_both_refuse(tmp.path(), &["run.json", "browser.dpr is 0"]);
+    fs::write(
+        &path,
+        text.replacen("\"cpu_throttle\": 4.0", "\"cpu_throttle\": 0.5", 1),
+    )
+    .unwrap();
+    assert_both_refuse(tmp.path(), &["run.json", "browser.cpu_throttle is 0.5"]);
+    fs::write(
+        &path,
+        text.replacen("\"viewport_w\": 1280", "\"viewport_w\": 0", 1),
+    )
+    .unwrap();
+    assert_both_refuse(tmp.path(), &["run.json", "browser.viewport is 0x800"]);
 }

@@ -117,6 +117,38 @@ pub fn tcp_port(text: &str) -> Result<u16, String> {
     whole(text, 1, u16::MAX, "a TCP port from 1 to 65535")
 }
 
+/// A device pixel ratio: above 0 and at most 8 (`--dpr`).
+pub fn dpr(text: &str) -> Result<f64, String> {
+    finite(
+        text,
+        |v| v > 0.0 && v <= arena_browser::DPR_MAX,
+        "a number above 0 and at most 8",
+    )
+}
+
+/// A CPU slowdown: from 1 (none) to 20 (`--cpu-throttle`).
+pub fn cpu_throttle(text: &str) -> Result<f64, String> {
+    finite(
+        text,
+        |v| arena_browser::CPU_THROTTLE.contains(&v),
+        "a number from 1 (no slowdown) to 20",
+    )
+}
+
+/// A viewport, `WIDTHxHEIGHT` in CSS px, each side from 100 to 8192 (`--viewport`).
+pub fn viewport(text: &str) -> Result<(u32, u32), String> {
+    let side = |t: &str| {
+        t.trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|v| arena_browser::VIEWPORT_PX.contains(v))
+    };
+    match text.split_once(['x', 'X']).map(|(w, h)| (side(w), side(h))) {
+        Some((Some(w), Some(h))) => Ok((w, h)),
+        _ => Err("must be WIDTHxHEIGHT in CSS px, each side from 100 to 8192".into()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -162,6 +194,32 @@ mod tests {
                 "must be a number above 0 and below 1",
                 "{bad}"
             );
+        }
+    }
+
+    #[test]
+    fn the_persons_browser_takes_what_a_tab_can_be_set_to() {
+        for ok in ["0.5", "1", "1.25", "8"] {
+            assert!(dpr(ok).is_ok(), "{ok}");
+        }
+        for bad in NONSENSE.iter().chain(&["0", "-1", "8.01"]) {
+            assert_eq!(
+                dpr(bad).unwrap_err(),
+                "must be a number above 0 and at most 8",
+                "{bad}"
+            );
+        }
+        assert_eq!(cpu_throttle("4"), Ok(4.0));
+        for bad in NONSENSE.iter().chain(&["0", "0.99", "20.5"]) {
+            assert!(cpu_throttle(bad).is_err(), "{bad}");
+        }
+        assert_eq!(viewport("1280x800"), Ok((1280, 800)));
+        assert_eq!(viewport(" 100X8192"), Ok((100, 8192)));
+        for bad in NONSENSE
+            .iter()
+            .chain(&["99x800", "800x8193", "1280", "1280x", "x800", "-1x5"])
+        {
+            assert!(viewport(bad).is_err(), "{bad}");
         }
     }
 
