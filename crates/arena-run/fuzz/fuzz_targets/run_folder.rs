@@ -2,14 +2,15 @@
 //! `loops.csv` and `events.jsonl`, written to a scratch folder and loaded both ways.
 //! Loading must return a run or a bad-input error (exit 2), never panic; and a run it
 //! accepts must hold only finite values and survive a write and a second load unchanged,
-//! so whatever the loader lets through is something the tool itself could have written.
+//! so whatever the loader lets through is something the tool itself could have written,
+//! and its summary's counts agree with its rows.
 #![no_main]
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use arena_report::{Exit, ExitKind};
-use arena_run::{Metric, Run, EVENTS_JSONL, LOOPS_CSV, RUN_JSON};
+use arena_run::{Metric, Outcome, Run, EVENTS_JSONL, LOOPS_CSV, RUN_JSON};
 use libfuzzer_sys::fuzz_target;
 
 /// One scratch folder per fuzzing process (files are overwritten each input), so an
@@ -30,8 +31,24 @@ fn bad_input(err: &anyhow::Error) -> bool {
         .any(|e| e.kind == ExitKind::BadInput)
 }
 
+/// A run the loader accepts agrees with itself: its summary counts what its rows hold
+/// (the loader's cross-checks, which a fuzzed folder must not get past).
+fn check_counts(run: &Run) {
+    let s = &run.meta.summary;
+    let count = |o: Outcome| run.loops.iter().filter(|l| l.outcome == o).count() as u64;
+    assert_eq!(s.loops, run.loops.len() as u64);
+    assert_eq!(s.answered, count(Outcome::Answered));
+    assert_eq!(s.unanswered, count(Outcome::Unanswered));
+    if s.records > 0 {
+        let recv = run.events.iter().filter(|e| e.kind == "ws_recv").count() as u64;
+        // Records drained twice are kept as lines and counted once: never fewer lines.
+        assert!(recv >= s.frames_received, "{recv} receipts < {}", s.frames_received);
+    }
+}
+
 fn check_accepted(run: &Run) {
     assert!(!run.loops.is_empty());
+    check_counts(run);
     for l in &run.loops {
         assert!(l.t_input.is_finite());
         for m in Metric::ALL {
