@@ -462,8 +462,8 @@ fn quantile_rows(t: &mut Table, v: &VerdictInput) {
             .map_or("?", |(_, s)| *s);
         let mut row = vec![
             Cell::text(format!("{} {stat}", v.candidate)),
-            Cell::num(quantile_text(c.baseline, v.window_ms), c.baseline),
-            Cell::num(quantile_text(c.candidate, v.window_ms), c.candidate),
+            ms_cell(c.baseline, v.window_ms),
+            ms_cell(c.candidate, v.window_ms),
         ];
         row.extend(change_cells(c));
         let each: Vec<String> = v
@@ -481,6 +481,15 @@ fn quantile_rows(t: &mut Table, v: &VerdictInput) {
             each.join(", ")
         }));
         t.push_row(row);
+    }
+}
+
+/// A quantile in ms; one beyond the window is text only, so no format prints `inf`.
+fn ms_cell(v: f64, window_ms: Option<u64>) -> Cell {
+    if v.is_finite() {
+        Cell::num(quantile_text(v, window_ms), v)
+    } else {
+        Cell::text(quantile_text(v, window_ms))
     }
 }
 
@@ -853,6 +862,12 @@ mod tests {
             .as_str()
             .unwrap()
             .starts_with("lazy-png: 19 % off"));
+        // A quantile beyond the window reads as such in every format, never `inf`.
+        let csv = vs.render(Format::Csv);
+        assert!(
+            csv.contains("> 2,000ms (window)") && !csv.contains("inf"),
+            "{csv}"
+        );
         // Markdown pastes as a section: heading, table, then the sentence.
         let md = vs.render(Format::Markdown);
         assert!(md.starts_with("### Verdict: inputToPixels"), "{md}");
