@@ -953,3 +953,71 @@ fn runs_whose_sockets_were_seen_another_way_are_refused() {
     assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
     assert!(!text(&o).0.contains("mixed runs"));
 }
+
+/// `ab` and `demo` print the verdict under their tables and, with `--format json`, add it
+/// to their document as `verdict`. Both need a browser; the verdict itself does not: here
+/// it is made from the recorded fixture runs as the binary makes it, set into the
+/// document as the binary sets it, and checked against `docs/schema/ab.json`.
+#[test]
+fn the_verdict_of_the_fixture_runs_fits_the_ab_schema() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let dirs: Vec<PathBuf> = ["stock-1", "lazy-png-1", "stock-2", "lazy-png-2"]
+        .iter()
+        .map(|d| root.join("fixtures/runs").join(d))
+        .collect();
+    let runs: Vec<arena_run::Run> = dirs
+        .iter()
+        .map(|d| arena_run::Run::load(d).unwrap())
+        .collect();
+    let opts = arena_compare::CompareOptions {
+        baseline: Some("stock".into()),
+        ..Default::default()
+    };
+    let cmp = arena_compare::compare(&runs, &opts).unwrap();
+    let v = arena_compare::verdicts(&runs, &cmp, &opts);
+    let list: Vec<_> = runs
+        .iter()
+        .zip(&dirs)
+        .map(|(r, d)| (r, Some(d.as_path())))
+        .collect();
+    let mut doc = arena_compare::ab_json("demo", &list, Some(&cmp));
+    doc["verdict"] = v.to_json();
+    let arm = &doc["verdict"]["arms"][0];
+    assert_eq!(arm["arm"], "lazy-png");
+    assert_eq!(arm["rounds"].as_array().unwrap().len(), 2);
+    assert_eq!(arm["bytes"]["identical"], true, "{arm:#}");
+    assert!(arm["sentence"].as_str().unwrap().starts_with("lazy-png: "));
+    let validator = ab_schema(&root);
+    let errors: Vec<String> = validator.iter_errors(&doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}\n{doc:#}");
+    // The schema is closed: a verdict figure as text, or a key it does not know, fails.
+    let mut bad = doc.clone();
+    bad["verdict"]["arms"][0]["quantiles"]["p50"]["delta"] = serde_json::json!("-1.0ms");
+    assert!(!validator.is_valid(&bad));
+    let mut bad = doc;
+    bad["verdict"]["arms"][0]["faster"] = serde_json::json!(true);
+    assert!(!validator.is_valid(&bad));
+}
+
+/// `docs/schema/ab.json` with the schemas it refers to registered under their `$id`.
+fn ab_schema(root: &Path) -> jsonschema::Validator {
+    let dir = root.join("docs/schema");
+    let read = |p: &Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    };
+    let mut registry = jsonschema::Registry::new();
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "json") {
+            let s = read(&p);
+            let id = s["$id"].as_str().unwrap().to_string();
+            registry = registry.add(id, s).unwrap();
+        }
+    }
+    let registry = registry.prepare().unwrap();
+    jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .with_registry(&registry)
+        .build(&read(&dir.join("ab.json")))
+        .unwrap()
+}

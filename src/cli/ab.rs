@@ -1,5 +1,5 @@
 //! `arena-perf ab`: arms interleaved (A B A B ...), every run folder written, then the
-//! comparison.
+//! comparison and the verdict of each arm against the first.
 
 use std::process::ExitCode;
 
@@ -10,7 +10,7 @@ use clap::Args as ClapArgs;
 
 use arena_pilot::Pilot;
 
-use super::args::{ab_document, pooled, runs, AbPlan, RunArgs};
+use super::args::{ab_document, pooled, print_verdict, runs, verdict, AbPlan, RunArgs};
 use super::common::stdout::print;
 
 /// Run arms interleaved, each run in a fresh page and a fresh target session, and compare.
@@ -38,13 +38,16 @@ pub fn run(args: Args) -> Result<ExitCode> {
     })?;
     let runs = runs(&outcome);
     let cmp = pooled(&runs, args.arms.names.first().cloned(), &args.run.split)?;
-    if args.series.format == Format::Json {
-        print(ab_document("ab", &outcome, cmp.as_ref()))?;
+    let verdict = cmp.as_ref().map(|c| verdict(&runs, c, &args.run.split));
+    let format = args.series.format;
+    if format == Format::Json {
+        print(ab_document("ab", &outcome, cmp.as_ref(), verdict.as_ref()))?;
     } else if let Some(cmp) = cmp {
-        print(by_run_table(&runs).render(args.series.format))?;
-        print(format!("\n{}", cmp.table.render(args.series.format)))?;
+        print(by_run_table(&runs).render(format))?;
+        print(format!("\n{}", cmp.table.render(format)))?;
+        print_verdict(verdict.as_ref(), format)?;
         for b in &cmp.breakdowns {
-            print(format!("\n{}", b.table.render(args.series.format)))?;
+            print(format!("\n{}", b.table.render(format)))?;
         }
     }
     super::args::print_cpu(&runs, args.series.format)?;

@@ -315,6 +315,21 @@ pub fn print_cpu(runs: &[Run], format: arena_report::Format) -> anyhow::Result<(
     Ok(())
 }
 
+/// How `ab` and `demo` compare their runs: pooled per arm against `baseline`, with the
+/// breakdowns asked for. The verdict compares each round's runs with the same options.
+fn ab_compare_options(
+    baseline: Option<String>,
+    split: &super::compare::SplitArgs,
+) -> arena_compare::CompareOptions {
+    arena_compare::CompareOptions {
+        by: arena_compare::By::Arm,
+        baseline,
+        splits: split.splits.clone(),
+        reply_over: split.reply_over,
+        ..Default::default()
+    }
+}
+
 /// The runs pooled per arm against `baseline`: deltas, intervals, `~` for noise, and the
 /// breakdowns asked for; `None` when no run was made.
 pub fn pooled(
@@ -325,14 +340,31 @@ pub fn pooled(
     if runs.is_empty() {
         return Ok(None);
     }
-    let opts = arena_compare::CompareOptions {
-        by: arena_compare::By::Arm,
-        baseline,
-        splits: split.splits.clone(),
-        reply_over: split.reply_over,
-        ..Default::default()
-    };
-    arena_compare::compare(runs, &opts).map(Some)
+    arena_compare::compare(runs, &ab_compare_options(baseline, split)).map(Some)
+}
+
+/// The verdict of each other arm against the baseline of `cmp` (made by [`pooled`]).
+pub fn verdict(
+    runs: &[Run],
+    cmp: &arena_compare::Comparison,
+    split: &super::compare::SplitArgs,
+) -> arena_compare::Verdicts {
+    let opts = ab_compare_options(Some(cmp.baseline.clone()), split);
+    arena_compare::verdicts(runs, cmp, &opts)
+}
+
+/// The verdict after a blank line, in the table's format; nothing when no arm was
+/// compared (JSON documents carry it as `verdict` instead).
+pub fn print_verdict(
+    v: Option<&arena_compare::Verdicts>,
+    format: arena_report::Format,
+) -> Result<()> {
+    match v {
+        Some(v) if !v.arms.is_empty() && format != arena_report::Format::Json => {
+            super::common::stdout::print(format!("\n{}", v.render(format)))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// The runs an A/B made, in order.
@@ -341,16 +373,22 @@ pub fn runs(outcome: &AbOutcome) -> Vec<Run> {
 }
 
 /// The JSON document of an A/B (`ab`, `demo`): every run with its folder, then the
-/// comparison.
+/// comparison and its verdict (`null` when no run finished).
 pub fn ab_document(
     kind: &str,
     outcome: &AbOutcome,
     cmp: Option<&arena_compare::Comparison>,
+    verdict: Option<&arena_compare::Verdicts>,
 ) -> String {
     let runs: Vec<_> = outcome
         .outcomes
         .iter()
         .map(|o| (&o.run, Some(o.dir.as_path())))
         .collect();
-    arena_report::json::to_text(&arena_compare::ab_json(kind, &runs, cmp))
+    let mut doc = arena_compare::ab_json(kind, &runs, cmp);
+    if let Some(m) = doc.as_object_mut() {
+        let v = verdict.map_or(serde_json::Value::Null, |v| v.to_json());
+        m.insert("verdict".into(), v);
+    }
+    arena_report::json::to_text(&doc)
 }

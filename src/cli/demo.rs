@@ -1,6 +1,7 @@
 //! `arena-perf demo`: the main job on the built-in fixture, a match being played (`--scenario
 //! played` unless given): `stock` against `lazy-png`, interleaved, two rounds, one column
-//! per run (the layout PERFORMANCE.md tables use).
+//! per run (the layout PERFORMANCE.md tables use), then the verdict of lazy-png against
+//! stock.
 
 use std::process::ExitCode;
 
@@ -11,7 +12,7 @@ use clap::Args as ClapArgs;
 
 use arena_pilot::Pilot;
 
-use super::args::{ab_document, pooled, runs, AbPlan, RunArgs};
+use super::args::{ab_document, pooled, print_verdict, runs, verdict, AbPlan, RunArgs};
 use super::common::stdout::print;
 
 /// Measure stock against lazy-png on the built-in fixture match (no setup needed).
@@ -38,13 +39,29 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         out: args.series.out.clone(),
     })?;
     let runs = runs(&outcome);
-    if args.series.format == Format::Json {
-        // The table is one column per run; the document adds the pooled comparison.
-        let cmp = pooled(&runs, Some("stock".into()), &args.run.split)?;
-        print(ab_document("demo", &outcome, cmp.as_ref()))?;
+    let format = args.series.format;
+    // The table is one column per run; the verdict under it, and the JSON document, add
+    // the pooled comparison. Without one (stock never finished) the table still prints.
+    let cmp = match pooled(&runs, Some("stock".into()), &args.run.split) {
+        Ok(c) => c,
+        Err(e) if format != Format::Json => {
+            eprintln!("no verdict: {e:#}");
+            None
+        }
+        Err(e) => return Err(e),
+    };
+    let verdict = cmp.as_ref().map(|c| verdict(&runs, c, &args.run.split));
+    if format == Format::Json {
+        print(ab_document(
+            "demo",
+            &outcome,
+            cmp.as_ref(),
+            verdict.as_ref(),
+        ))?;
     } else if !runs.is_empty() {
-        print(by_run_table(&runs).render(args.series.format))?;
-        args.run.split.print(&runs, args.series.format)?;
+        print(by_run_table(&runs).render(format))?;
+        print_verdict(verdict.as_ref(), format)?;
+        args.run.split.print(&runs, format)?;
     }
     super::args::print_cpu(&runs, args.series.format)?;
     match outcome.error {

@@ -1,4 +1,5 @@
-//! Comparison of runs: the comparison tables, the noise verdict, the CI gate and plots.
+//! Comparison of runs: the comparison tables, the noise verdict, the CI gate, the verdict
+//! under `ab`'s and `demo`'s tables, and plots.
 //!
 //! Statistics come from `arena-stats` (type-7 quantiles, Mann-Whitney U, seeded
 //! bootstrap); this crate decides what to compare, builds `arena_report::Table`s and
@@ -26,6 +27,7 @@ mod limit;
 pub mod plot;
 mod startup;
 pub mod synthetic;
+mod verdict;
 
 pub use arena_run::Metric;
 pub use arm::arm_table;
@@ -51,3 +53,7 @@ pub use json::{
 };
 pub use limit::{GateLimit, Limit, DEFAULT_UNANSWERED_PT};
 pub use startup::{startup_json, startup_tables, StartupSetup};
+pub use verdict::{
+    counts_verdict, judge, verdicts, ArmVerdict, CountsVerdict, RoundChanges, SideCounts,
+    VerdictInput, Verdicts,
+};
