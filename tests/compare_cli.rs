@@ -243,6 +243,8 @@ fn idle_arm_and_cold_mixing_are_warned_next_to_the_figure() {
     cold.loops[0].cold = true;
     cold.loops[0].input_to_paint = Some(839.0);
     cold.loops[0].t_paint = Some(cold.loops[0].t_input + 839.0);
+    // The summary says what the rows hold, as the pilot's does (the loader checks it).
+    cold.meta.summary.count_loops(&cold.loops);
     let cold_dir = d.path("cold");
     cold.write(&cold_dir).unwrap();
     let o = arena(&[
@@ -277,6 +279,7 @@ fn idle_arm_and_cold_mixing_are_warned_next_to_the_figure() {
 
     // A cold loop the pilot did not mark: the first loop far above the rest.
     cold.loops[0].cold = false;
+    cold.meta.summary.count_loops(&cold.loops);
     let unmarked = d.path("unmarked");
     cold.write(&unmarked).unwrap();
     let o = arena(&[

@@ -4,7 +4,6 @@
 use std::collections::BTreeMap;
 
 use arena_run::{Host, Loop, Run, RunMeta, RunStatus, RunSummary, SocketSource, SCHEMA_VERSION};
-use arena_stats::Summary;
 
 /// One loop per value of `input_to_paint` (ms); the other metrics are fixed shares of it
 /// so each metric has its own scale. `reply_bytes` is per loop.
@@ -42,18 +41,14 @@ pub fn run(arm: &str, input_to_paint: &[f64], reply_bytes: u64) -> Run {
         })
         .collect();
     let n = loops.len() as u64;
-    let over = if reply_bytes > 4096 { n } else { 0 };
-    let summary = RunSummary {
+    let mut summary = RunSummary {
         clicks_planned: n.div_ceil(2),
         inputs_dispatched: n,
-        loops: n,
-        answered: n,
-        input_to_paint: Summary::of(input_to_paint),
         bytes_received: reply_bytes * n,
         frames_received: n,
-        replies_over_4kb: over,
         ..RunSummary::default()
     };
+    summary.count_loops(&loops);
     Run {
         meta: RunMeta {
             schema_version: SCHEMA_VERSION,
@@ -104,7 +99,6 @@ pub fn lognormal(n: usize, median: f64, sigma: f64, shift: f64, seed: u64) -> Ve
 /// Makes the loops `which` picks unanswered, as a pilot records a loop whose answer never
 /// came inside the window: no receipt, no paint, no figure past inputToSocket.
 pub fn unanswer(run: &mut Run, which: impl Fn(usize, &Loop) -> bool) {
-    let mut n = 0;
     for (i, l) in run.loops.iter_mut().enumerate() {
         if !l.answered || !which(i, l) {
             continue;
@@ -115,8 +109,6 @@ pub fn unanswer(run: &mut Run, which: impl Fn(usize, &Loop) -> bool) {
         (l.send_to_recv, l.recv_to_draw, l.input_to_paint) = (None, None, None);
         l.input_to_pixels = None;
         l.reply_bytes = 0;
-        n += 1;
     }
-    run.meta.summary.answered -= n;
-    run.meta.summary.unanswered += n;
+    run.meta.summary.count_loops(&run.loops);
 }

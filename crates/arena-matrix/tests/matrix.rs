@@ -682,11 +682,10 @@ fn pilot_figure_reads_the_nested_run_folder() {
                 status_message: None,
                 socket_source: SocketSource::PageHook,
                 seed: 1,
-                summary: RunSummary {
-                    loops: loops.len() as u64,
-                    answered: loops.len() as u64,
-                    input_to_paint: arena_stats::Summary::of(paints),
-                    ..RunSummary::default()
+                summary: {
+                    let mut s = RunSummary::default();
+                    s.count_loops(&loops);
+                    s
                 },
                 warnings: Vec::new(),
                 wire: None,

@@ -5,8 +5,8 @@ use std::time::SystemTime;
 
 use arena_browser::Record;
 use arena_run::{
-    rfc3339_utc, AnswerInfo, Event, Host, Loop, LoopSettings, Metric, Outcome, Run, RunMeta,
-    RunStatus, RunSummary, ShamWatches, SocketSource, Warning, SCHEMA_VERSION,
+    rfc3339_utc, AnswerInfo, Event, Host, Loop, LoopSettings, Run, RunMeta, RunStatus, RunSummary,
+    ShamWatches, SocketSource, Warning, SCHEMA_VERSION,
 };
 use arena_stats::Summary;
 
@@ -59,15 +59,6 @@ fn to_event(r: &Record) -> Event {
             target: r.target,
             answers: r.answers,
         })
-}
-
-fn summary_of(loops: &[Loop], metric: Metric, cold: bool) -> Option<Summary> {
-    let v: Vec<f64> = loops
-        .iter()
-        .filter(|l| l.cold == cold)
-        .filter_map(|l| metric.of(l))
-        .collect();
-    Summary::of(&v)
 }
 
 /// Builds the run: summary from the loops, warnings from pairing and the run's end.
@@ -128,39 +119,18 @@ pub fn events_of(records: &[Record]) -> Vec<Event> {
     events
 }
 
-/// The run's summary: counts by outcome, warm quantiles per metric, traffic.
+/// The run's summary: what the loops give (arena-run's one definition), and the traffic.
 fn summarize(ctx: &RunContext, loops: &[Loop], stats: &PairStats) -> RunSummary {
-    let count = |o: Outcome| loops.iter().filter(|l| l.outcome == o).count() as u64;
-    let answered = count(Outcome::Answered);
-    let over = |bytes: u64| {
-        loops
-            .iter()
-            .filter(|l| l.answered && l.reply_bytes >= bytes)
-            .count() as u64
-    };
-    RunSummary {
+    let mut summary = RunSummary {
         clicks_planned: ctx.clicks_planned,
         inputs_dispatched: ctx.inputs_dispatched,
-        loops: loops.len() as u64,
-        answered,
-        unanswered: count(Outcome::Unanswered),
-        claimed: count(Outcome::Claimed),
-        cold: loops.iter().filter(|l| l.cold).count() as u64,
-        input_to_socket: summary_of(loops, Metric::InputToSocket, false),
-        send_to_recv: summary_of(loops, Metric::SendToRecv, false),
-        recv_to_draw: summary_of(loops, Metric::RecvToDraw, false),
-        input_to_paint: summary_of(loops, Metric::InputToPaint, false),
-        input_to_pixels: summary_of(loops, Metric::InputToPixels, false),
-        cold_input_to_paint: summary_of(loops, Metric::InputToPaint, true),
         bytes_received: stats.bytes_received,
         frames_received: stats.frames_received,
         bytes_sent: stats.bytes_sent,
         sends_input: stats.sends_input,
         sends_ack: stats.sends_ack,
         sends_other: stats.sends_other,
-        replies_over_4kb: over(4097),
         idle_reply_bytes: ctx.idle_reply_bytes,
-        replies_over_idle: over(ctx.idle_reply_bytes),
         coalesced_inputs: stats.coalesced_inputs,
         coalesced_input_to_socket: Summary::of(&stats.coalesced_input_to_socket),
         records: stats.records,
@@ -169,7 +139,10 @@ fn summarize(ctx: &RunContext, loops: &[Loop], stats: &PairStats) -> RunSummary 
         invariant_violations: stats.invariant_violations,
         input_phase: None,
         sham: None,
-    }
+        ..RunSummary::default()
+    };
+    summary.count_loops(loops);
+    summary
 }
 
 fn sham_watches(shams: &[(f64, bool)]) -> Option<ShamWatches> {

@@ -10,6 +10,7 @@ use anyhow::{Context, Result};
 use arena_report::Exit;
 
 use crate::bounded::{self, RowBound, TooLong, MAX_RUN_JSON_BYTES};
+use crate::figures::{loop_figure_mismatch, Stated};
 use crate::model::{Event, Loop, Outcome, Run, RunMeta, SocketSource, SCHEMA_VERSION};
 use crate::time::rfc3339_utc;
 use crate::validate::{self, EventTally, LoopTally, TimeOrder};
@@ -218,6 +219,7 @@ fn open_run_file(
 #[derive(Debug, Clone, Copy)]
 struct SummaryHas {
     claimed: bool,
+    figures: Stated,
 }
 
 fn load_meta(dir: &Path) -> Result<(RunMeta, SummaryHas)> {
@@ -287,10 +289,17 @@ fn load_meta(dir: &Path) -> Result<(RunMeta, SummaryHas)> {
         ))
     })?;
     validate::check_meta(&meta).map_err(|e| bad(format!("{}: {e}", path.display())))?;
-    let has = SummaryHas {
-        claimed: value
+    let states = |key: &str| {
+        value
             .get("summary")
-            .is_some_and(|s| s.get("claimed").is_some()),
+            .is_some_and(|s| s.get(key).is_some_and(|v| !v.is_null()))
+    };
+    let has = SummaryHas {
+        claimed: states("claimed"),
+        figures: Stated {
+            replies_over_idle: states("replies_over_idle"),
+            input_to_pixels: states("input_to_pixels"),
+        },
     };
     Ok((meta, has))
 }
@@ -364,6 +373,12 @@ fn load_loops(dir: &Path, meta: &RunMeta, has: SummaryHas) -> Result<Vec<Loop>> 
         )));
     }
     check_counts(&path, meta, has, loops.len() as u64, &tally, breaks)?;
+    if let Some(why) = loop_figure_mismatch(&meta.summary, &loops, has.figures) {
+        return Err(bad(format!(
+            "{}: {why}: the two files are not of one run",
+            path.with_file_name(RUN_JSON).display()
+        )));
+    }
     Ok(loops)
 }
 

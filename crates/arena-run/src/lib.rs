@@ -14,6 +14,7 @@
 
 mod bounded;
 mod cpu;
+mod figures;
 mod folder;
 mod model;
 mod staging;
@@ -23,6 +24,7 @@ mod validate;
 
 pub use bounded::{MAX_LINE_BYTES, MAX_RUN_JSON_BYTES};
 pub use cpu::{CpuPhase, CpuProcess, RunCpu};
+pub use figures::REPLY_4KB;
 pub use folder::{
     default_run_dir, EVENTS_JSONL, LOOPS_CSV, LOOP_COLUMNS, RUN_JSON, SETUP_EVENTS_JSONL,
     TRACE_JSON, WIRE_JSON, WIRE_PCAP,

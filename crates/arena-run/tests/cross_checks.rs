@@ -301,3 +301,45 @@ fn a_summary_field_older_runs_lack_is_not_checked() {
         &["run.json: summary.claimed says 1, loops.csv holds 0 claimed loops"],
     );
 }
+
+#[test]
+fn loop_figures_the_rows_do_not_bear_out_are_refused_naming_both_values() {
+    for (key, value, want) in [
+        (
+            "cold",
+            5,
+            "summary.cold says 5, the rows of loops.csv give 2",
+        ),
+        (
+            "replies_over_4kb",
+            12,
+            "summary.replies_over_4kb says 12, the rows of loops.csv give 6",
+        ),
+        (
+            "replies_over_idle",
+            0,
+            "summary.replies_over_idle says 0, the rows of loops.csv give 6",
+        ),
+    ] {
+        let tmp = copy_of_stock();
+        edit_run_json(tmp.path(), |v| v["summary"][key] = value.into());
+        refused(tmp.path(), &["run.json: ", want]);
+    }
+    // A warm loop taken for cold changes no count but the summaries' n.
+    let tmp = copy_of_stock();
+    edit_run_json(tmp.path(), |v| {
+        v["summary"]["send_to_recv"]["n"] = 11.into()
+    });
+    refused(
+        tmp.path(),
+        &["summary.send_to_recv.n says 11, the rows of loops.csv give 10"],
+    );
+    // Runs made before `replies_over_idle` was counted lack it (and its threshold): they load.
+    let tmp = copy_of_stock();
+    edit_run_json(tmp.path(), |v| {
+        let s = v["summary"].as_object_mut().unwrap();
+        s.remove("replies_over_idle");
+        s.remove("idle_reply_bytes");
+    });
+    Run::load(tmp.path()).unwrap();
+}

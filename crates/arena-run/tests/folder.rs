@@ -71,15 +71,16 @@ fn sample_run() -> Run {
             status_message: None,
             socket_source: SocketSource::PageHook,
             seed: 7,
-            summary: RunSummary {
-                loops: 2,
-                answered: 1,
-                unanswered: 1,
-                // What `events` holds: one input-classified send of 14 B.
-                records: 1,
-                bytes_sent: 14,
-                sends_input: 1,
-                ..RunSummary::default()
+            summary: {
+                let mut s = RunSummary {
+                    // What `events` holds: one input-classified send of 14 B.
+                    records: 1,
+                    bytes_sent: 14,
+                    sends_input: 1,
+                    ..RunSummary::default()
+                };
+                s.count_loops(&loops);
+                s
             },
             warnings: vec![Warning::new("unanswered", "1 of 2 loops unanswered")],
             wire: None,
