@@ -1,0 +1,131 @@
+//! The one interface every database is used through, and the choice of database from
+//! `--db` (or `ARENA_PERF_DB`).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use arena_report::Exit;
+use arena_run::Run;
+
+use crate::record::NewRun;
+
+/// Where the history is when neither `--db` nor [`DB_ENV`] says.
+pub const DEFAULT_DB: &str = "reports/history.sqlite";
+
+/// The environment variable that names the database when `--db` is not given.
+pub const DB_ENV: &str = "ARENA_PERF_DB";
+
+/// What an add did: stored the run, or found it already there (same content hash).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Added {
+    New(i64),
+    Duplicate(i64),
+}
+
+impl Added {
+    pub fn id(self) -> i64 {
+        match self {
+            Added::New(id) | Added::Duplicate(id) => id,
+        }
+    }
+}
+
+/// Which runs `list`, `trend` and the gate's baseline read. Every field set must match.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    pub branch: Option<String>,
+    pub testbed: Option<String>,
+    /// A prefix of the pilot hash (12 characters are shown; any prefix matches).
+    pub pilot: Option<String>,
+    pub arm: Option<String>,
+    /// Runs started at or after this UTC time (RFC 3339, or a date `2026-11-29`).
+    pub since: Option<String>,
+    /// Only the newest this many of the runs that match (still listed oldest first).
+    pub last: Option<usize>,
+}
+
+/// One stored run as the lists show it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunRow {
+    pub id: i64,
+    pub content_hash: String,
+    pub added_at: String,
+    pub branch: Option<String>,
+    pub commit: Option<String>,
+    pub testbed: String,
+    pub arm: String,
+    pub pilot_hash: String,
+    pub status: String,
+    pub started_at: String,
+    pub ended_at: String,
+    pub knobs: BTreeMap<String, String>,
+    pub loops: u64,
+    pub answered: u64,
+    pub unanswered: u64,
+    pub source: Option<String>,
+}
+
+/// How many rows of each table one stored run holds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StoredCounts {
+    pub loops: u64,
+    pub events: u64,
+    pub warnings: u64,
+    pub cpu: u64,
+}
+
+/// A history database. Every add is one transaction: a run is stored whole or not at all.
+pub trait Store {
+    /// Stores `run` unless a run with its content hash is already there.
+    fn add(&mut self, run: &NewRun) -> Result<Added>;
+    /// The runs `filter` selects, in the order they were added.
+    fn list(&self, filter: &Filter) -> Result<Vec<RunRow>>;
+    /// One run's row; exit 2 naming the id when there is none.
+    fn row(&self, id: i64) -> Result<RunRow>;
+    /// The run as its folder loaded, with its records when `events` (they can be large and
+    /// no table of figures needs them).
+    fn load(&self, id: i64, events: bool) -> Result<Run>;
+    /// Rows per table for one run.
+    fn counts(&self, id: i64) -> Result<StoredCounts>;
+    /// The database's schema version and what it is (`sqlite FILE`), for messages.
+    fn describe(&self) -> String;
+}
+
+/// Opens the database `db` names: a `postgres://` or `postgresql://` URL, else an SQLite
+/// file (created with its folder when absent). Anything that is not this tool's history
+/// is refused with exit 2 naming it.
+pub fn open(db: &str) -> Result<Box<dyn Store>> {
+    if db.starts_with("postgres://") || db.starts_with("postgresql://") {
+        return Err(Exit::bad_input(format!(
+            "--db {}: PostgreSQL is not supported by this build; use an SQLite file",
+            redact(db)
+        ))
+        .into());
+    }
+    Ok(Box::new(crate::sqlite::SqliteStore::open(Path::new(db))?))
+}
+
+/// The database named by `--db`, else by [`DB_ENV`], else [`DEFAULT_DB`].
+pub fn open_default(db: Option<&str>) -> Result<Box<dyn Store>> {
+    open(&resolve(db))
+}
+
+/// The text `open_default` opens.
+pub fn resolve(db: Option<&str>) -> String {
+    db.map(str::to_string)
+        .or_else(|| std::env::var(DB_ENV).ok().filter(|s| !s.is_empty()))
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_DB).display().to_string())
+}
+
+/// A URL with its password left out, for messages.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(s), Some(at)) if at > s => {
+            let creds = &url[s + 3..at];
+            let user = creds.split(':').next().unwrap_or("");
+            format!("{}{user}:***{}", &url[..s + 3], &url[at..])
+        }
+        _ => url.to_string(),
+    }
+}
