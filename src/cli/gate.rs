@@ -16,8 +16,22 @@ use super::compare::StatsArgs;
 #[derive(Debug, clap::Args)]
 pub struct GateArgs {
     /// Baseline run folders (or folders of runs), pooled.
-    #[arg(long, required = true, num_args = 1.., value_name = "RUNS")]
+    #[arg(long, required_unless_present = "baseline_history", conflicts_with = "baseline_history", num_args = 1.., value_name = "RUNS")]
     pub baseline: Vec<PathBuf>,
+    /// Take the baseline from the run history instead: the newest --last runs of BRANCH
+    /// on --testbed with the candidate's pilot hash that the comparability rules find
+    /// measured like the candidate.
+    #[arg(long, value_name = "BRANCH")]
+    pub baseline_history: Option<String>,
+    /// How many stored runs make the history baseline.
+    #[arg(long, value_name = "N", default_value_t = 10, requires = "baseline_history", value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub last: u32,
+    /// The history's database (default: $ARENA_PERF_DB, else reports/history.sqlite).
+    #[arg(long, value_name = "PATH", requires = "baseline_history")]
+    pub db: Option<String>,
+    /// The testbed the history baseline was measured on (default: this machine's hostname).
+    #[arg(long, requires = "baseline_history")]
+    pub testbed: Option<String>,
     /// Candidate run folders (or folders of runs), pooled.
     #[arg(long, required = true, num_args = 1.., value_name = "RUNS")]
     pub candidate: Vec<PathBuf>,
@@ -68,8 +82,11 @@ pub fn run(a: GateArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|s| GateLimit::parse(s))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let baseline = load_runs(&a.baseline)?;
     let candidate = load_runs(&a.candidate)?;
+    let (baseline, from_history) = match &a.baseline_history {
+        Some(branch) => history_baseline(&a, branch, &candidate)?,
+        None => (load_runs(&a.baseline)?, None),
+    };
     let sides = arena_compare::sides(&baseline, &candidate);
     let mixed = arena_compare::refuse_mixed("gate", &sides, a.stats.allow_mixed)?;
     let opts = GateOptions {
@@ -79,6 +96,9 @@ pub fn run(a: GateArgs) -> anyhow::Result<ExitCode> {
     };
     let mut result = gate(&baseline, &candidate, &limits, &opts)?;
     arena_compare::warn_mixed(&mixed, [&mut result.table], &mut result.findings);
+    if let Some(note) = from_history {
+        result.table.note(note);
+    }
     // The verdict is decided: a failed write from here on is said on stderr and the exit
     // code stays the verdict's (1 for a regression, 0 for a pass).
     let mut write_errors: Vec<anyhow::Error> = Vec::new();
@@ -118,4 +138,32 @@ pub fn run(a: GateArgs) -> anyhow::Result<ExitCode> {
         eprintln!("arena-perf gate: all {total} checks passed");
         Ok(ExitCode::SUCCESS)
     }
+}
+
+/// The baseline from the history, and the note that says which runs it is.
+fn history_baseline(
+    a: &GateArgs,
+    branch: &str,
+    candidate: &[arena_run::Run],
+) -> anyhow::Result<(Vec<arena_run::Run>, Option<String>)> {
+    let store = arena_history::open_default(a.db.as_deref())?;
+    let testbed = a
+        .testbed
+        .clone()
+        .unwrap_or_else(arena_history::default_testbed);
+    let b =
+        arena_history::baseline_runs(store.as_ref(), branch, &testbed, candidate, a.last as usize)?;
+    let ids: Vec<String> = b.rows.iter().map(|r| r.id.to_string()).collect();
+    let note = format!(
+        "baseline: the last {} stored runs of {branch} on testbed {testbed} (asked for {}; ids {}){}",
+        b.runs.len(),
+        a.last,
+        ids.join(", "),
+        if b.not_comparable > 0 {
+            format!("; {} passed over as not measured alike", b.not_comparable)
+        } else {
+            String::new()
+        }
+    );
+    Ok((b.runs, Some(note)))
 }

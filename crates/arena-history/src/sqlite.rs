@@ -71,14 +71,22 @@ impl SqliteStore {
             path: path.to_path_buf(),
             conn,
         };
+        store
+            .conn
+            .busy_timeout(BUSY_WAIT)
+            .map_err(|e| bad(path, e))?;
+        // Another application's database is refused before anything is written to it
+        // (WAL mode is recorded in the file itself).
+        let version = store.version(&store.conn, false)?;
         store.configure()?;
-        store.migrate()?;
+        if version != Some(SCHEMA_VERSION) {
+            store.migrate()?;
+        }
         Ok(store)
     }
 
     fn configure(&self) -> Result<()> {
         let c = &self.conn;
-        c.busy_timeout(BUSY_WAIT).map_err(|e| bad(&self.path, e))?;
         // WAL is a property of the file: the first opener sets it; synchronous=NORMAL is
         // safe in WAL against a crashed writer (a commit is whole or absent), and loses at
         // most the last commits on power loss.
@@ -107,12 +115,9 @@ impl SqliteStore {
     }
 
     /// Creates or upgrades the schema in one immediate transaction, so that processes
-    /// opening a new file at once create it once. A database already at this version is
-    /// only read: opening never waits for a writer.
+    /// opening a new file at once create it once (a database already at this version is
+    /// only read on opening, which so never waits for a writer).
     fn migrate(&self) -> Result<()> {
-        if self.version(&self.conn, false)? == Some(SCHEMA_VERSION) {
-            return Ok(());
-        }
         let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
             .map_err(|e| self.open_error(e))?;
         let from = self.version(&tx, true)?.unwrap_or(0);
