@@ -26,8 +26,9 @@ pub struct GateArgs {
     /// How many stored runs make the history baseline.
     #[arg(long, value_name = "N", default_value_t = 10, requires = "baseline_history", value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub last: u32,
-    /// The history's database (default: $ARENA_PERF_DB, else reports/history.sqlite).
-    #[arg(long, value_name = "PATH", requires = "baseline_history")]
+    /// The history's database, an SQLite file or a postgres:// URL (default:
+    /// $ARENA_PERF_DB, else reports/history.sqlite).
+    #[arg(long, value_name = "PATH|URL", requires = "baseline_history")]
     pub db: Option<String>,
     /// The testbed the history baseline was measured on (default: this machine's hostname).
     #[arg(long, requires = "baseline_history")]

@@ -1,4 +1,4 @@
-//! `arena-perf history`: runs kept in a database (SQLite by default), listed, shown, and
+//! `arena-perf history`: runs kept in a database (SQLite by default, or PostgreSQL), listed, shown, and
 //! trended over commits with their steps named.
 
 use std::path::PathBuf;
@@ -34,9 +34,10 @@ pub enum HistoryCommand {
 /// Which database.
 #[derive(Debug, Args)]
 pub struct DbArgs {
-    /// The history: an SQLite file (created when absent). Default: $ARENA_PERF_DB, else
+    /// The history: an SQLite file (created when absent), or a PostgreSQL URL
+    /// (postgres://USER[:PASSWORD]@HOST[:PORT]/DB). Default: $ARENA_PERF_DB, else
     /// reports/history.sqlite.
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH|URL")]
     pub db: Option<String>,
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,

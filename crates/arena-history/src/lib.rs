@@ -13,11 +13,16 @@
 
 pub mod changepoint;
 mod context;
+mod pg;
+#[cfg(test)]
+mod pg_tests;
 mod record;
 mod schema;
 mod select;
 mod sqlite;
 mod store;
+#[cfg(test)]
+mod suite;
 mod tables;
 mod trend;
 

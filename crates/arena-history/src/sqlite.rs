@@ -12,7 +12,7 @@ use arena_run::{Event, Loop, Run, RunMeta};
 use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
 
 use crate::record::{content_hash, NewRun};
-use crate::schema::{APP, MIGRATIONS, SCHEMA_VERSION};
+use crate::schema::{judge, Found, APP, MIGRATIONS, SCHEMA_VERSION};
 use crate::store::{Added, Filter, RunRow, Store, StoredCounts};
 
 /// How long a writer waits for another's transaction before giving up: an add of a large
@@ -137,29 +137,8 @@ impl SqliteStore {
     /// `schema_version` table is made.
     fn version(&self, c: &Connection, create: bool) -> Result<Option<i64>> {
         let tables = user_tables(c).map_err(|e| self.open_error(e))?;
-        if !tables.iter().any(|t| t == "schema_version") {
-            if !tables.is_empty() {
-                return Err(bad(
-                    &self.path,
-                    format!(
-                        "an SQLite database of something else, not an arena-perf history: it has no schema_version table (its tables: {})",
-                        tables.join(", ")
-                    ),
-                ));
-            }
-            if !create {
-                return Ok(None);
-            }
-            c.execute_batch(
-                "CREATE TABLE schema_version (version INTEGER NOT NULL, app TEXT NOT NULL)",
-            )
-            .map_err(|e| failed(&self.path, e))?;
-            c.execute("INSERT INTO schema_version VALUES (0, ?1)", params![APP])
-                .map_err(|e| failed(&self.path, e))?;
-            return Ok(Some(0));
-        }
-        let row: Option<(i64, String)> = c
-            .query_row("SELECT version, app FROM schema_version", [], |r| {
+        let row: Option<(i64, String)> = if tables.iter().any(|t| t == "schema_version") {
+            c.query_row("SELECT version, app FROM schema_version", [], |r| {
                 Ok((r.get(0)?, r.get(1)?))
             })
             .optional()
@@ -168,20 +147,22 @@ impl SqliteStore {
                     &self.path,
                     format!("its schema_version table is not this tool's ({e})"),
                 )
-            })?;
-        match row {
-            Some((_, app)) if app != APP => Err(bad(
-                &self.path,
-                format!("a database of {app:?}, not an arena-perf history"),
-            )),
-            Some((v, _)) if v > SCHEMA_VERSION => Err(bad(
-                &self.path,
-                format!(
-                    "history schema version {v} is newer than this arena-perf reads (version {SCHEMA_VERSION}); use a newer arena-perf"
-                ),
-            )),
-            Some((v, _)) if v >= 0 => Ok(Some(v)),
-            _ => Err(bad(&self.path, "its schema_version table holds no valid version")),
+            })?
+        } else {
+            None
+        };
+        match judge(&self.path.display().to_string(), &tables, row)? {
+            Found::Version(v) => Ok(Some(v)),
+            Found::Empty if !create => Ok(None),
+            Found::Empty => {
+                c.execute_batch(
+                    "CREATE TABLE schema_version (version INTEGER NOT NULL, app TEXT NOT NULL)",
+                )
+                .map_err(|e| failed(&self.path, e))?;
+                c.execute("INSERT INTO schema_version VALUES (0, ?1)", params![APP])
+                    .map_err(|e| failed(&self.path, e))?;
+                Ok(Some(0))
+            }
         }
     }
 

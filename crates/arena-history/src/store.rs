@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use arena_report::Exit;
 use arena_run::Run;
 
 use crate::record::NewRun;
@@ -92,16 +91,12 @@ pub trait Store {
     fn describe(&self) -> String;
 }
 
-/// Opens the database `db` names: a `postgres://` or `postgresql://` URL, else an SQLite
+/// Opens the database `db` names: a `postgres://` or `postgresql://` URL (PostgreSQL), else an SQLite
 /// file (created with its folder when absent). Anything that is not this tool's history
 /// is refused with exit 2 naming it.
 pub fn open(db: &str) -> Result<Box<dyn Store>> {
     if db.starts_with("postgres://") || db.starts_with("postgresql://") {
-        return Err(Exit::bad_input(format!(
-            "--db {}: PostgreSQL is not supported by this build; use an SQLite file",
-            redact(db)
-        ))
-        .into());
+        return Ok(Box::new(crate::pg::PgStore::open(db)?));
     }
     Ok(Box::new(crate::sqlite::SqliteStore::open(Path::new(db))?))
 }
@@ -119,7 +114,7 @@ pub fn resolve(db: Option<&str>) -> String {
 }
 
 /// A URL with its password left out, for messages.
-fn redact(url: &str) -> String {
+pub(crate) fn redact(url: &str) -> String {
     match (url.find("://"), url.rfind('@')) {
         (Some(s), Some(at)) if at > s => {
             let creds = &url[s + 3..at];
