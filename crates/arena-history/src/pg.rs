@@ -507,6 +507,49 @@ impl Store for PgStore {
         })
     }
 
+    fn load_many(&self, ids: &[i64]) -> Result<Vec<Run>> {
+        let mut c = self.client.borrow_mut();
+        let metas = c
+            .query("SELECT id, meta_json FROM runs WHERE id = ANY($1)", &[&ids])
+            .map_err(|e| self.fail(e))?;
+        let mut by_id: std::collections::HashMap<i64, Run> = std::collections::HashMap::new();
+        for r in &metas {
+            let (id, json): (i64, String) = (r.get(0), r.get(1));
+            let meta: RunMeta = serde_json::from_str(&json).map_err(|e| {
+                Exit::bad_input(format!(
+                    "{}: stored run {id}: its run.json does not read back ({e})",
+                    self.shown
+                ))
+            })?;
+            by_id.insert(
+                id,
+                Run {
+                    meta,
+                    loops: Vec::new(),
+                    events: Vec::new(),
+                    setup_events: None,
+                },
+            );
+        }
+        let loops = c
+            .query(
+                "SELECT idx, arm, label, event, cold, answered, outcome, t_input, t_send, t_recv,
+                     t_draw, t_paint, input_to_socket, send_to_recv, recv_to_draw, input_to_paint,
+                     t_answer, input_to_pixels, reply_bytes, reply_frames, run_id
+                 FROM loops WHERE run_id = ANY($1) ORDER BY run_id, ord",
+                &[&ids],
+            )
+            .map_err(|e| self.fail(e))?;
+        for r in &loops {
+            if let Some(run) = by_id.get_mut(&r.get::<_, i64>(20)) {
+                run.loops.push(loop_row(r));
+            }
+        }
+        ids.iter()
+            .map(|id| by_id.remove(id).ok_or_else(|| self.no_run(*id)))
+            .collect()
+    }
+
     fn counts(&self, id: i64) -> Result<StoredCounts> {
         self.row(id)?;
         let mut c = self.client.borrow_mut();

@@ -147,6 +147,7 @@ fn the_store_suite_passes_on_postgresql() {
     suite::a_stored_run_loads_back_as_the_same_run(open(&cluster.database("round_trip")).as_mut());
     suite::the_same_run_added_twice_is_kept_once(open(&cluster.database("dup")).as_mut());
     suite::list_filters_and_keeps_the_order_of_adding(open(&cluster.database("list")).as_mut());
+    suite::load_many_reads_what_load_reads(open(&cluster.database("many")).as_mut());
     let conc = cluster.database("conc");
     suite::eight_writers_store_200_runs(&|| open(&conc));
     suite::killed_writer_leaves_nothing(&cluster.database("killed"));

@@ -26,6 +26,12 @@ fn list_filters_and_keeps_the_order_of_adding() {
 }
 
 #[test]
+fn load_many_reads_what_load_reads() {
+    let d = tempfile::tempdir().unwrap();
+    suite::load_many_reads_what_load_reads(&mut store(&d));
+}
+
+#[test]
 fn eight_writers_store_200_runs() {
     let d = tempfile::tempdir().unwrap();
     let path = d.path().join("h.sqlite");

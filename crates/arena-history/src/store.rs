@@ -85,6 +85,11 @@ pub trait Store {
     /// The run as its folder loaded, with its records when `events` (they can be large and
     /// no table of figures needs them).
     fn load(&self, id: i64, events: bool) -> Result<Run>;
+    /// The runs `ids` name, in that order, without their records: what trends read. A
+    /// store may read them in fewer round trips than one [`Store::load`] each.
+    fn load_many(&self, ids: &[i64]) -> Result<Vec<Run>> {
+        ids.iter().map(|id| self.load(*id, false)).collect()
+    }
     /// Rows per table for one run.
     fn counts(&self, id: i64) -> Result<StoredCounts>;
     /// The database's schema version and what it is (`sqlite FILE`), for messages.

@@ -306,3 +306,16 @@ pub fn killed_writer_leaves_nothing(db: &str) {
     assert!(matches!(id, Added::New(_)));
     assert_eq!(s.counts(id.id()).unwrap().loops, 40);
 }
+
+/// Reading many runs at once gives each the run `load` gives, in the order asked.
+pub fn load_many_reads_what_load_reads(s: &mut dyn Store) {
+    let ids: Vec<i64> = (1..=3)
+        .map(|seed| s.add(&new_run(full_run(seed), "main")).unwrap().id())
+        .collect();
+    let order = [ids[2], ids[0], ids[1]];
+    let many = s.load_many(&order).unwrap();
+    for (id, run) in order.iter().zip(&many) {
+        assert_eq!(run, &s.load(*id, false).unwrap());
+    }
+    assert!(s.load_many(&[ids[0], 999]).is_err());
+}

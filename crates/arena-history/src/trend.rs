@@ -96,9 +96,10 @@ pub struct Trend {
 /// The trend of `opts`' quantile over the runs `filter` selects.
 pub fn trend(store: &dyn Store, filter: &Filter, opts: &TrendOptions) -> Result<Trend> {
     let rows = store.list(filter)?;
+    let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
+    let runs = store.load_many(&ids)?;
     let mut points = Vec::with_capacity(rows.len());
-    for row in rows {
-        let run = store.load(row.id, false)?;
+    for (row, run) in rows.into_iter().zip(runs) {
         let values = RunData::new(&run, false).values_all(opts.metric);
         let ci = bootstrap_quantile_ci(&values, opts.q, &opts.bootstrap);
         points.push(Point {
