@@ -21,6 +21,23 @@ const BUSY_WAIT: Duration = Duration::from_secs(60);
 
 const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 
+/// How many times opening starts over on [`Busy`] (5 to 75 ms apart: seconds in all).
+const OPEN_TRIES: u64 = 100;
+
+/// SQLite answered busy while opening, where its busy handler is not called: two openers
+/// of a new file each holding a read lock while one sets WAL mode (which needs the file to
+/// itself) is a deadlock SQLite breaks by failing one. That opener starts over.
+#[derive(Debug)]
+struct Busy(String);
+
+impl std::fmt::Display for Busy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Busy {}
+
 pub struct SqliteStore {
     path: PathBuf,
     conn: Connection,
@@ -66,6 +83,25 @@ impl SqliteStore {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             fs::create_dir_all(dir).map_err(|e| bad(path, format!("creating its folder: {e}")))?;
         }
+        let mut tries = 0;
+        loop {
+            match SqliteStore::open_once(path) {
+                Err(e) if e.downcast_ref::<Busy>().is_some() && tries < OPEN_TRIES => {
+                    tries += 1;
+                    std::thread::sleep(Duration::from_millis(5 + 10 * (tries % 8)));
+                }
+                Err(e) => {
+                    return Err(match e.downcast::<Busy>() {
+                        Ok(b) => Exit::new(ExitKind::TargetFailed, b.0).into(),
+                        Err(e) => e,
+                    })
+                }
+                Ok(store) => return Ok(store),
+            }
+        }
+    }
+
+    fn open_once(path: &Path) -> Result<SqliteStore> {
         let conn = Connection::open(path).map_err(|e| bad(path, e))?;
         let store = SqliteStore {
             path: path.to_path_buf(),
@@ -106,6 +142,9 @@ impl SqliteStore {
     /// Errors while opening: a file SQLite cannot read as a database is bad input.
     fn open_error(&self, e: rusqlite::Error) -> anyhow::Error {
         match e.sqlite_error_code() {
+            Some(rusqlite::ErrorCode::DatabaseBusy) | Some(rusqlite::ErrorCode::DatabaseLocked) => {
+                Busy(format!("{}: {e}", self.path.display())).into()
+            }
             Some(rusqlite::ErrorCode::NotADatabase)
             | Some(rusqlite::ErrorCode::DatabaseCorrupt) => {
                 bad(&self.path, format!("not a usable SQLite database ({e})"))
@@ -142,11 +181,13 @@ impl SqliteStore {
                 Ok((r.get(0)?, r.get(1)?))
             })
             .optional()
-            .map_err(|e| {
-                bad(
+            .map_err(|e| match e.sqlite_error_code() {
+                Some(rusqlite::ErrorCode::DatabaseBusy)
+                | Some(rusqlite::ErrorCode::DatabaseLocked) => self.open_error(e),
+                _ => bad(
                     &self.path,
                     format!("its schema_version table is not this tool's ({e})"),
-                )
+                ),
             })?
         } else {
             None
