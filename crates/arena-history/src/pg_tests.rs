@@ -80,35 +80,36 @@ impl Cluster {
             "initdb: {}",
             String::from_utf8_lossy(&o.stderr)
         );
-        let port = free_port();
+        let cluster = Cluster {
+            dir,
+            bin,
+            port: free_port(),
+        };
+        cluster.pg_ctl("start");
+        cluster
+    }
+
+    /// `pg_ctl start` (waiting until it accepts connections) or `stop` (immediately).
+    fn pg_ctl(&self, what: &str) {
+        let data = self.dir.path().join("data");
+        let log = self.dir.path().join("log");
         let opts = format!(
-            "-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off",
-            dir.path().display()
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off",
+            self.port,
+            self.dir.path().display()
         );
-        let log = dir.path().join("log");
-        let o = run_as_owner(
-            &bin.join("pg_ctl"),
-            &[
-                "-D",
-                data_s,
-                "-o",
-                &opts,
-                "-l",
-                log.to_str().unwrap(),
-                "-w",
-                "-t",
-                "60",
-                "start",
-            ],
-        );
-        let cluster = Cluster { dir, bin, port };
+        let mut args = vec!["-D", data.to_str().unwrap(), "-w", "-t", "60"];
+        match what {
+            "start" => args.extend(["-o", &opts, "-l", log.to_str().unwrap(), "start"]),
+            _ => args.extend(["-m", "immediate", "stop"]),
+        }
+        let o = run_as_owner(&self.bin.join("pg_ctl"), &args);
         assert!(
             o.status.success(),
-            "pg_ctl start: {}{}",
+            "pg_ctl {what}: {}{}",
             String::from_utf8_lossy(&o.stderr),
             std::fs::read_to_string(&log).unwrap_or_default()
         );
-        cluster
     }
 
     fn url(&self, db: &str) -> String {
@@ -126,17 +127,17 @@ impl Cluster {
 impl Drop for Cluster {
     fn drop(&mut self) {
         let data = self.dir.path().join("data");
-        run_as_owner(
-            &self.bin.join("pg_ctl"),
-            &[
+        if data.join("postmaster.pid").exists() {
+            let args = [
                 "-D",
                 data.to_str().unwrap(),
                 "-m",
                 "immediate",
                 "-w",
                 "stop",
-            ],
-        );
+            ];
+            run_as_owner(&self.bin.join("pg_ctl"), &args);
+        }
     }
 }
 
@@ -203,4 +204,23 @@ fn the_store_suite_passes_on_postgresql() {
         lite.list(&Filter::default()).unwrap()[0].content_hash,
         pg.list(&Filter::default()).unwrap()[0].content_hash
     );
+
+    // A server that goes away mid-add is exit 3 naming it; nothing of the run is left.
+    let gone = cluster.database("gone");
+    let mut store = open(&gone);
+    store.add(&new_run(full_run(5), "main")).unwrap();
+    cluster.pg_ctl("stop");
+    let e = store.add(&new_run(full_run(6), "main")).err().unwrap();
+    assert_eq!(
+        arena_report::ExitKind::of(&e),
+        Some(arena_report::ExitKind::TargetFailed),
+        "{e:#}"
+    );
+    assert!(
+        format!("{e:#}").contains(&format!("127.0.0.1:{}", cluster.port)),
+        "{e:#}"
+    );
+    cluster.pg_ctl("start");
+    let rows = open(&gone).list(&Filter::default()).unwrap();
+    assert_eq!(rows.len(), 1, "only the run added before the server went");
 }

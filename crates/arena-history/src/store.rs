@@ -123,9 +123,26 @@ pub(crate) fn redact(url: &str) -> String {
     match (url.find("://"), url.rfind('@')) {
         (Some(s), Some(at)) if at > s => {
             let creds = &url[s + 3..at];
-            let user = creds.split(':').next().unwrap_or("");
-            format!("{}{user}:***{}", &url[..s + 3], &url[at..])
+            match creds.split_once(':') {
+                Some((user, _)) => format!("{}{user}:***{}", &url[..s + 3], &url[at..]),
+                None => url.to_string(),
+            }
         }
         _ => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact;
+
+    #[test]
+    fn a_url_is_shown_without_its_password() {
+        assert_eq!(
+            redact("postgres://ci:hunter2@db:5432/h"),
+            "postgres://ci:***@db:5432/h"
+        );
+        assert_eq!(redact("postgres://ci@db/h"), "postgres://ci@db/h");
+        assert_eq!(redact("reports/history.sqlite"), "reports/history.sqlite");
     }
 }
