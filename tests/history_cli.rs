@@ -79,6 +79,9 @@ fn add_list_and_show_round_trip() {
     assert_eq!(listed(&db, &["--arm", "lazy-png"]).len(), 1);
     assert_eq!(listed(&db, &["--testbed", "ci-1", "--last", "2"]).len(), 2);
     assert!(listed(&db, &["--since", "2027-01-01"]).is_empty());
+    let o = arena(&["history", "list", "--db", s(&db), "--since", "yesterday"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("--since yesterday"), "{}", text(&o));
 
     let id = all[3]["id"].as_i64().unwrap().to_string();
     let shown = json(&arena(&[

@@ -82,15 +82,17 @@ pub struct FilterArgs {
 }
 
 impl FilterArgs {
-    fn filter(&self) -> Filter {
-        Filter {
+    fn filter(&self) -> anyhow::Result<Filter> {
+        let f = Filter {
             branch: self.branch.clone(),
             testbed: self.testbed.clone(),
             pilot: self.pilot.clone(),
             arm: self.arm.clone(),
             since: self.since.clone(),
             last: self.last,
-        }
+        };
+        f.check()?;
+        Ok(f)
     }
 }
 
@@ -183,8 +185,9 @@ fn add(a: AddArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn list(a: ListArgs) -> anyhow::Result<ExitCode> {
+    let filter = a.filter.filter()?;
     let store = arena_history::open_default(a.db.db.as_deref())?;
-    let rows = store.list(&a.filter.filter())?;
+    let rows = store.list(&filter)?;
     render(
         a.db.format,
         &arena_history::list_table(&rows),
@@ -214,8 +217,9 @@ fn trend(a: TrendArgs) -> anyhow::Result<ExitCode> {
         );
     }
     opts.change.alpha = a.alpha;
+    let filter = a.filter.filter()?;
     let store = arena_history::open_default(a.db.db.as_deref())?;
-    let t = arena_history::trend(store.as_ref(), &a.filter.filter(), &opts)?;
+    let t = arena_history::trend(store.as_ref(), &filter, &opts)?;
     render(
         a.db.format,
         &arena_history::trend_table(&t),

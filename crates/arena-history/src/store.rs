@@ -44,6 +44,32 @@ pub struct Filter {
     pub last: Option<usize>,
 }
 
+impl Filter {
+    /// Refuses (exit 2) a `since` that is not a UTC date or RFC 3339 time: it is compared
+    /// as text with the runs' start times, so anything else would select nonsense.
+    pub fn check(&self) -> Result<()> {
+        let Some(since) = &self.since else {
+            return Ok(());
+        };
+        let b = since.as_bytes();
+        let digits =
+            |r: std::ops::Range<usize>| b.get(r).is_some_and(|d| d.iter().all(u8::is_ascii_digit));
+        let date = b.len() >= 10
+            && digits(0..4)
+            && b[4] == b'-'
+            && digits(5..7)
+            && b[7] == b'-'
+            && digits(8..10);
+        if date && (b.len() == 10 || b[10] == b'T') {
+            return Ok(());
+        }
+        Err(arena_report::Exit::bad_input(format!(
+            "--since {since}: expected a UTC date (2026-11-29) or RFC 3339 time (2026-11-29T10:00:00Z)"
+        ))
+        .into())
+    }
+}
+
 /// One stored run as the lists show it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunRow {
@@ -135,6 +161,21 @@ pub(crate) fn redact(url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::redact;
+
+    #[test]
+    fn since_takes_a_date_or_an_rfc_3339_time_only() {
+        let f = |s: &str| {
+            super::Filter {
+                since: Some(s.into()),
+                ..super::Filter::default()
+            }
+            .check()
+        };
+        assert!(f("2026-11-29").is_ok() && f("2026-11-29T10:00:00.000Z").is_ok());
+        for bad in ["yesterday", "2026-11", "29-11-2026", "2026-11-29 10:00", ""] {
+            assert!(f(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn a_url_is_shown_without_its_password() {
