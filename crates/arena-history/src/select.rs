@@ -79,3 +79,58 @@ pub fn baseline_runs(
     out.rows.reverse();
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suite::{full_run, new_run};
+
+    fn timeout(mut r: Run, ms: u64) -> Run {
+        r.meta.loop_settings = Some(arena_run::LoopSettings {
+            loop_events: vec!["mousedown".into()],
+            timeout_ms: ms,
+            settle_ms: 50,
+            interval_ms: 100,
+            warmup: 0,
+            move_first: false,
+            hold: "fixed".into(),
+            hold_min_ms: 50,
+            hold_max_ms: 50,
+            phase_jitter_ms: 0.0,
+            frame_interval_ms: None,
+            socket_clock_error_ms: None,
+        });
+        r
+    }
+
+    #[test]
+    fn the_newest_comparable_runs_of_the_branch_oldest_first() {
+        let d = tempfile::tempdir().unwrap();
+        let mut s = crate::open(d.path().join("h.sqlite").to_str().unwrap()).unwrap();
+        let mut ids = Vec::new();
+        for seed in 1..=6 {
+            // Run 5 waited 1 s for an answer where the others waited 3 s: not comparable.
+            let ms = if seed == 5 { 1000 } else { 3000 };
+            ids.push(
+                s.add(&new_run(timeout(full_run(seed), ms), "main"))
+                    .unwrap()
+                    .id(),
+            );
+        }
+        s.add(&new_run(timeout(full_run(7), 3000), "feature"))
+            .unwrap();
+        let mut other_pilot = timeout(full_run(8), 3000);
+        other_pilot.meta.pilot_hash = "f".repeat(64);
+        s.add(&new_run(other_pilot, "main")).unwrap();
+        // The candidate is run 6 itself, already stored: it is not its own baseline.
+        let cand = vec![timeout(full_run(6), 3000)];
+        let b = baseline_runs(s.as_ref(), "main", "bench-1", &cand, 3).unwrap();
+        let got: Vec<i64> = b.rows.iter().map(|r| r.id).collect();
+        assert_eq!(got, vec![ids[1], ids[2], ids[3]]);
+        assert_eq!(b.not_comparable, 1);
+        assert_eq!(b.runs[0], s.load(ids[1], false).unwrap());
+
+        let e = baseline_runs(s.as_ref(), "main", "elsewhere", &cand, 3).unwrap_err();
+        assert!(format!("{e:#}").contains("testbed elsewhere"), "{e:#}");
+    }
+}
