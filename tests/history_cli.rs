@@ -43,6 +43,23 @@ fn json(o: &Output) -> Value {
     serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(o)))
 }
 
+/// `doc` against `docs/schema/<name>` (the history schemas refer to no other).
+fn assert_schema(name: &str, doc: &Value) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("docs/schema")
+        .join(name);
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let v = jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .build(&schema)
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let errors: Vec<String> = v
+        .iter_errors(doc)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{name}:\n{}\n{doc:#}", errors.join("\n"));
+}
+
 fn listed(db: &Path, extra: &[&str]) -> Vec<Value> {
     let mut args = vec!["history", "list", "--db", s(db), "--format", "json"];
     args.extend(extra);
@@ -57,6 +74,7 @@ fn add_list_and_show_round_trip() {
         .map(|i| write_run(&d.0, "stock", 40, 50.0, 0.0, i))
         .collect();
     let o = json(&add(&db, "main", "c1", &runs));
+    assert_schema("history-add.json", &o);
     assert_eq!(o["kind"], "history_add");
     let stored: Vec<&str> = o["runs"]
         .as_array()
@@ -68,6 +86,15 @@ fn add_list_and_show_round_trip() {
     let lazy = write_run(&d.0, "lazy-png", 30, 40.0, 0.0, 9);
     json(&add(&db, "feature", "c2", std::slice::from_ref(&lazy)));
 
+    let doc = json(&arena(&[
+        "history",
+        "list",
+        "--db",
+        s(&db),
+        "--format",
+        "json",
+    ]));
+    assert_schema("history-list.json", &doc);
     let all = listed(&db, &[]);
     assert_eq!(all.len(), 4);
     assert_eq!(all[0]["source"], s(&runs[0]));
@@ -93,6 +120,7 @@ fn add_list_and_show_round_trip() {
         "--format",
         "json",
     ]));
+    assert_schema("history-run.json", &shown);
     assert_eq!(shown["run"]["commit"], "c2");
     assert_eq!(shown["stored"]["loops"], 30);
     let table = arena(&["history", "show", &id, "--db", s(&db)]);
@@ -238,6 +266,7 @@ fn trend_names_the_step_where_the_arm_switches_to_delay40_and_none_on_a_flat_ser
         json(&add(&flat, "main", &format!("c{i:02}"), &[same]));
     }
     let t = trend(&db);
+    assert_schema("history-trend.json", &t);
     assert_eq!(t["points"].as_array().unwrap().len(), 40);
     let steps = t["steps"].as_array().unwrap();
     assert_eq!(steps.len(), 1, "{steps:?}");
