@@ -355,6 +355,38 @@ fn gate_against_history_fails_a_delay40_candidate_and_passes_a_stock_one() {
     let o = gate(&db, &stock, "ci-1");
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
 
+    // History flags without --baseline-history, or with --baseline too, are refused.
+    let (b, c) = (s(&stock[0]), s(&stock[1]));
+    let lim = "inputToPaint.p50=+20%";
+    let o = arena(&[
+        "gate",
+        "--last",
+        "3",
+        "--baseline",
+        b,
+        "--candidate",
+        c,
+        "--max",
+        lim,
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("--last chooses the history baseline"),
+        "{}",
+        text(&o)
+    );
+    let both = [
+        "gate",
+        "--baseline-history",
+        "main",
+        "--baseline",
+        b,
+        "--candidate",
+        c,
+    ];
+    let o = arena(&[&both[..], &["--max", lim, "--db", s(&db)]].concat());
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+
     // Another testbed's history holds nothing for this candidate.
     let o = gate(&db, &stock, "elsewhere");
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::anyhow;
 use arena_compare::{gate, load_runs, GateLimit, GateOptions};
-use arena_report::Format;
+use arena_report::{Exit, Format};
 
 use super::common::outputs::{refuse_overwrite, Output};
 use super::common::stdout::{closed_pipe, print};
@@ -16,22 +16,28 @@ use super::compare::StatsArgs;
 #[derive(Debug, clap::Args)]
 pub struct GateArgs {
     /// Baseline run folders (or folders of runs), pooled.
-    #[arg(long, required_unless_present = "baseline_history", conflicts_with = "baseline_history", num_args = 1.., value_name = "RUNS")]
+    #[arg(
+        long,
+        required_unless_present = "baseline_history",
+        conflicts_with = "baseline_history",
+        num_args = 1..,
+        value_name = "RUNS"
+    )]
     pub baseline: Vec<PathBuf>,
     /// Take the baseline from the run history instead: the newest --last runs of BRANCH
     /// on --testbed with the candidate's pilot hash that the comparability rules find
     /// measured like the candidate.
     #[arg(long, value_name = "BRANCH")]
     pub baseline_history: Option<String>,
-    /// How many stored runs make the history baseline.
-    #[arg(long, value_name = "N", default_value_t = 10, requires = "baseline_history", value_parser = clap::value_parser!(u32).range(1..=10_000))]
-    pub last: u32,
+    /// How many stored runs make the history baseline (default 10).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub last: Option<u32>,
     /// The history's database, an SQLite file or a postgres:// URL (default:
     /// $ARENA_PERF_DB, else reports/history.sqlite).
-    #[arg(long, value_name = "PATH|URL", requires = "baseline_history")]
+    #[arg(long, value_name = "PATH|URL")]
     pub db: Option<String>,
     /// The testbed the history baseline was measured on (default: this machine's hostname).
-    #[arg(long, requires = "baseline_history")]
+    #[arg(long)]
     pub testbed: Option<String>,
     /// Candidate run folders (or folders of runs), pooled.
     #[arg(long, required = true, num_args = 1.., value_name = "RUNS")]
@@ -83,6 +89,17 @@ pub fn run(a: GateArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|s| GateLimit::parse(s))
         .collect::<anyhow::Result<Vec<_>>>()?;
+    let history_only = [
+        ("--last", a.last.is_some()),
+        ("--db", a.db.is_some()),
+        ("--testbed", a.testbed.is_some()),
+    ];
+    if let (None, Some((flag, _))) = (&a.baseline_history, history_only.iter().find(|f| f.1)) {
+        return Err(Exit::bad_input(format!(
+            "{flag} chooses the history baseline: give it with --baseline-history BRANCH"
+        ))
+        .into());
+    }
     let candidate = load_runs(&a.candidate)?;
     let (baseline, from_history) = match &a.baseline_history {
         Some(branch) => history_baseline(&a, branch, &candidate)?,
@@ -152,13 +169,14 @@ fn history_baseline(
         .testbed
         .clone()
         .unwrap_or_else(arena_history::default_testbed);
+    let last = a.last.unwrap_or(10);
     let b =
-        arena_history::baseline_runs(store.as_ref(), branch, &testbed, candidate, a.last as usize)?;
+        arena_history::baseline_runs(store.as_ref(), branch, &testbed, candidate, last as usize)?;
     let ids: Vec<String> = b.rows.iter().map(|r| r.id.to_string()).collect();
     let note = format!(
         "baseline: the last {} stored runs of {branch} on testbed {testbed} (asked for {}; ids {}){}",
         b.runs.len(),
-        a.last,
+        last,
         ids.join(", "),
         if b.not_comparable > 0 {
             format!("; {} passed over as not measured alike", b.not_comparable)
