@@ -89,17 +89,7 @@ pub fn run(a: GateArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|s| GateLimit::parse(s))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let history_only = [
-        ("--last", a.last.is_some()),
-        ("--db", a.db.is_some()),
-        ("--testbed", a.testbed.is_some()),
-    ];
-    if let (None, Some((flag, _))) = (&a.baseline_history, history_only.iter().find(|f| f.1)) {
-        return Err(Exit::bad_input(format!(
-            "{flag} chooses the history baseline: give it with --baseline-history BRANCH"
-        ))
-        .into());
-    }
+    refuse_history_flags(&a)?;
     let candidate = load_runs(&a.candidate)?;
     let (baseline, from_history) = match &a.baseline_history {
         Some(branch) => history_baseline(&a, branch, &candidate)?,
@@ -156,6 +146,23 @@ pub fn run(a: GateArgs) -> anyhow::Result<ExitCode> {
         eprintln!("arena-perf gate: all {total} checks passed");
         Ok(ExitCode::SUCCESS)
     }
+}
+
+/// The history baseline's flags are refused without `--baseline-history`: beside a folder
+/// baseline they would be silently ignored.
+fn refuse_history_flags(a: &GateArgs) -> anyhow::Result<()> {
+    let history_only = [
+        ("--last", a.last.is_some()),
+        ("--db", a.db.is_some()),
+        ("--testbed", a.testbed.is_some()),
+    ];
+    if let (None, Some((flag, _))) = (&a.baseline_history, history_only.iter().find(|f| f.1)) {
+        return Err(Exit::bad_input(format!(
+            "{flag} chooses the history baseline: give it with --baseline-history BRANCH"
+        ))
+        .into());
+    }
+    Ok(())
 }
 
 /// The baseline from the history, and the note that says which runs it is.

@@ -205,7 +205,13 @@ fn the_store_suite_passes_on_postgresql() {
         pg.list(&Filter::default()).unwrap()[0].content_hash
     );
 
-    // A server that goes away mid-add is exit 3 naming it; nothing of the run is left.
+    a_server_gone_mid_add_is_exit_3_and_leaves_nothing(&cluster);
+}
+
+/// Stops the server under a connected store: the add fails with exit 3 naming it, and
+/// once the server is back, only the run added before is there.
+fn a_server_gone_mid_add_is_exit_3_and_leaves_nothing(cluster: &Cluster) {
+    let open = |url: &str| crate::open(url).unwrap();
     let gone = cluster.database("gone");
     let mut store = open(&gone);
     store.add(&new_run(full_run(5), "main")).unwrap();
