@@ -118,6 +118,7 @@ fn expected(e: &Example) -> &'static [&'static str] {
             "0 of 2 checks failed",
             "underpowered, decided anyway",
         ],
+        ("history", 0) => &["history add", "stock-1", "added"],
         ("plot", 0) => &["wrote ", "latency.svg"],
         ("report", 0) => &["wrote ", "report.html", "against stock, 4 runs"],
         ("serve", 0) => &["fixture match at http://127.0.0.1:", "\"lazy_png\":true"],

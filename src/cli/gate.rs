@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::anyhow;
 use arena_compare::{gate, load_runs, GateLimit, GateOptions};
-use arena_report::Format;
+use arena_report::{Exit, Format};
 
 use super::common::outputs::{refuse_overwrite, Output};
 use super::common::stdout::{closed_pipe, print};
@@ -16,8 +16,29 @@ use super::compare::StatsArgs;
 #[derive(Debug, clap::Args)]
 pub struct GateArgs {
     /// Baseline run folders (or folders of runs), pooled.
-    #[arg(long, required = true, num_args = 1.., value_name = "RUNS")]
+    #[arg(
+        long,
+        required_unless_present = "baseline_history",
+        conflicts_with = "baseline_history",
+        num_args = 1..,
+        value_name = "RUNS"
+    )]
     pub baseline: Vec<PathBuf>,
+    /// Take the baseline from the run history instead: the newest --last runs of BRANCH
+    /// on --testbed with the candidate's pilot hash that the comparability rules find
+    /// measured like the candidate.
+    #[arg(long, value_name = "BRANCH")]
+    pub baseline_history: Option<String>,
+    /// How many stored runs make the history baseline (default 10).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub last: Option<u32>,
+    /// The history's database, an SQLite file or a postgres:// URL (default:
+    /// $ARENA_PERF_DB, else reports/history.sqlite).
+    #[arg(long, value_name = "PATH|URL")]
+    pub db: Option<String>,
+    /// The testbed the history baseline was measured on (default: this machine's hostname).
+    #[arg(long)]
+    pub testbed: Option<String>,
     /// Candidate run folders (or folders of runs), pooled.
     #[arg(long, required = true, num_args = 1.., value_name = "RUNS")]
     pub candidate: Vec<PathBuf>,
@@ -68,8 +89,12 @@ pub fn run(a: GateArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|s| GateLimit::parse(s))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let baseline = load_runs(&a.baseline)?;
+    refuse_history_flags(&a)?;
     let candidate = load_runs(&a.candidate)?;
+    let (baseline, from_history) = match &a.baseline_history {
+        Some(branch) => history_baseline(&a, branch, &candidate)?,
+        None => (load_runs(&a.baseline)?, None),
+    };
     let sides = arena_compare::sides(&baseline, &candidate);
     let mixed = arena_compare::refuse_mixed("gate", &sides, a.stats.allow_mixed)?;
     let opts = GateOptions {
@@ -79,6 +104,9 @@ pub fn run(a: GateArgs) -> anyhow::Result<ExitCode> {
     };
     let mut result = gate(&baseline, &candidate, &limits, &opts)?;
     arena_compare::warn_mixed(&mixed, [&mut result.table], &mut result.findings);
+    if let Some(note) = from_history {
+        result.table.note(note);
+    }
     // The verdict is decided: a failed write from here on is said on stderr and the exit
     // code stays the verdict's (1 for a regression, 0 for a pass).
     let mut write_errors: Vec<anyhow::Error> = Vec::new();
@@ -118,4 +146,50 @@ pub fn run(a: GateArgs) -> anyhow::Result<ExitCode> {
         eprintln!("arena-perf gate: all {total} checks passed");
         Ok(ExitCode::SUCCESS)
     }
+}
+
+/// The history baseline's flags are refused without `--baseline-history`: beside a folder
+/// baseline they would be silently ignored.
+fn refuse_history_flags(a: &GateArgs) -> anyhow::Result<()> {
+    let history_only = [
+        ("--last", a.last.is_some()),
+        ("--db", a.db.is_some()),
+        ("--testbed", a.testbed.is_some()),
+    ];
+    if let (None, Some((flag, _))) = (&a.baseline_history, history_only.iter().find(|f| f.1)) {
+        return Err(Exit::bad_input(format!(
+            "{flag} chooses the history baseline: give it with --baseline-history BRANCH"
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// The baseline from the history, and the note that says which runs it is.
+fn history_baseline(
+    a: &GateArgs,
+    branch: &str,
+    candidate: &[arena_run::Run],
+) -> anyhow::Result<(Vec<arena_run::Run>, Option<String>)> {
+    let store = arena_history::open_default(a.db.as_deref())?;
+    let testbed = a
+        .testbed
+        .clone()
+        .unwrap_or_else(arena_history::default_testbed);
+    let last = a.last.unwrap_or(10);
+    let b =
+        arena_history::baseline_runs(store.as_ref(), branch, &testbed, candidate, last as usize)?;
+    let ids: Vec<String> = b.rows.iter().map(|r| r.id.to_string()).collect();
+    let note = format!(
+        "baseline: the last {} stored runs of {branch} on testbed {testbed} (asked for {}; ids {}){}",
+        b.runs.len(),
+        last,
+        ids.join(", "),
+        if b.not_comparable > 0 {
+            format!("; {} passed over as not measured alike", b.not_comparable)
+        } else {
+            String::new()
+        }
+    );
+    Ok((b.runs, Some(note)))
 }

@@ -12,6 +12,7 @@ mod compare;
 mod completions;
 mod demo;
 mod gate;
+mod history;
 mod logs;
 mod matrix;
 mod pilot;
@@ -52,6 +53,9 @@ pub enum Command {
     Compare(compare::CompareArgs),
     /// CI gate: exit 1 only on a significant regression past a limit (2 on bad input).
     Gate(gate::GateArgs),
+    /// Keep runs in a database (SQLite by default) and read them back: add, list, show, and
+    /// a metric's trend over commits with its steps named.
+    History(history::HistoryArgs),
     /// Write one self-contained HTML page of runs for a pull request: compare's tables with
     /// warnings beside their figures, latency plots with each loop on hover, run metadata.
     Report(report::ReportArgs),
@@ -114,6 +118,7 @@ fn only_reads_and_prints(cmd: &Command) -> bool {
         | Command::Man(_) => true,
         // A screenshot drives a headless Chromium.
         Command::Report(r) => r.screenshot.is_none(),
+        Command::History(h) => !matches!(h.command, history::HistoryCommand::Add(_)),
         Command::Wire(w) => matches!(w.command, wire::WireCommand::Summary(_)),
         _ => false,
     }
@@ -128,6 +133,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Verify(a) => verify::run(a),
         Command::Compare(a) => compare::run(a),
         Command::Gate(a) => gate::run(a),
+        Command::History(a) => history::run(a),
         Command::Plot(a) => plot::run(a),
         Command::Report(a) => report::run(a),
         Command::Matrix(a) => matrix::run(a),

@@ -1,0 +1,397 @@
+//! Steps in a series of per-run figures: where the level of a metric changed, by how much,
+//! and whether the change is more than the noise between runs.
+//!
+//! Candidates come from PELT (Killick, Fearnhead & Eckley 2012, "Optimal detection of
+//! changepoints with a linear computational cost", JASA 107(500):1590-1598): the exact
+//! minimiser over every segmentation of the sum of segment costs plus a penalty per change,
+//! found in linear expected time by pruning split points that can never be optimal again.
+//! The cost of a segment is its squared deviation from its own mean in units of the noise
+//! variance (a change in mean under normal noise), the noise estimated from successive
+//! differences (median absolute difference, so the steps themselves barely move it); the
+//! penalty is 2 ln n per change (SIC: a location and a level). Each candidate is then put
+//! to a permutation test inside the segment around it (its neighbours' bounds): the
+//! largest standardized mean difference over every split of the segment, against the same
+//! maximum over shuffles of it, so the choice of the split is inside the test; Holm over
+//! the candidates keeps the false-alarm rate of the whole series at `alpha`. A step's size
+//! is the difference of the means of its two segments, with a bootstrap percentile
+//! interval resampling each segment.
+
+use arena_stats::{holm, quantile_sorted, Rng};
+
+/// How steps are searched for and tested.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ChangeOptions {
+    /// Family-wise false-alarm rate over the series' candidates (Holm).
+    pub alpha: f64,
+    pub permutations: usize,
+    /// Bootstrap resamples of a step's size.
+    pub resamples: usize,
+    /// Level of the size's interval.
+    pub level: f64,
+    /// The fewest points a segment may have.
+    pub min_size: usize,
+    pub seed: u64,
+}
+
+impl Default for ChangeOptions {
+    fn default() -> Self {
+        ChangeOptions {
+            alpha: 0.01,
+            permutations: 999,
+            resamples: 2000,
+            level: 0.95,
+            min_size: 2,
+            seed: 0x5EED_C4A6,
+        }
+    }
+}
+
+/// One step: the series' level moved at point `at` (the first point of the new level).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChangePoint {
+    pub at: usize,
+    /// Mean after minus mean before, in the series' unit.
+    pub size: f64,
+    pub lo: f64,
+    pub hi: f64,
+    pub before: f64,
+    pub after: f64,
+    /// Permutation p-value, Holm-adjusted over the series' candidates.
+    pub p: f64,
+}
+
+/// Prefix sums of x and x^2: any segment's cost in O(1).
+struct Sums {
+    s: Vec<f64>,
+    s2: Vec<f64>,
+}
+
+impl Sums {
+    fn new(x: &[f64]) -> Sums {
+        let (mut s, mut s2) = (vec![0.0], vec![0.0]);
+        for v in x {
+            s.push(s.last().unwrap_or(&0.0) + v);
+            s2.push(s2.last().unwrap_or(&0.0) + v * v);
+        }
+        Sums { s, s2 }
+    }
+
+    /// Squared deviation of x[a..b] from its mean.
+    fn sse(&self, a: usize, b: usize) -> f64 {
+        let n = (b - a) as f64;
+        let sum = self.s[b] - self.s[a];
+        (self.s2[b] - self.s2[a] - sum * sum / n).max(0.0)
+    }
+}
+
+/// The noise's standard deviation from successive differences: MAD / 0.6745 / sqrt(2), or
+/// their standard deviation / sqrt(2) when most differences are zero.
+pub fn noise_sd(x: &[f64]) -> f64 {
+    let mut d: Vec<f64> = x.windows(2).map(|w| (w[1] - w[0]).abs()).collect();
+    if d.is_empty() {
+        return 0.0;
+    }
+    d.sort_unstable_by(f64::total_cmp);
+    let mad = quantile_sorted(&d, 0.5).unwrap_or(0.0) / 0.6745 / std::f64::consts::SQRT_2;
+    if mad > 0.0 {
+        return mad;
+    }
+    let raw: Vec<f64> = x.windows(2).map(|w| w[1] - w[0]).collect();
+    let m = raw.iter().sum::<f64>() / raw.len() as f64;
+    let var = raw.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / raw.len() as f64;
+    var.sqrt() / std::f64::consts::SQRT_2
+}
+
+/// PELT: the segmentation of `x` minimising sum(SSE / sd^2) + `penalty` per change, with
+/// segments of at least `min_size`. Returns the changes' positions (first point of each
+/// new segment), ascending.
+pub fn pelt(x: &[f64], sd: f64, penalty: f64, min_size: usize) -> Vec<usize> {
+    let n = x.len();
+    let min_size = min_size.max(1);
+    if n < 2 * min_size || sd <= 0.0 {
+        return Vec::new();
+    }
+    let sums = Sums::new(x);
+    let var = sd * sd;
+    let cost = |a: usize, b: usize| sums.sse(a, b) / var;
+    let mut f = vec![f64::INFINITY; n + 1];
+    let mut last = vec![0usize; n + 1];
+    f[0] = -penalty;
+    let mut candidates: Vec<usize> = vec![0];
+    for t in min_size..=n {
+        let mut best = (f64::INFINITY, 0);
+        for &tau in candidates.iter().filter(|&&tau| t - tau >= min_size) {
+            let v = f[tau] + cost(tau, t) + penalty;
+            if v < best.0 {
+                best = (v, tau);
+            }
+        }
+        (f[t], last[t]) = best;
+        // Pruning (Killick et al. 2012, eq. 4, with K = 0 for this cost): a split point
+        // that already does worse than the best without the penalty never wins later.
+        candidates.retain(|&tau| t - tau < min_size || f[tau] + cost(tau, t) <= f[t]);
+        if t + min_size <= n && f[t].is_finite() {
+            candidates.push(t);
+        }
+    }
+    let mut out = Vec::new();
+    let mut t = n;
+    while t > 0 {
+        let tau = last[t];
+        if tau > 0 {
+            out.push(tau);
+        }
+        t = tau;
+    }
+    out.reverse();
+    out
+}
+
+/// The largest standardized mean difference over every split of `x` into two parts of at
+/// least `min_size`: |mean_left - mean_right| * sqrt(nl * nr / n).
+fn max_split_stat(x: &[f64], min_size: usize) -> f64 {
+    let n = x.len();
+    let total: f64 = x.iter().sum();
+    let mut left = 0.0;
+    let mut best: f64 = 0.0;
+    for (k, v) in x.iter().enumerate().take(n.saturating_sub(min_size)) {
+        left += v;
+        let nl = k + 1;
+        if nl < min_size {
+            continue;
+        }
+        let nr = n - nl;
+        let d = left / nl as f64 - (total - left) / nr as f64;
+        best = best.max(d.abs() * ((nl * nr) as f64 / n as f64).sqrt());
+    }
+    best
+}
+
+/// Permutation p-value of a change inside `x` (one segment with a candidate in it).
+fn permutation_p(x: &[f64], opts: &ChangeOptions, rng: &mut Rng) -> f64 {
+    let observed = max_split_stat(x, opts.min_size);
+    let mut y = x.to_vec();
+    let mut at_least = 0usize;
+    for _ in 0..opts.permutations {
+        rng.shuffle(&mut y);
+        if max_split_stat(&y, opts.min_size) >= observed * (1.0 - 1e-12) {
+            at_least += 1;
+        }
+    }
+    (1 + at_least) as f64 / (1 + opts.permutations) as f64
+}
+
+fn mean(x: &[f64]) -> f64 {
+    x.iter().sum::<f64>() / x.len() as f64
+}
+
+/// Bootstrap percentile interval of mean(b) - mean(a).
+fn size_interval(a: &[f64], b: &[f64], opts: &ChangeOptions, rng: &mut Rng) -> (f64, f64) {
+    let resample = |x: &[f64], rng: &mut Rng| {
+        (0..x.len()).map(|_| x[rng.below(x.len())]).sum::<f64>() / x.len() as f64
+    };
+    let mut reps: Vec<f64> = (0..opts.resamples.max(2))
+        .map(|_| resample(b, rng) - resample(a, rng))
+        .collect();
+    reps.sort_unstable_by(f64::total_cmp);
+    let tail = (1.0 - opts.level) / 2.0;
+    (
+        quantile_sorted(&reps, tail).unwrap_or(f64::NAN),
+        quantile_sorted(&reps, 1.0 - tail).unwrap_or(f64::NAN),
+    )
+}
+
+/// Holm-adjusted permutation p of each change in `cps`, each tested in the segment between
+/// its neighbours.
+fn test_changes(x: &[f64], cps: &[usize], opts: &ChangeOptions, rng: &mut Rng) -> Vec<f64> {
+    let raw: Vec<f64> = (0..cps.len())
+        .map(|k| {
+            let a = if k == 0 { 0 } else { cps[k - 1] };
+            let b = cps.get(k + 1).copied().unwrap_or(x.len());
+            permutation_p(&x[a..b], opts, rng)
+        })
+        .collect();
+    holm(&raw)
+}
+
+/// The significant steps of `x` (finite values, in series order). PELT's candidates are
+/// tested; the weakest one failing the test is dropped and the rest retested between their
+/// new neighbours, until every one left passes.
+pub fn detect(x: &[f64], opts: &ChangeOptions) -> Vec<ChangePoint> {
+    let n = x.len();
+    if n < 2 * opts.min_size.max(1) || x.iter().any(|v| !v.is_finite()) {
+        return Vec::new();
+    }
+    let sd = noise_sd(x);
+    let mut cps = pelt(x, sd, 2.0 * (n as f64).ln(), opts.min_size);
+    let mut rng = Rng::new(opts.seed);
+    let p = loop {
+        let p = test_changes(x, &cps, opts, &mut rng);
+        let worst = (0..cps.len())
+            .filter(|&k| p[k].is_nan() || p[k] > opts.alpha)
+            .max_by(|&i, &j| p[i].total_cmp(&p[j]));
+        match worst {
+            Some(k) => {
+                cps.remove(k);
+            }
+            None => break p,
+        }
+    };
+    describe(x, &cps, &p, opts, &mut rng)
+}
+
+fn describe(
+    x: &[f64],
+    cps: &[usize],
+    p: &[f64],
+    opts: &ChangeOptions,
+    rng: &mut Rng,
+) -> Vec<ChangePoint> {
+    (0..cps.len())
+        .map(|k| {
+            let a = if k == 0 { 0 } else { cps[k - 1] };
+            let b = cps.get(k + 1).copied().unwrap_or(x.len());
+            let (before, after) = (&x[a..cps[k]], &x[cps[k]..b]);
+            let (lo, hi) = size_interval(before, after, opts, rng);
+            ChangePoint {
+                at: cps[k],
+                size: mean(after) - mean(before),
+                lo,
+                hi,
+                before: mean(before),
+                after: mean(after),
+                p: p[k],
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn noisy(levels: &[(usize, f64)], sd: f64, seed: u64) -> Vec<f64> {
+        let mut rng = Rng::new(seed);
+        levels
+            .iter()
+            .flat_map(|&(n, level)| std::iter::repeat_n(level, n))
+            .map(|v| v + sd * rng.normal())
+            .collect()
+    }
+
+    /// The penalised cost of one segmentation, straight from the definition.
+    fn total_cost(x: &[f64], cps: &[usize], sd: f64, penalty: f64) -> f64 {
+        let mut bounds = vec![0];
+        bounds.extend_from_slice(cps);
+        bounds.push(x.len());
+        bounds
+            .windows(2)
+            .map(|w| {
+                let seg = &x[w[0]..w[1]];
+                let m = mean(seg);
+                seg.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / (sd * sd)
+            })
+            .sum::<f64>()
+            + penalty * cps.len() as f64
+    }
+
+    /// Every segmentation with segments of at least `min_size`, by brute force.
+    fn best_by_enumeration(x: &[f64], sd: f64, penalty: f64, min_size: usize) -> (f64, Vec<usize>) {
+        let n = x.len();
+        let mut best = (f64::INFINITY, Vec::new());
+        for mask in 0u32..(1 << (n - 1)) {
+            let cps: Vec<usize> = (1..n).filter(|i| mask & (1 << (i - 1)) != 0).collect();
+            let mut bounds = vec![0];
+            bounds.extend_from_slice(&cps);
+            bounds.push(n);
+            if bounds.windows(2).any(|w| w[1] - w[0] < min_size) {
+                continue;
+            }
+            let c = total_cost(x, &cps, sd, penalty);
+            if c < best.0 - 1e-9 {
+                best = (c, cps);
+            }
+        }
+        best
+    }
+
+    #[test]
+    fn pelt_finds_the_optimal_segmentation_that_enumeration_finds() {
+        for seed in 0..40u64 {
+            let mut rng = Rng::new(seed);
+            let n = 6 + rng.below(7);
+            let min_size = 1 + rng.below(3);
+            let x: Vec<f64> = (0..n)
+                .map(|i| if i >= n / 2 { 3.0 } else { 0.0 } * (seed % 3) as f64 + rng.normal())
+                .collect();
+            let (sd, penalty) = (1.0, 0.5 + rng.uniform() * 4.0);
+            let (cost, cps) = best_by_enumeration(&x, sd, penalty, min_size);
+            let got = pelt(&x, sd, penalty, min_size);
+            let got_cost = total_cost(&x, &got, sd, penalty);
+            assert!(
+                (got_cost - cost).abs() < 1e-9,
+                "seed {seed}: pelt {got:?} ({got_cost}) vs {cps:?} ({cost})"
+            );
+        }
+    }
+
+    #[test]
+    fn the_split_statistic_is_the_largest_standardized_mean_difference() {
+        let x = [1.0, 2.0, 9.0, 10.0, 11.0];
+        let by_hand = (1..x.len())
+            .map(|k| {
+                let (l, r) = x.split_at(k);
+                (mean(l) - mean(r)).abs() * ((l.len() * r.len()) as f64 / x.len() as f64).sqrt()
+            })
+            .fold(0.0, f64::max);
+        assert!((max_split_stat(&x, 1) - by_hand).abs() < 1e-12);
+        // min_size 2 leaves out the splits with a side of one.
+        let two = [2, 3].map(|k| {
+            let (l, r) = x.split_at(k);
+            (mean(l) - mean(r)).abs() * ((l.len() * r.len()) as f64 / 5.0).sqrt()
+        });
+        assert!((max_split_stat(&x, 2) - two[0].max(two[1])).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_40_ms_step_at_25_of_40_is_found_there_with_its_size() {
+        for seed in 1..=5 {
+            let x = noisy(&[(25, 50.0), (15, 90.0)], 4.0, seed);
+            let steps = detect(&x, &ChangeOptions::default());
+            assert_eq!(steps.len(), 1, "seed {seed}: {steps:?}");
+            let s = &steps[0];
+            assert_eq!(s.at, 25, "seed {seed}: {s:?}");
+            assert!((s.size - 40.0).abs() <= 5.0, "seed {seed}: {s:?}");
+            assert!(
+                s.lo <= s.size && s.size <= s.hi && s.lo > 30.0,
+                "seed {seed}: {s:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_flat_series_has_no_step() {
+        for seed in 1..=10 {
+            let x = noisy(&[(40, 50.0)], 4.0, seed);
+            let steps = detect(&x, &ChangeOptions::default());
+            assert!(steps.is_empty(), "seed {seed}: {steps:?}");
+        }
+    }
+
+    #[test]
+    fn two_steps_are_both_found_and_a_step_down_is_negative() {
+        let x = noisy(&[(15, 50.0), (15, 80.0), (15, 60.0)], 3.0, 7);
+        let steps = detect(&x, &ChangeOptions::default());
+        let at: Vec<usize> = steps.iter().map(|s| s.at).collect();
+        assert_eq!(at, vec![15, 30], "{steps:?}");
+        assert!(steps[0].size > 0.0 && steps[1].size < 0.0, "{steps:?}");
+    }
+
+    #[test]
+    fn too_short_or_not_finite_series_have_no_step() {
+        assert!(detect(&[1.0, 2.0, 3.0], &ChangeOptions::default()).is_empty());
+        let mut x = noisy(&[(10, 0.0), (10, 100.0)], 1.0, 3);
+        x[4] = f64::INFINITY;
+        assert!(detect(&x, &ChangeOptions::default()).is_empty());
+    }
+}

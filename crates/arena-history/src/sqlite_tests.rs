@@ -1,0 +1,153 @@
+use rusqlite::Connection;
+
+use super::*;
+use crate::suite::{self, full_run, new_run};
+
+fn store(d: &tempfile::TempDir) -> SqliteStore {
+    SqliteStore::open(&d.path().join("h.sqlite")).unwrap()
+}
+
+#[test]
+fn a_stored_run_loads_back_as_the_same_run() {
+    let d = tempfile::tempdir().unwrap();
+    suite::a_stored_run_loads_back_as_the_same_run(&mut store(&d));
+}
+
+#[test]
+fn the_same_run_added_twice_is_kept_once() {
+    let d = tempfile::tempdir().unwrap();
+    suite::the_same_run_added_twice_is_kept_once(&mut store(&d));
+}
+
+#[test]
+fn list_filters_and_keeps_the_order_of_adding() {
+    let d = tempfile::tempdir().unwrap();
+    suite::list_filters_and_keeps_the_order_of_adding(&mut store(&d));
+}
+
+#[test]
+fn load_many_reads_what_load_reads() {
+    let d = tempfile::tempdir().unwrap();
+    suite::load_many_reads_what_load_reads(&mut store(&d));
+}
+
+#[test]
+fn eight_writers_store_200_runs() {
+    let d = tempfile::tempdir().unwrap();
+    let path = d.path().join("h.sqlite");
+    suite::eight_writers_store_200_runs(&|| Box::new(SqliteStore::open(&path).unwrap()));
+}
+
+#[test]
+fn a_writer_killed_mid_insert_leaves_no_partial_run() {
+    let d = tempfile::tempdir().unwrap();
+    let path = d.path().join("h.sqlite");
+    suite::killed_writer_leaves_nothing(&path.display().to_string());
+    let s = SqliteStore::open(&path).unwrap();
+    for table in ["loops", "events", "warnings", "cpu_phases"] {
+        let n: i64 = s
+            .conn
+            .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
+            .unwrap();
+        let want = [40, 34, 1, 2][["loops", "events", "warnings", "cpu_phases"]
+            .iter()
+            .position(|t| *t == table)
+            .unwrap()];
+        assert_eq!(n, want, "{table}: only the run added after the kill");
+    }
+}
+
+fn open_err(path: &Path) -> String {
+    let e = SqliteStore::open(path).err().expect("refused");
+    assert_eq!(ExitKind::of(&e), Some(ExitKind::BadInput), "{e:#}");
+    format!("{e:#}")
+}
+
+#[test]
+fn a_file_that_is_not_this_tools_database_is_refused_by_name() {
+    let d = tempfile::tempdir().unwrap();
+    let text = d.path().join("notes.txt");
+    fs::write(&text, "hello, not a database\n").unwrap();
+    let e = open_err(&text);
+    assert!(
+        e.contains("notes.txt") && e.contains("not an SQLite database"),
+        "{e}"
+    );
+    assert_eq!(
+        fs::read_to_string(&text).unwrap(),
+        "hello, not a database\n"
+    );
+
+    let other = d.path().join("other.sqlite");
+    let c = Connection::open(&other).unwrap();
+    c.execute_batch(
+        "CREATE TABLE accounts (id INTEGER, name TEXT); INSERT INTO accounts VALUES (1, 'a');",
+    )
+    .unwrap();
+    drop(c);
+    let e = open_err(&other);
+    assert!(
+        e.contains("other.sqlite") && e.contains("something else") && e.contains("accounts"),
+        "{e}"
+    );
+    let n: i64 = Connection::open(&other)
+        .unwrap()
+        .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, 1, "nothing was created in another app's database");
+}
+
+#[test]
+fn a_database_from_a_newer_version_is_refused_naming_both_versions() {
+    let d = tempfile::tempdir().unwrap();
+    let path = d.path().join("h.sqlite");
+    drop(SqliteStore::open(&path).unwrap());
+    let c = Connection::open(&path).unwrap();
+    c.execute(
+        "UPDATE schema_version SET version = ?1",
+        [SCHEMA_VERSION + 1],
+    )
+    .unwrap();
+    drop(c);
+    let e = open_err(&path);
+    let (newer, ours) = (
+        format!("version {}", SCHEMA_VERSION + 1),
+        format!("version {SCHEMA_VERSION}"),
+    );
+    assert!(
+        e.contains("h.sqlite") && e.contains(&newer) && e.contains(&ours),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_new_database_is_created_at_the_current_version_in_wal_mode() {
+    let d = tempfile::tempdir().unwrap();
+    let path = d.path().join("sub/dir/h.sqlite");
+    let s = SqliteStore::open(&path).unwrap();
+    let (v, app): (i64, String) = s
+        .conn
+        .query_row("SELECT version, app FROM schema_version", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    assert_eq!((v, app.as_str()), (SCHEMA_VERSION, APP));
+    let mode: String = s
+        .conn
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+    drop(s);
+    // Opening again applies nothing and keeps what is stored.
+    let mut s = SqliteStore::open(&path).unwrap();
+    s.add(&new_run(full_run(3), "main")).unwrap();
+    drop(s);
+    assert_eq!(
+        SqliteStore::open(&path)
+            .unwrap()
+            .list(&Filter::default())
+            .unwrap()
+            .len(),
+        1
+    );
+}

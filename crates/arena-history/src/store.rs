@@ -1,0 +1,189 @@
+//! The one interface every database is used through, and the choice of database from
+//! `--db` (or `ARENA_PERF_DB`).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use arena_run::Run;
+
+use crate::record::NewRun;
+
+/// Where the history is when neither `--db` nor [`DB_ENV`] says.
+pub const DEFAULT_DB: &str = "reports/history.sqlite";
+
+/// The environment variable that names the database when `--db` is not given.
+pub const DB_ENV: &str = "ARENA_PERF_DB";
+
+/// What an add did: stored the run, or found it already there (same content hash).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Added {
+    New(i64),
+    Duplicate(i64),
+}
+
+impl Added {
+    pub fn id(self) -> i64 {
+        match self {
+            Added::New(id) | Added::Duplicate(id) => id,
+        }
+    }
+}
+
+/// Which runs `list`, `trend` and the gate's baseline read. Every field set must match.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    pub branch: Option<String>,
+    pub testbed: Option<String>,
+    /// A prefix of the pilot hash (12 characters are shown; any prefix matches).
+    pub pilot: Option<String>,
+    pub arm: Option<String>,
+    /// Runs started at or after this UTC time (RFC 3339, or a date `2026-11-29`).
+    pub since: Option<String>,
+    /// Only the newest this many of the runs that match (still listed oldest first).
+    pub last: Option<usize>,
+}
+
+impl Filter {
+    /// Refuses (exit 2) a `since` that is not a UTC date or RFC 3339 time: it is compared
+    /// as text with the runs' start times, so anything else would select nonsense.
+    pub fn check(&self) -> Result<()> {
+        let Some(since) = &self.since else {
+            return Ok(());
+        };
+        let b = since.as_bytes();
+        let digits =
+            |r: std::ops::Range<usize>| b.get(r).is_some_and(|d| d.iter().all(u8::is_ascii_digit));
+        let date = b.len() >= 10
+            && digits(0..4)
+            && b[4] == b'-'
+            && digits(5..7)
+            && b[7] == b'-'
+            && digits(8..10);
+        if date && (b.len() == 10 || b[10] == b'T') {
+            return Ok(());
+        }
+        Err(arena_report::Exit::bad_input(format!(
+            "--since {since}: expected a UTC date (2026-11-29) or RFC 3339 time (2026-11-29T10:00:00Z)"
+        ))
+        .into())
+    }
+}
+
+/// One stored run as the lists show it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunRow {
+    pub id: i64,
+    pub content_hash: String,
+    pub added_at: String,
+    pub branch: Option<String>,
+    pub commit: Option<String>,
+    pub testbed: String,
+    pub arm: String,
+    pub pilot_hash: String,
+    pub status: String,
+    pub started_at: String,
+    pub ended_at: String,
+    pub knobs: BTreeMap<String, String>,
+    pub loops: u64,
+    pub answered: u64,
+    pub unanswered: u64,
+    pub source: Option<String>,
+}
+
+/// How many rows of each table one stored run holds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StoredCounts {
+    pub loops: u64,
+    pub events: u64,
+    pub warnings: u64,
+    pub cpu: u64,
+}
+
+/// A history database. Every add is one transaction: a run is stored whole or not at all.
+pub trait Store {
+    /// Stores `run` unless a run with its content hash is already there.
+    fn add(&mut self, run: &NewRun) -> Result<Added>;
+    /// The runs `filter` selects, in the order they were added.
+    fn list(&self, filter: &Filter) -> Result<Vec<RunRow>>;
+    /// One run's row; exit 2 naming the id when there is none.
+    fn row(&self, id: i64) -> Result<RunRow>;
+    /// The run as its folder loaded, with its records when `events` (they can be large and
+    /// no table of figures needs them).
+    fn load(&self, id: i64, events: bool) -> Result<Run>;
+    /// The runs `ids` name, in that order, without their records: what trends read. A
+    /// store may read them in fewer round trips than one [`Store::load`] each.
+    fn load_many(&self, ids: &[i64]) -> Result<Vec<Run>> {
+        ids.iter().map(|id| self.load(*id, false)).collect()
+    }
+    /// Rows per table for one run.
+    fn counts(&self, id: i64) -> Result<StoredCounts>;
+    /// The database's schema version and what it is (`sqlite FILE`), for messages.
+    fn describe(&self) -> String;
+}
+
+/// Opens the database `db` names: a `postgres://` or `postgresql://` URL (PostgreSQL), else an SQLite
+/// file (created with its folder when absent). Anything that is not this tool's history
+/// is refused with exit 2 naming it.
+pub fn open(db: &str) -> Result<Box<dyn Store>> {
+    if db.starts_with("postgres://") || db.starts_with("postgresql://") {
+        return Ok(Box::new(crate::pg::PgStore::open(db)?));
+    }
+    Ok(Box::new(crate::sqlite::SqliteStore::open(Path::new(db))?))
+}
+
+/// The database named by `--db`, else by [`DB_ENV`], else [`DEFAULT_DB`].
+pub fn open_default(db: Option<&str>) -> Result<Box<dyn Store>> {
+    open(&resolve(db))
+}
+
+/// The text `open_default` opens.
+pub fn resolve(db: Option<&str>) -> String {
+    db.map(str::to_string)
+        .or_else(|| std::env::var(DB_ENV).ok().filter(|s| !s.is_empty()))
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_DB).display().to_string())
+}
+
+/// A URL with its password left out, for messages.
+pub(crate) fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(s), Some(at)) if at > s => {
+            let creds = &url[s + 3..at];
+            match creds.split_once(':') {
+                Some((user, _)) => format!("{}{user}:***{}", &url[..s + 3], &url[at..]),
+                None => url.to_string(),
+            }
+        }
+        _ => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact;
+
+    #[test]
+    fn since_takes_a_date_or_an_rfc_3339_time_only() {
+        let f = |s: &str| {
+            super::Filter {
+                since: Some(s.into()),
+                ..super::Filter::default()
+            }
+            .check()
+        };
+        assert!(f("2026-11-29").is_ok() && f("2026-11-29T10:00:00.000Z").is_ok());
+        for bad in ["yesterday", "2026-11", "29-11-2026", "2026-11-29 10:00", ""] {
+            assert!(f(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_url_is_shown_without_its_password() {
+        assert_eq!(
+            redact("postgres://ci:hunter2@db:5432/h"),
+            "postgres://ci:***@db:5432/h"
+        );
+        assert_eq!(redact("postgres://ci@db/h"), "postgres://ci@db/h");
+        assert_eq!(redact("reports/history.sqlite"), "reports/history.sqlite");
+    }
+}

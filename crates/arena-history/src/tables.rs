@@ -1,0 +1,286 @@
+//! The history commands' tables and JSON documents: built here, rendered by
+//! `arena_report` in whichever `--format` was asked for.
+
+use arena_report::json::document;
+use arena_report::{fmt_ms, num, Cell, Column, Table};
+use arena_run::Run;
+use serde_json::{json, Value};
+
+use crate::store::{RunRow, StoredCounts};
+use crate::trend::Trend;
+
+fn short(hash: &str) -> String {
+    hash.get(..12).unwrap_or(hash).to_string()
+}
+
+fn opt(v: &Option<String>) -> String {
+    v.clone().unwrap_or_else(|| "-".into())
+}
+
+/// `history list`: one row a stored run, oldest first.
+pub fn list_table(rows: &[RunRow]) -> Table {
+    let cols = [
+        "id", "branch", "commit", "testbed", "arm", "pilot", "status", "started", "loops",
+    ];
+    let mut t = Table::new(
+        cols.iter()
+            .map(|c| {
+                if *c == "id" || *c == "loops" {
+                    Column::right(*c)
+                } else {
+                    Column::left(*c)
+                }
+            })
+            .collect(),
+    )
+    .with_title(format!("stored runs (n = {})", rows.len()));
+    for r in rows {
+        t.push_row(vec![
+            Cell::num(r.id.to_string(), r.id as f64),
+            Cell::text(opt(&r.branch)),
+            Cell::text(r.commit.as_deref().map_or("-".into(), short)),
+            Cell::text(&r.testbed),
+            Cell::text(&r.arm),
+            Cell::text(short(&r.pilot_hash)),
+            Cell::text(&r.status),
+            Cell::text(&r.started_at),
+            Cell::num(r.loops.to_string(), r.loops as f64),
+        ]);
+    }
+    t
+}
+
+fn row_json(r: &RunRow) -> Value {
+    json!({
+        "id": r.id,
+        "content_hash": r.content_hash,
+        "added_at": r.added_at,
+        "branch": r.branch,
+        "commit": r.commit,
+        "testbed": r.testbed,
+        "arm": r.arm,
+        "pilot_hash": r.pilot_hash,
+        "status": r.status,
+        "started_at": r.started_at,
+        "ended_at": r.ended_at,
+        "knobs": r.knobs,
+        "loops": r.loops,
+        "answered": r.answered,
+        "unanswered": r.unanswered,
+        "source": r.source,
+    })
+}
+
+/// `history list --format json`.
+pub fn list_json(rows: &[RunRow]) -> Value {
+    document(
+        "history_list",
+        json!({ "runs": rows.iter().map(row_json).collect::<Vec<_>>() }),
+    )
+}
+
+/// `history show`: one run's fields, what is stored of it, its warnings and CPU by phase.
+pub fn show_table(r: &RunRow, counts: &StoredCounts, run: &Run) -> Table {
+    let mut t = Table::new(vec![Column::left("field"), Column::left("value")])
+        .with_title(format!("stored run {}", r.id));
+    let knobs: Vec<String> = r.knobs.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let fields: [(&str, String); 14] = [
+        ("arm", r.arm.clone()),
+        ("branch", opt(&r.branch)),
+        ("commit", opt(&r.commit)),
+        ("testbed", r.testbed.clone()),
+        ("pilot hash", r.pilot_hash.clone()),
+        (
+            "knobs",
+            if knobs.is_empty() {
+                "-".into()
+            } else {
+                knobs.join(", ")
+            },
+        ),
+        ("status", r.status.clone()),
+        ("started", r.started_at.clone()),
+        ("ended", r.ended_at.clone()),
+        ("added", r.added_at.clone()),
+        ("source", opt(&r.source)),
+        ("content hash", r.content_hash.clone()),
+        (
+            "loops (n)",
+            format!(
+                "{} ({} answered, {} unanswered)",
+                counts.loops, r.answered, r.unanswered
+            ),
+        ),
+        (
+            "records, warnings, CPU rows (n)",
+            format!("{}, {}, {}", counts.events, counts.warnings, counts.cpu),
+        ),
+    ];
+    for (k, v) in fields {
+        t.push_row(vec![Cell::text(k), Cell::text(v)]);
+    }
+    for w in &run.meta.warnings {
+        t.note(format!("\u{26a0} {}: {}", w.code, w.message));
+    }
+    if let Some(cpu) = &run.meta.cpu {
+        for p in &cpu.processes {
+            let by_phase: Vec<String> = cpu
+                .phases
+                .iter()
+                .zip(&p.pct_of_core)
+                .map(|(ph, pct)| format!("{} {pct:.1} %", ph.name))
+                .collect();
+            t.note(format!(
+                "CPU {} (% of one core, {} samples): {}",
+                p.label,
+                cpu.samples,
+                by_phase.join(", ")
+            ));
+        }
+    }
+    t
+}
+
+/// `history show --format json`.
+pub fn show_json(r: &RunRow, counts: &StoredCounts, run: &Run) -> Value {
+    document(
+        "history_run",
+        json!({
+            "run": row_json(r),
+            "stored": {
+                "loops": counts.loops,
+                "events": counts.events,
+                "warnings": counts.warnings,
+                "cpu_rows": counts.cpu,
+            },
+            "warnings": run.meta.warnings,
+            "cpu": run.meta.cpu,
+        }),
+    )
+}
+
+fn step_at(trend: &Trend, i: usize) -> Option<&crate::trend::Step> {
+    trend.steps.iter().find(|s| s.at == i)
+}
+
+/// `history trend`: one row a run, the quantile with its interval, a step marked on the
+/// run where the new level starts; the steps listed under it.
+pub fn trend_table(trend: &Trend) -> Table {
+    let name = format!("{}.{}", trend.metric.name(), trend.stat);
+    let mut t = Table::new(vec![
+        Column::right("#"),
+        Column::right("run"),
+        Column::left("commit"),
+        Column::left("arm"),
+        Column::right("n"),
+        Column::right(name.clone()),
+        Column::left("95% interval"),
+        Column::left("step"),
+    ])
+    .with_title(format!("{name} per run (n = {} runs)", trend.points.len()));
+    for (i, p) in trend.points.iter().enumerate() {
+        let est = p.estimate.unwrap_or(f64::NAN);
+        let ci = match (p.lo, p.hi) {
+            (Some(lo), Some(hi)) => format!("{} .. {}", fmt_ms(lo), fmt_ms(hi)),
+            _ => "-".into(),
+        };
+        let step =
+            step_at(trend, i).map_or(String::new(), |s| format!("\u{25b2} {:+.1} ms", s.size_ms));
+        t.push_row(vec![
+            Cell::num((i + 1).to_string(), (i + 1) as f64),
+            Cell::num(p.row.id.to_string(), p.row.id as f64),
+            Cell::text(p.row.commit.as_deref().map_or("-".into(), short)),
+            Cell::text(&p.row.arm),
+            Cell::num(p.n.to_string(), p.n as f64),
+            Cell::num(
+                if est.is_infinite() {
+                    "> window".into()
+                } else {
+                    fmt_ms(est)
+                },
+                est,
+            ),
+            Cell::text(ci),
+            Cell::text(step),
+        ]);
+    }
+    for s in &trend.steps {
+        t.note(format!(
+            "step at #{} (run {}, commit {}): {:+.1} ms (95% interval {:+.1} .. {:+.1} ms), {} -> {}, p = {:.4} (permutation, {} shuffles, Holm)",
+            s.at + 1,
+            s.run_id,
+            s.commit.as_deref().map_or("-".into(), short),
+            s.size_ms,
+            s.lo_ms,
+            s.hi_ms,
+            fmt_ms(s.before_ms),
+            fmt_ms(s.after_ms),
+            s.p,
+            trend.options.permutations,
+        ));
+    }
+    if trend.steps.is_empty() {
+        t.note(format!(
+            "no step: none found by PELT passed the permutation test at alpha = {} (n = {} runs)",
+            trend.options.alpha,
+            trend.points.len() - trend.left_out
+        ));
+    }
+    if trend.left_out > 0 {
+        t.note(format!(
+            "{} runs left out of the step search: no figure, or one past the window",
+            trend.left_out
+        ));
+    }
+    t
+}
+
+/// `history trend --format json`.
+pub fn trend_json(trend: &Trend) -> Value {
+    let points: Vec<Value> = trend
+        .points
+        .iter()
+        .map(|p| {
+            json!({
+                "run_id": p.row.id,
+                "commit": p.row.commit,
+                "branch": p.row.branch,
+                "arm": p.row.arm,
+                "n": p.n,
+                "estimate_ms": p.estimate.map_or(Value::Null, num),
+                "lo_ms": p.lo.map_or(Value::Null, num),
+                "hi_ms": p.hi.map_or(Value::Null, num),
+                "censored": p.estimate.is_some_and(f64::is_infinite),
+            })
+        })
+        .collect();
+    let steps: Vec<Value> = trend
+        .steps
+        .iter()
+        .map(|s| {
+            json!({
+                "at": s.at,
+                "run_id": s.run_id,
+                "commit": s.commit,
+                "before_ms": num(s.before_ms),
+                "after_ms": num(s.after_ms),
+                "size_ms": num(s.size_ms),
+                "lo_ms": num(s.lo_ms),
+                "hi_ms": num(s.hi_ms),
+                "p": num(s.p),
+            })
+        })
+        .collect();
+    document(
+        "history_trend",
+        json!({
+            "metric": trend.metric.name(),
+            "stat": trend.stat,
+            "method": "pelt+permutation",
+            "alpha": trend.options.alpha,
+            "permutations": trend.options.permutations,
+            "points": points,
+            "steps": steps,
+        }),
+    )
+}

@@ -1,0 +1,229 @@
+//! `arena-perf history`: runs kept in a database (SQLite by default, or PostgreSQL), listed, shown, and
+//! trended over commits with their steps named.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use arena_history::{Added, Filter, NewRun, Origin, TrendOptions};
+use arena_report::{Cell, Column, Exit, Format, Table};
+use arena_run::Run;
+use clap::{Args, Subcommand};
+
+use super::common::stdout::print;
+
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    #[command(subcommand)]
+    pub command: HistoryCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HistoryCommand {
+    /// Store run folders (or folders of runs); a run already stored is kept once.
+    Add(AddArgs),
+    /// List stored runs, oldest first.
+    List(ListArgs),
+    /// One stored run: where it came from, what is stored of it, its warnings and CPU.
+    Show(ShowArgs),
+    /// A metric's quantile per run with its interval, over the runs in the order they were
+    /// added, and the steps in it (PELT with a permutation test), each named by its run and
+    /// commit with its size and interval.
+    Trend(TrendArgs),
+}
+
+/// Which database.
+#[derive(Debug, Args)]
+pub struct DbArgs {
+    /// The history: an SQLite file (created when absent), or a PostgreSQL URL
+    /// (postgres://USER[:PASSWORD]@HOST[:PORT]/DB). Default: $ARENA_PERF_DB, else
+    /// reports/history.sqlite.
+    #[arg(long, value_name = "PATH|URL")]
+    pub db: Option<String>,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+}
+
+#[derive(Debug, Args)]
+pub struct AddArgs {
+    /// Run folders, or folders of runs. Every one is validated before any is stored.
+    #[arg(required = true, value_name = "RUN")]
+    pub runs: Vec<PathBuf>,
+    /// The branch measured (default: the current folder's git branch).
+    #[arg(long)]
+    pub branch: Option<String>,
+    /// The commit measured (default: the current folder's git HEAD).
+    #[arg(long)]
+    pub commit: Option<String>,
+    /// The machine the runs were measured on (default: this machine's hostname).
+    #[arg(long)]
+    pub testbed: Option<String>,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+/// Filters shared by `list` and `trend`.
+#[derive(Debug, Args)]
+pub struct FilterArgs {
+    #[arg(long)]
+    pub branch: Option<String>,
+    #[arg(long)]
+    pub testbed: Option<String>,
+    /// The pilot hash, or a prefix of it.
+    #[arg(long)]
+    pub pilot: Option<String>,
+    #[arg(long)]
+    pub arm: Option<String>,
+    /// Runs started at or after this UTC time (RFC 3339, or a date: 2026-11-29).
+    #[arg(long)]
+    pub since: Option<String>,
+    /// Only the newest N runs that match.
+    #[arg(long, value_name = "N")]
+    pub last: Option<usize>,
+}
+
+impl FilterArgs {
+    fn filter(&self) -> anyhow::Result<Filter> {
+        let f = Filter {
+            branch: self.branch.clone(),
+            testbed: self.testbed.clone(),
+            pilot: self.pilot.clone(),
+            arm: self.arm.clone(),
+            since: self.since.clone(),
+            last: self.last,
+        };
+        f.check()?;
+        Ok(f)
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    #[command(flatten)]
+    pub filter: FilterArgs,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// The run's id (`history list` shows it).
+    #[arg(value_name = "RUN-ID")]
+    pub id: i64,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct TrendArgs {
+    /// The figure per run: METRIC.pQ, e.g. inputToPaint.p50, over every loop with
+    /// unanswered ones censored at the window.
+    #[arg(value_name = "METRIC.pQ")]
+    pub metric: String,
+    #[command(flatten)]
+    pub filter: FilterArgs,
+    /// Family-wise false-alarm rate of the steps over the series (Holm).
+    #[arg(long, default_value_t = 0.01)]
+    pub alpha: f64,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+pub fn run(a: HistoryArgs) -> anyhow::Result<ExitCode> {
+    match a.command {
+        HistoryCommand::Add(a) => add(a),
+        HistoryCommand::List(a) => list(a),
+        HistoryCommand::Show(a) => show(a),
+        HistoryCommand::Trend(a) => trend(a),
+    }
+}
+
+fn render(format: Format, table: &Table, json: serde_json::Value) -> anyhow::Result<()> {
+    print(match format {
+        Format::Json => arena_report::json::to_text(&json),
+        f => table.render(f),
+    })
+}
+
+fn add(a: AddArgs) -> anyhow::Result<ExitCode> {
+    let origin = Origin {
+        branch: a.branch.or_else(arena_history::git_branch),
+        commit: a.commit.or_else(arena_history::git_commit),
+        testbed: a.testbed.unwrap_or_else(arena_history::default_testbed),
+    };
+    // Every run is validated before the first is stored: a bad folder stores nothing.
+    let mut runs = Vec::new();
+    for p in &a.runs {
+        for dir in Run::find_all(p)? {
+            runs.push(NewRun::load(&dir, origin.clone())?);
+        }
+    }
+    let mut store = arena_history::open_default(a.db.db.as_deref())?;
+    let mut table = Table::new(vec![
+        Column::left("run"),
+        Column::right("id"),
+        Column::left("stored"),
+    ])
+    .with_title(format!("history add ({})", store.describe()));
+    let mut json_rows = Vec::new();
+    for r in &runs {
+        let added = store.add(r)?;
+        let what = match added {
+            Added::New(_) => "added",
+            Added::Duplicate(_) => "already stored",
+        };
+        let source = r.source.clone().unwrap_or_default();
+        table.push_row(vec![
+            Cell::text(&source),
+            Cell::num(added.id().to_string(), added.id() as f64),
+            Cell::text(what),
+        ]);
+        json_rows.push(serde_json::json!({"run": source, "id": added.id(), "stored": what}));
+    }
+    let doc = arena_report::json::document("history_add", serde_json::json!({ "runs": json_rows }));
+    render(a.db.format, &table, doc)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn list(a: ListArgs) -> anyhow::Result<ExitCode> {
+    let filter = a.filter.filter()?;
+    let store = arena_history::open_default(a.db.db.as_deref())?;
+    let rows = store.list(&filter)?;
+    render(
+        a.db.format,
+        &arena_history::list_table(&rows),
+        arena_history::list_json(&rows),
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn show(a: ShowArgs) -> anyhow::Result<ExitCode> {
+    let store = arena_history::open_default(a.db.db.as_deref())?;
+    let row = store.row(a.id)?;
+    let counts = store.counts(a.id)?;
+    let run = store.load(a.id, false)?;
+    render(
+        a.db.format,
+        &arena_history::show_table(&row, &counts, &run),
+        arena_history::show_json(&row, &counts, &run),
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn trend(a: TrendArgs) -> anyhow::Result<ExitCode> {
+    let mut opts = TrendOptions::parse(&a.metric)?;
+    if !(a.alpha > 0.0 && a.alpha < 1.0) {
+        return Err(
+            Exit::bad_input(format!("--alpha {}: must lie between 0 and 1", a.alpha)).into(),
+        );
+    }
+    opts.change.alpha = a.alpha;
+    let filter = a.filter.filter()?;
+    let store = arena_history::open_default(a.db.db.as_deref())?;
+    let t = arena_history::trend(store.as_ref(), &filter, &opts)?;
+    render(
+        a.db.format,
+        &arena_history::trend_table(&t),
+        arena_history::trend_json(&t),
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
