@@ -7,10 +7,12 @@
 //! - `idle`: the deployment-phase board, no bots. A click moves a highlight; the server
 //!   has the cores to itself.
 //! - `played`: the firing phase (line-of-sight work and an arc repaint per click, every
-//!   image constant encoded on the send path as stock does), and two bots that think for
-//!   `bot_turn_ms` after each input at `bot_duty` percent each: together about 1.55 of 2
-//!   cores on their turns, the share the notes measured for the match host during bot
-//!   turns (docs/fixture-protocol.md, "Scenarios").
+//!   image constant encoded on the send path as stock does), its costs in the shares of
+//!   the notes' event-thread profile (eager PNG encode 45 % of the send path's CPU, so
+//!   `los_work=700`), and two bots that think for `bot_turn_ms` after each input at
+//!   `bot_duty` percent each: together about 1.55 of 2 cores on their turns, the share the
+//!   notes measured for the match host during bot turns (docs/fixture-protocol.md,
+//!   "Scenarios").
 
 use serde::{Deserialize, Serialize};
 
@@ -50,6 +52,7 @@ impl Scenario {
             Scenario::Idle => &[("phase", "deploy"), ("bots", "0")],
             Scenario::Played => &[
                 ("phase", "firing"),
+                ("los_work", "700"),
                 ("bots", "2"),
                 ("bot_duty", "78"),
                 ("bot_turn_ms", "400"),
