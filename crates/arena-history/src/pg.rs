@@ -3,7 +3,6 @@
 //! so a client that dies mid-add leaves nothing (the server rolls the transaction back).
 
 use std::cell::RefCell;
-use std::fmt::Write as _;
 use std::io::Write as _;
 
 use anyhow::Result;
@@ -384,35 +383,6 @@ fn event_row(r: &postgres::Row) -> Event {
     }
 }
 
-/// The WHERE clause for `f`, its parameters numbered from $1.
-fn where_clause(f: &Filter) -> (String, Vec<String>) {
-    let pilot = f
-        .pilot
-        .as_ref()
-        .map(|p| format!("{}%", p.replace(['%', '_'], "")));
-    let fields = [
-        ("branch = ", f.branch.clone()),
-        ("testbed = ", f.testbed.clone()),
-        ("pilot_hash LIKE ", pilot),
-        ("arm = ", f.arm.clone()),
-        ("started_at >= ", f.since.clone()),
-    ];
-    let mut sql = String::new();
-    let mut args = Vec::new();
-    for (cond, v) in fields {
-        if let Some(v) = v {
-            args.push(v);
-            let _ = write!(
-                sql,
-                "{} {cond}${}",
-                if args.len() == 1 { " WHERE" } else { " AND" },
-                args.len()
-            );
-        }
-    }
-    (sql, args)
-}
-
 impl PgStore {
     fn no_run(&self, id: i64) -> anyhow::Error {
         Exit::bad_input(format!("{}: no stored run {id}", self.shown)).into()
@@ -425,7 +395,7 @@ impl Store for PgStore {
     }
 
     fn list(&self, f: &Filter) -> Result<Vec<RunRow>> {
-        let (cond, args) = where_clause(f);
+        let (cond, args) = f.where_clause(|n| format!("${n}"));
         let limit = f.last.map_or(String::new(), |n| format!(" LIMIT {n}"));
         let sql = format!("SELECT {ROW_COLUMNS} FROM runs{cond} ORDER BY id DESC{limit}");
         let params: Vec<&(dyn postgres::types::ToSql + Sync)> = args

@@ -453,38 +453,13 @@ impl SqliteStore {
     }
 }
 
-/// The WHERE clause and its parameters for `f`.
-fn where_clause(f: &Filter) -> (String, Vec<String>) {
-    let pilot = f
-        .pilot
-        .as_ref()
-        .map(|p| format!("{}%", p.replace(['%', '_'], "")));
-    let fields = [
-        ("branch = ?", f.branch.clone()),
-        ("testbed = ?", f.testbed.clone()),
-        ("pilot_hash LIKE ?", pilot),
-        ("arm = ?", f.arm.clone()),
-        ("started_at >= ?", f.since.clone()),
-    ];
-    let (conds, args): (Vec<&str>, Vec<String>) = fields
-        .into_iter()
-        .filter_map(|(cond, v)| v.map(|v| (cond, v)))
-        .unzip();
-    let sql = if conds.is_empty() {
-        String::new()
-    } else {
-        format!(" WHERE {}", conds.join(" AND "))
-    };
-    (sql, args)
-}
-
 impl Store for SqliteStore {
     fn add(&mut self, run: &NewRun) -> Result<Added> {
         self.add_with(run, &|| {})
     }
 
     fn list(&self, f: &Filter) -> Result<Vec<RunRow>> {
-        let (cond, args) = where_clause(f);
+        let (cond, args) = f.where_clause(|_| "?".to_string());
         let limit = f.last.map_or(String::new(), |n| format!(" LIMIT {n}"));
         let sql = format!("SELECT {ROW_COLUMNS} FROM runs{cond} ORDER BY id DESC{limit}");
         let fail = |e| failed(&self.path, e);

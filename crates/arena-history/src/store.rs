@@ -45,6 +45,40 @@ pub struct Filter {
 }
 
 impl Filter {
+    /// The WHERE clause of this filter and its parameters, in one order for every store;
+    /// `placeholder(n)` writes the n-th parameter (1-based) as the store's SQL spells it.
+    pub(crate) fn where_clause(
+        &self,
+        placeholder: impl Fn(usize) -> String,
+    ) -> (String, Vec<String>) {
+        let pilot = self
+            .pilot
+            .as_ref()
+            .map(|p| format!("{}%", p.replace(['%', '_'], "")));
+        let fields = [
+            ("branch =", self.branch.clone()),
+            ("testbed =", self.testbed.clone()),
+            ("pilot_hash LIKE", pilot),
+            ("arm =", self.arm.clone()),
+            ("started_at >=", self.since.clone()),
+        ];
+        let (conds, args): (Vec<&str>, Vec<String>) = fields
+            .into_iter()
+            .filter_map(|(cond, v)| v.map(|v| (cond, v)))
+            .unzip();
+        let sql = conds
+            .iter()
+            .enumerate()
+            .map(|(i, c)| format!("{c} {}", placeholder(i + 1)))
+            .collect::<Vec<_>>();
+        let sql = if sql.is_empty() {
+            String::new()
+        } else {
+            format!(" WHERE {}", sql.join(" AND "))
+        };
+        (sql, args)
+    }
+
     /// Refuses (exit 2) a `since` that is not a UTC date or RFC 3339 time: it is compared
     /// as text with the runs' start times, so anything else would select nonsense.
     pub fn check(&self) -> Result<()> {
