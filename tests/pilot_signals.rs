@@ -20,16 +20,10 @@ fn lock() -> MutexGuard<'static, ()> {
     LOCK.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Runs `pilot` on the built-in fixture, sends `signal` (a `kill` name) once it has
-/// clicked 25 times, and checks what the signal left: the exit code, a partial run that
-/// loads, and no Chromium process of the run.
-fn signalled_mid_run_keeps_the_partial_run(signal: &str, code: i32) {
-    let _g = lock();
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("run");
-    // Progress lines (stderr is a pipe) tell the browser's pid and when clicking is under
-    // way; 400 clicks 10 ms apart leave the run far from its end when the signal lands.
-    let mut w = Watched::spawn(
+/// `pilot` on the built-in fixture into `dir`: 400 clicks 10 ms apart, far from their end
+/// when a test's signal lands after 25.
+fn pilot_of_400_clicks(dir: &std::path::Path) -> Watched {
+    Watched::spawn(
         Command::new(bin())
             .args([
                 "pilot",
@@ -41,8 +35,20 @@ fn signalled_mid_run_keeps_the_partial_run(signal: &str, code: i32) {
                 "los_work=0",
                 "--out",
             ])
-            .arg(&dir),
-    );
+            .arg(dir),
+    )
+}
+
+/// Runs `pilot` on the built-in fixture, sends `signal` (a `kill` name) once it has
+/// clicked 25 times, and checks what the signal left: the exit code, a partial run that
+/// loads, and no Chromium process of the run.
+fn signalled_mid_run_keeps_the_partial_run(signal: &str, code: i32) {
+    let _g = lock();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    // Progress lines (stderr is a pipe) tell the browser's pid and when clicking is under
+    // way.
+    let mut w = pilot_of_400_clicks(&dir);
     let chrome = w.browser_pid();
     w.wait_line("click 25/400", Duration::from_secs(60));
     w.signal(signal);
@@ -91,20 +97,7 @@ fn sigkill_mid_run_leaves_no_run_folder_only_a_hidden_partial_one() {
     let _g = lock();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("run");
-    let mut w = Watched::spawn(
-        Command::new(bin())
-            .args([
-                "pilot",
-                "--clicks",
-                "400",
-                "--interval",
-                "10",
-                "--knob",
-                "los_work=0",
-                "--out",
-            ])
-            .arg(&dir),
-    );
+    let mut w = pilot_of_400_clicks(&dir);
     let pid = w.child.id();
     w.wait_line("click 25/400", Duration::from_secs(60));
     w.signal("KILL");
