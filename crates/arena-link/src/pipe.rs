@@ -90,10 +90,15 @@ pub async fn pipe(
     let writer = async move {
         while let Some((at, chunk)) = rx.recv().await {
             arena_sys::timer::sleep_until_exactly(at).await;
+            // Counted before the write: a peer that has read the bytes must find them
+            // counted (counted after, a reader could see them first); a write that fails
+            // takes them back.
+            let n = chunk.len() as u64;
+            bytes.fetch_add(n, Ordering::SeqCst);
             if dst.write_all(&chunk).await.is_err() {
+                bytes.fetch_sub(n, Ordering::SeqCst);
                 return;
             }
-            bytes.fetch_add(chunk.len() as u64, Ordering::Relaxed);
         }
         let _ = dst.shutdown().await;
     };

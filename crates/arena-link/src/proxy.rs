@@ -152,8 +152,8 @@ impl Proxy {
             .map(|e| Carried {
                 dest: e.dest.clone(),
                 kind: e.kind.lock().map(|k| *k).unwrap_or(ConnKind::Silent),
-                bytes_up: e.counters.up.load(Ordering::Relaxed),
-                bytes_down: e.counters.down.load(Ordering::Relaxed),
+                bytes_up: e.counters.up.load(Ordering::SeqCst),
+                bytes_down: e.counters.down.load(Ordering::SeqCst),
             })
             .collect()
     }
