@@ -15,7 +15,11 @@ use arena_pilot::Pilot;
 use super::args::{ab_document, pooled, print_verdict, runs, verdict, AbPlan, RunArgs};
 use super::common::stdout::print;
 
-/// Measure stock against lazy-png on the built-in fixture match (no setup needed).
+/// Clicks per run unless `--clicks` says otherwise.
+const DEMO_CLICKS: u64 = 128;
+
+/// Measure stock against lazy-png on the built-in fixture match (no setup needed): 128
+/// clicks a run unless `--clicks` is given.
 #[derive(Debug, ClapArgs)]
 pub struct Args {
     #[command(flatten)]
@@ -31,6 +35,10 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
     args.run
         .scenario
         .get_or_insert(arena_fixture::Scenario::Played);
+    // A played click takes about 0.3 s (a person's hold, the bots' turn, the settle after
+    // each half): four runs of the fixture's 156 took 3 min 14 s on 2 cores, and the demo
+    // is the first thing anyone runs. 128 keep it near 2 min 40 s at 508 loops an arm.
+    args.run.clicks.get_or_insert(DEMO_CLICKS);
     let outcome = args.run.run_ab(AbPlan {
         pilot: &pilot,
         arms: &["stock".into(), "lazy-png".into()],
