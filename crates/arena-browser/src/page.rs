@@ -1,6 +1,6 @@
 //! A tab: evaluation, trusted input, and the recorder's drains.
 
-use crate::browser::cdp;
+use crate::cdp_call::cdp;
 use crate::net::{CdpFrame, NetTap};
 use crate::record::SendClass;
 use crate::record::{Drain, Record, RecordKind, SocketSource};

@@ -10,30 +10,6 @@ use crate::answer::AnswerRule;
 use crate::plan::Plan;
 use crate::scenario::Requested;
 
-/// The in-page oracle the pilot file asks for (none for `reply`, and none for `auto` on key
-/// input without a rect, which has no point to watch).
-pub(crate) fn page_oracle(plan: &Plan<'_>) -> Option<arena_browser::PageOracle> {
-    let a = &plan.answer;
-    if plan.recorder.app.is_some() {
-        return None;
-    }
-    let kind = match a.oracle {
-        Requested::Reply => return None,
-        Requested::Auto if !plan.keys.is_empty() && a.rect.is_none() => return None,
-        Requested::Auto | Requested::Pixels => arena_browser::PageOracleKind::Pixels,
-        Requested::Js => arena_browser::PageOracleKind::Js,
-    };
-    Some(arena_browser::PageOracle {
-        kind,
-        radius_px: a.radius_px,
-        rect: a.rect,
-        js: a.js.clone(),
-        canvas: Some(plan.canvas.clone()),
-        events: plan.loop_events.clone(),
-        window_ms: plan.timeout_ms as f64,
-    })
-}
-
 /// Decides, before measuring, what closes this run's loops. An oracle the pilot file named
 /// that cannot work on the target is an error here (exit 2); `auto` falls back to the reply
 /// oracle and the run says why.

@@ -8,9 +8,8 @@ use anyhow::{anyhow, Result};
 use arena_browser::{Browser, LaunchOptions, RecorderConfig};
 use arena_report::{Exit, ExitKind};
 
-use crate::oracle::page_oracle;
 use crate::pair::PairConfig;
-use crate::scenario::{hold_problem, AnswerSpec, Arm, Clicks, Hold, Pilot, SetupStep};
+use crate::scenario::{hold_problem, AnswerSpec, Arm, Clicks, Hold, Pilot, Requested, SetupStep};
 
 /// Command-line overrides of the pilot file for one run.
 #[derive(Debug, Clone, Default)]
@@ -239,6 +238,30 @@ impl<'a> Plan<'a> {
         cfg.default_label = self.label.clone();
         cfg
     }
+}
+
+/// The in-page oracle the pilot file asks for (none for `reply`, and none for `auto` on key
+/// input without a rect, which has no point to watch).
+fn page_oracle(plan: &Plan<'_>) -> Option<arena_browser::PageOracle> {
+    let a = &plan.answer;
+    if plan.recorder.app.is_some() {
+        return None;
+    }
+    let kind = match a.oracle {
+        Requested::Reply => return None,
+        Requested::Auto if !plan.keys.is_empty() && a.rect.is_none() => return None,
+        Requested::Auto | Requested::Pixels => arena_browser::PageOracleKind::Pixels,
+        Requested::Js => arena_browser::PageOracleKind::Js,
+    };
+    Some(arena_browser::PageOracle {
+        kind,
+        radius_px: a.radius_px,
+        rect: a.rect,
+        js: a.js.clone(),
+        canvas: Some(plan.canvas.clone()),
+        events: plan.loop_events.clone(),
+        window_ms: plan.timeout_ms as f64,
+    })
 }
 
 /// The file's hold checked against the effective timeout (`--timeout` may shorten the
