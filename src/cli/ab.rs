@@ -50,7 +50,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             print(format!("\n{}", b.table.render(format)))?;
         }
     }
-    super::args::print_cpu(&runs, args.series.format)?;
+    super::common::stdout::print_cpu(&runs, args.series.format)?;
     match outcome.error {
         Some(e) => Err(e),
         None => Ok(ExitCode::SUCCESS),

@@ -274,47 +274,6 @@ impl TargetArgs {
     }
 }
 
-/// The runs' names as `compare --by run` gives them (`<arm>, run N`; the arm alone for one
-/// run).
-pub fn run_names(runs: &[Run]) -> Vec<(String, &Run)> {
-    let mut seen: Vec<(&str, usize)> = Vec::new();
-    let names = runs.iter().map(|r| {
-        let arm = r.meta.arm.as_str();
-        let n = match seen.iter_mut().find(|(a, _)| *a == arm) {
-            Some(e) => {
-                e.1 += 1;
-                e.1
-            }
-            None => {
-                seen.push((arm, 1));
-                1
-            }
-        };
-        (format!("{arm}, run {n}"), r)
-    });
-    let mut out: Vec<(String, &Run)> = names.collect();
-    if let [one] = out.as_mut_slice() {
-        one.0 = one.1.meta.arm.clone();
-    }
-    out
-}
-
-/// The CPU table of `runs` (`--sample`, the fixture's threads, Chromium), after a blank
-/// line; nothing when no run was sampled. JSON documents carry it as `cpu` instead.
-pub fn print_cpu(runs: &[Run], format: arena_report::Format) -> anyhow::Result<()> {
-    if format == arena_report::Format::Json {
-        return Ok(());
-    }
-    let named: Vec<_> = run_names(runs)
-        .into_iter()
-        .map(|(n, r)| (n, r.meta.cpu.as_ref()))
-        .collect();
-    if let Some(t) = arena_compare::cpu_table(&named) {
-        super::common::stdout::print(format!("\n{}", t.render(format)))?;
-    }
-    Ok(())
-}
-
 /// How `ab` and `demo` compare their runs: pooled per arm against `baseline`, with the
 /// breakdowns asked for. The verdict compares each round's runs with the same options.
 fn ab_compare_options(

@@ -83,7 +83,7 @@ impl StatsArgs {
     /// Refuses `runs` measured differently unless `--allow-mixed`, naming each run as
     /// `compare --by run` names its column; returns what may differ, to be warned about.
     pub fn refuse_mixed(&self, cmd: &str, runs: &[Run]) -> anyhow::Result<Vec<Mixed>> {
-        arena_compare::refuse_mixed(cmd, &super::args::run_names(runs), self.allow_mixed)
+        arena_compare::refuse_mixed(cmd, &arena_compare::run_names(runs), self.allow_mixed)
     }
 }
 
@@ -248,7 +248,7 @@ pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
     if a.format == Format::Json {
         let mut v = arena_compare::comparison_json(&cmp);
         if a.cpu {
-            v["cpu"] = super::args::run_names(&runs)
+            v["cpu"] = arena_compare::run_names(&runs)
                 .iter()
                 .map(|(name, r)| serde_json::json!({ "run": name, "cpu": r.meta.cpu }))
                 .collect();
@@ -260,7 +260,7 @@ pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
             print(format!("\n{}", b.table.render(a.format)))?;
         }
         if a.cpu {
-            super::args::print_cpu(&runs, a.format)?;
+            super::common::stdout::print_cpu(&runs, a.format)?;
         }
     }
     if let Some(dir) = a.plot {

@@ -71,7 +71,7 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         print_verdict(verdict.as_ref(), format)?;
         args.run.split.print(&runs, format)?;
     }
-    super::args::print_cpu(&runs, args.series.format)?;
+    super::common::stdout::print_cpu(&runs, args.series.format)?;
     match outcome.error {
         Some(e) => Err(e),
         None => Ok(ExitCode::SUCCESS),

@@ -96,13 +96,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
     } else {
         print(arm_table(&outcome.run).render(args.format))?;
         if args.format != Format::Csv {
-            for t in arena_compare::frames::run_tables(&outcome.run) {
+            for t in arena_compare::run_view::run_tables(&outcome.run) {
                 print(format!("\n{}", t.render(args.format)))?;
             }
         }
     }
     split.print(std::slice::from_ref(&outcome.run), args.format)?;
-    super::args::print_cpu(std::slice::from_ref(&outcome.run), args.format)?;
+    super::common::stdout::print_cpu(std::slice::from_ref(&outcome.run), args.format)?;
     if let Some(line) = outcome
         .run
         .meta

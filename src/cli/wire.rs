@@ -6,12 +6,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use anyhow::{Context, Result};
-use arena_report::{fmt_bytes, fmt_count, Cell, Column, Exit, ExitKind, Format, Table};
-use arena_sys::child::GroupChild;
-use arena_wire::{Capture, CaptureOptions, CaptureSource, CaptureStats, SummaryOptions};
+use anyhow::Result;
+use arena_report::{Exit, ExitKind, Format};
+use arena_wire::{Capture, CaptureOptions, CaptureSource, SummaryOptions};
 use clap::{Args, Subcommand};
 
 use super::common::progress::{plain_total, Mode, Reporter};
@@ -122,39 +121,11 @@ fn capture(a: CaptureArgs) -> Result<ExitCode> {
     if let CaptureSource::InterfaceCounters { reason } = cap.source() {
         eprintln!("arena-perf: {reason}; reporting interface counters only");
     }
-    let deadline = a.duration.map(|d| Instant::now() + d);
-    // The command's whole group is ended (and reaped) when the capture ends, however it
-    // ends: its exit, the duration, a signal.
-    let mut child = match a.cmd.split_first() {
-        Some((prog, rest)) => {
-            let mut cmd = std::process::Command::new(prog);
-            cmd.args(rest);
-            Some(GroupChild::spawn(cmd).with_context(|| format!("cannot run {prog}"))?)
-        }
-        None => None,
-    };
-    let mut child_status = None;
-    while !stop.load(Ordering::SeqCst) && deadline.is_none_or(|d| Instant::now() < d) {
-        if let Some(st) = child
-            .as_mut()
-            .map(GroupChild::try_wait)
-            .transpose()?
-            .flatten()
-        {
-            child_status = Some(st);
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    // A command cut short by the duration or a signal has no failure of its own to report.
-    if let Some(mut c) = child {
-        c.end();
-    }
-    let stats = cap.stop()?;
+    let (stats, child_status) = arena_wire::capture_beside(cap, &a.cmd, a.duration, stop)?;
     if a.format == Format::Json {
         print(arena_report::json::to_text(&stats.to_json()))?;
     } else {
-        print(stats_table(&stats).render(a.format))?;
+        print(arena_wire::capture_table(&stats).render(a.format))?;
     }
     if stop.load(Ordering::SeqCst) {
         return Err(Exit::new(ExitKind::Interrupted, "interrupted; the pcap was flushed").into());
@@ -167,54 +138,6 @@ fn capture(a: CaptureArgs) -> Result<ExitCode> {
         .into()),
         _ => Ok(ExitCode::SUCCESS),
     }
-}
-
-fn stats_table(s: &CaptureStats) -> Table {
-    let mut t = Table::new(vec![Column::left(""), Column::right("value")]).with_title(format!(
-        "capture on {}{}, {:.3}s",
-        s.iface,
-        s.port.map(|p| format!(" port {p}")).unwrap_or_default(),
-        s.duration_s
-    ));
-    let n = |x: u64| Cell::num(fmt_count(x as i64), x as f64);
-    match &s.source {
-        CaptureSource::Pcap { path, backend } => {
-            t.push_row(vec!["source".into(), Cell::text(format!("pcap {path}"))]);
-            t.push_row(vec!["backend".into(), Cell::text(backend.name())]);
-            t.push_row(vec!["packets written".into(), n(s.packets_written)]);
-            t.push_row(vec![
-                "pcap size".into(),
-                Cell::num(fmt_bytes(s.pcap_bytes), s.pcap_bytes as f64),
-            ]);
-            t.push_row(vec![
-                "kernel: packets passed the filter".into(),
-                n(s.kernel_packets),
-            ]);
-            t.push_row(vec!["kernel: drops".into(), n(s.kernel_drops).strong()]);
-        }
-        CaptureSource::InterfaceCounters { reason } => {
-            t.push_row(vec![
-                "source".into(),
-                Cell::text(format!("interface counters ({reason})")),
-            ]);
-        }
-    }
-    if let Some(i) = &s.interface {
-        t.push_row(vec![
-            format!("{} rx bytes (all traffic, /proc/net/dev)", s.iface).into(),
-            Cell::num(fmt_bytes(i.rx_bytes), i.rx_bytes as f64),
-        ]);
-        t.push_row(vec![
-            format!("{} rx packets (all traffic)", s.iface).into(),
-            n(i.rx_packets),
-        ]);
-        t.push_row(vec![
-            format!("{} tx bytes (all traffic)", s.iface).into(),
-            Cell::num(fmt_bytes(i.tx_bytes), i.tx_bytes as f64),
-        ]);
-    }
-    t.note("interface counters cover every flow on the interface and exclude link headers; on lo rx and tx are the same packets");
-    t
 }
 
 /// `arena_wire::summarize`, with a bar of the bytes read on a terminal.

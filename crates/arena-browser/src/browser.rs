@@ -1,5 +1,6 @@
 //! A launched Chromium driven over CDP, killed on every exit path.
 
+use crate::cdp_call::cdp;
 use crate::launch::{self, base_flags, browser_pids, kill_tree};
 use crate::page::Page;
 use crate::recorder::RecorderConfig;
@@ -42,22 +43,6 @@ impl Default for LaunchOptions {
             launch_timeout: Duration::from_secs(20),
             cdp_timeout: Duration::from_secs(10),
         }
-    }
-}
-
-/// Runs a CDP future under our own timeout, naming the call on failure.
-pub(crate) async fn cdp<T, E, F>(limit: Duration, what: &str, fut: F) -> Result<T>
-where
-    F: std::future::Future<Output = std::result::Result<T, E>>,
-    E: std::fmt::Display,
-{
-    match tokio::time::timeout(limit, fut).await {
-        Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) => Err(anyhow!("CDP {what}: {e}")),
-        Err(_) => Err(anyhow!(
-            "CDP {what}: no answer within {} ms",
-            limit.as_millis()
-        )),
     }
 }
 

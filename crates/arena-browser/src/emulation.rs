@@ -10,7 +10,7 @@ use chromiumoxide::cdp::browser_protocol::emulation::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::browser::cdp;
+use crate::cdp_call::cdp;
 
 /// The bounds every setting is checked against (one place, for the pilot file's reader
 /// and for the tab).

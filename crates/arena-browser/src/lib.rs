@@ -6,6 +6,7 @@
 //! and by the kernel if this process is SIGKILLed.
 
 mod browser;
+mod cdp_call;
 mod emulation;
 mod idle;
 mod launch;

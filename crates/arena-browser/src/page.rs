@@ -1,6 +1,6 @@
 //! A tab: evaluation, trusted input, and the recorder's drains.
 
-use crate::browser::cdp;
+use crate::cdp_call::cdp;
 use crate::net::{CdpFrame, NetTap};
 use crate::record::SendClass;
 use crate::record::{Drain, Record, RecordKind, SocketSource};
@@ -66,18 +66,7 @@ pub struct ClockMap {
     pub n: usize,
 }
 
-/// CLOCK_MONOTONIC in ms: the clock of CDP network timestamps.
-pub fn monotonic_ms() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: ts is a valid, writable timespec.
-    unsafe {
-        libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts);
-    }
-    ts.tv_sec as f64 * 1e3 + ts.tv_nsec as f64 / 1e6
-}
+pub use arena_sys::clock::monotonic_ms;
 
 /// A canvas selector matched several visible elements (the message lists them): a
 /// mistake in the pilot file, not a page still loading.

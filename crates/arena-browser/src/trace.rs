@@ -19,7 +19,7 @@ use chromiumoxide::cdp::browser_protocol::tracing::{
 use futures::StreamExt;
 use serde_json::Value;
 
-use crate::browser::cdp;
+use crate::cdp_call::cdp;
 use crate::page::Page;
 
 /// The categories a latency trace needs: the renderer's input dispatch, animation frames

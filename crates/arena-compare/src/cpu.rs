@@ -3,10 +3,19 @@
 //! N the cores. `pilot`, `ab` and `compare --cpu` print it.
 
 use arena_report::{Cell, Column, Table};
-use arena_run::RunCpu;
+use arena_run::{Run, RunCpu};
 
 fn pct_cell(pct: f64) -> Cell {
     Cell::num(format!("{pct:.1} %"), pct)
+}
+
+/// The CPU table of whole runs, named as `compare --by run` names them.
+pub fn runs_cpu_table(runs: &[Run]) -> Option<Table> {
+    let named: Vec<_> = crate::group::run_names(runs)
+        .into_iter()
+        .map(|(n, r)| (n, r.meta.cpu.as_ref()))
+        .collect();
+    cpu_table(&named)
 }
 
 /// The CPU table of `runs` (named as `compare --by run` names them); `None` when no run

@@ -67,22 +67,9 @@ impl FrameSource {
 
 /// Runs named as `compare --by run` names them: `<arm>, run N`.
 pub fn run_sources(runs: &[Run]) -> Vec<FrameSource> {
-    let mut seen: Vec<(String, usize)> = Vec::new();
-    runs.iter()
-        .map(|r| {
-            let arm = &r.meta.arm;
-            let n = match seen.iter_mut().find(|(a, _)| a == arm) {
-                Some((_, n)) => {
-                    *n += 1;
-                    *n
-                }
-                None => {
-                    seen.push((arm.clone(), 1));
-                    1
-                }
-            };
-            FrameSource::of_run(format!("{arm}, run {n}"), r)
-        })
+    crate::group::numbered_runs(runs)
+        .into_iter()
+        .map(|(name, r)| FrameSource::of_run(name, r))
         .collect()
 }
 
@@ -229,20 +216,6 @@ pub fn frames_table(sources: &[FrameSource], gap_ms: f64) -> Table {
     }
     t.note("cold: navigation to the clear on attach (the load and the setup steps); warm: the measured window after it. The first paint is looked for in the cold window only.");
     t
-}
-
-/// The tables the pilot prints after its own: the run's frame table and, with `--idle`,
-/// its idle table.
-pub fn run_tables(run: &Run) -> Vec<Table> {
-    let name = format!("{}, this run", run.meta.arm);
-    let mut out = vec![frames_table(
-        &[FrameSource::of_run(name.clone(), run)],
-        BURST_GAP_MS,
-    )];
-    if let Some(w) = &run.meta.idle {
-        out.push(crate::idle::idle_table(&[(name, w)]));
-    }
-    out
 }
 
 pub(crate) fn figures_json(f: &FrameFigures) -> Value {

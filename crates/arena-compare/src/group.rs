@@ -226,6 +226,37 @@ pub fn groups<'a>(runs: &'a [RunData<'a>], by: By) -> Vec<Group<'a>> {
     }
 }
 
+/// Every run named `<arm>, run N`, N counting the arm's runs in order.
+pub fn numbered_runs(runs: &[Run]) -> Vec<(String, &Run)> {
+    let mut seen: Vec<(&str, usize)> = Vec::new();
+    runs.iter()
+        .map(|r| {
+            let arm = r.meta.arm.as_str();
+            let n = match seen.iter_mut().find(|(a, _)| *a == arm) {
+                Some(e) => {
+                    e.1 += 1;
+                    e.1
+                }
+                None => {
+                    seen.push((arm, 1));
+                    1
+                }
+            };
+            (format!("{arm}, run {n}"), r)
+        })
+        .collect()
+}
+
+/// The runs' names as `compare --by run` gives them (`<arm>, run N`; the arm alone for one
+/// run).
+pub fn run_names(runs: &[Run]) -> Vec<(String, &Run)> {
+    let mut out = numbered_runs(runs);
+    if let [one] = out.as_mut_slice() {
+        one.0 = one.1.meta.arm.clone();
+    }
+    out
+}
+
 /// Merges two ascending slices.
 fn merge(a: &[f64], b: &[f64]) -> Vec<f64> {
     let mut out = Vec::with_capacity(a.len() + b.len());

@@ -25,6 +25,7 @@ mod input;
 mod json;
 mod limit;
 pub mod plot;
+pub mod run_view;
 mod startup;
 pub mod synthetic;
 mod verdict;
@@ -40,11 +41,11 @@ pub use compare::{
     compare, delta_cell, fmt_ms_signed, fmt_p, quantile_text, CompareOptions, Comparison,
     MetricChange, QUANTILES,
 };
-pub use cpu::cpu_table;
+pub use cpu::{cpu_table, runs_cpu_table};
 pub use decide::{interval_method, Power};
 pub use findings::{annotate, check, CheckOptions, Finding};
 pub use gate::{gate, CheckStatus, Counts, GateCheck, GateOptions, GateResult, UnansweredCheck};
-pub use group::{digest, groups, By, Group, RunData};
+pub use group::{digest, groups, numbered_runs, run_names, By, Group, RunData};
 pub use html::{report_html, ReportOptions};
 pub use input::{load_runs, load_runs_with_events};
 pub use json::{

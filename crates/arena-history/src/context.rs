@@ -1,7 +1,7 @@
 //! Where a run came from: the branch and commit it measured and the machine it ran on.
 //! Flags set them; otherwise `git` in the current folder and the machine's name.
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 /// Branch, commit and testbed stored beside a run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -11,15 +11,20 @@ pub struct Origin {
     pub testbed: String,
 }
 
+/// `git rev-parse` answers in milliseconds; the bound only keeps a stuck one from hanging
+/// a store.
+const GIT_LIMIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// A branch name or a hash is short; more is not an answer.
+const GIT_MAX_BYTES: usize = 64 * 1024;
+
 fn git(args: &[&str]) -> Option<String> {
-    let out = Command::new("git")
-        .args(args)
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-        .ok()?;
-    let text = String::from_utf8(out.stdout).ok()?.trim().to_string();
-    (out.status.success() && !text.is_empty()).then_some(text)
+    let mut cmd = Command::new("git");
+    cmd.args(args);
+    // Through arena-sys like every child: its own group, ended whole if it hangs.
+    let (status, out) = arena_sys::child::output_within(cmd, GIT_LIMIT, GIT_MAX_BYTES).ok()??;
+    let text = String::from_utf8(out).ok()?.trim().to_string();
+    (status.success() && !text.is_empty()).then_some(text)
 }
 
 /// The current folder's branch (`None` outside a repository or on a detached head).
@@ -34,10 +39,12 @@ pub fn git_commit() -> Option<String> {
 
 /// The machine's name (`/proc/sys/kernel/hostname`), or `unknown`.
 pub fn default_testbed() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
-        .map(|s| s.trim().to_string())
-        .ok()
+    arena_sys::procfs::hostname()
+        .or_else(|| {
+            std::fs::read_to_string("/etc/hostname")
+                .ok()
+                .map(|s| s.trim().to_string())
+        })
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| "unknown".into())
 }

@@ -324,9 +324,11 @@ pub fn execute(launch: &Launch, interrupt: &AtomicBool) -> Finished {
         ..Finished::default()
     };
     let _ = std::fs::create_dir_all(&launch.run_dir);
-    let mut cmd = command_of(launch);
+    let cmd = command_of(launch);
     let t0 = Instant::now();
-    let mut child = match cmd.spawn() {
+    // From arena-sys's lasting thread, as every child: the parent-death signal follows the
+    // thread that forks, not the process.
+    let mut child = match spawn::spawn_from_lasting_thread(cmd) {
         Ok(c) => c,
         Err(e) => {
             fin.outcome = Some(Outcome::SpawnFailed {

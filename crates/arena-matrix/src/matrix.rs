@@ -17,7 +17,7 @@ use crate::sampler::{
     TreeSamplerConfig,
 };
 use crate::schedule::{plan, Slot};
-use crate::spec::{Arm, Better, Case, FigureSpec, MatrixSpec, Stat};
+use crate::spec::{safe_name, Arm, Better, Case, FigureSpec, MatrixSpec, Stat};
 
 /// What a run produced, as a table cell sees it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -117,25 +117,6 @@ impl MatrixResult {
         self.runs
             .iter()
             .filter(move |r| r.case == case && r.arm == arm && !r.warmup)
-    }
-}
-
-/// Keeps file names portable: `[A-Za-z0-9._-]`, everything else `_`.
-pub fn safe_name(s: &str) -> String {
-    let out: String = s
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if out.is_empty() || out.starts_with('.') {
-        format!("_{out}")
-    } else {
-        out
     }
 }
 

@@ -315,8 +315,8 @@ impl Ctx<'_> {
             return self.err(name.span(), &key, format!("a {what} name cannot be empty"));
         }
         // Names become folder names; two that map to one folder would overwrite each other.
-        let folder = crate::matrix::safe_name(&n);
-        if let Some(x) = taken.find(|x| *x == n || crate::matrix::safe_name(x) == folder) {
+        let folder = safe_name(&n);
+        if let Some(x) = taken.find(|x| *x == n || safe_name(x) == folder) {
             let why = if x == n {
                 format!("{what} `{n}` is defined twice")
             } else {
@@ -865,6 +865,25 @@ fn expand(text: &str, case: &Case, arm: &Arm, repeat: u32, run_dir: &Path) -> St
         .replace("{arm}", &arm.name)
         .replace("{repeat}", &repeat.to_string())
         .replace("{run_dir}", &run_dir.to_string_lossy())
+}
+
+/// Keeps file names portable: `[A-Za-z0-9._-]`, everything else `_`.
+pub fn safe_name(s: &str) -> String {
+    let out: String = s
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if out.is_empty() || out.starts_with('.') {
+        format!("_{out}")
+    } else {
+        out
+    }
 }
 
 #[cfg(test)]

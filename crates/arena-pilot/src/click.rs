@@ -156,7 +156,7 @@ pub(crate) struct ClickEnd {
 
 impl Clicker<'_> {
     fn loop_event(&self, ev: &str) -> bool {
-        self.plan.pilot.pacing.loop_events.iter().any(|e| e == ev)
+        self.plan.loop_events.iter().any(|e| e == ev)
     }
 
     /// Makes click `k` at page point `(x, y)` (or key press `k`) and waits for its loops.
@@ -175,12 +175,12 @@ impl Clicker<'_> {
                 format!("browser stopped answering at click {}: {e:#}", k + 1)
             ))
         };
-        let clicks = &self.plan.pilot.clicks;
-        if !clicks.keys.is_empty() {
+        let keys = &self.plan.keys;
+        if !keys.is_empty() {
             self.timing.phase_pause().await;
             let from = col.records.len();
             let t = Instant::now();
-            let key = &clicks.keys[k % clicks.keys.len()];
+            let key = &keys[k % keys.len()];
             self.page.key(key).await.map_err(stopped)?;
             cost.click_ms.push(ms(t.elapsed()));
             cost.dispatch_ms.push((PhaseKind::Key, ms(t.elapsed())));
@@ -193,7 +193,7 @@ impl Clicker<'_> {
         if k % SHAM_EVERY == SHAM_EVERY - 1 && self.judge.answer == AnswerRule::Frame {
             self.sham((x, y), col).await?;
         }
-        if clicks.move_first {
+        if self.plan.move_first {
             self.page.move_to(x, y).await.map_err(stopped)?;
             self.settle_after_move(col, cost).await?;
         }

@@ -23,7 +23,7 @@ pub(crate) async fn idle_stage(
     let Some(length) = plan.idle else {
         return Ok(None);
     };
-    let canvas = Some(plan.pilot.target.canvas.as_str());
+    let canvas = Some(plan.canvas.as_str());
     let (window, _) = idle_window(page, canvas, length, cancel).await?;
     page.clear()
         .await

@@ -7,42 +7,18 @@ use arena_report::Exit;
 use arena_run::AnswerInfo;
 
 use crate::answer::AnswerRule;
-use crate::scenario::{Pilot, Requested};
-
-/// The in-page oracle the pilot file asks for (none for `reply`, and none for `auto` on key
-/// input without a rect, which has no point to watch).
-pub(crate) fn page_oracle(pilot: &Pilot, timeout_ms: u64) -> Option<arena_browser::PageOracle> {
-    let a = &pilot.answer;
-    if pilot.recorder.app.is_some() {
-        return None;
-    }
-    let kind = match a.oracle {
-        Requested::Reply => return None,
-        Requested::Auto if !pilot.clicks.keys.is_empty() && a.rect.is_none() => return None,
-        Requested::Auto | Requested::Pixels => arena_browser::PageOracleKind::Pixels,
-        Requested::Js => arena_browser::PageOracleKind::Js,
-    };
-    Some(arena_browser::PageOracle {
-        kind,
-        radius_px: a.radius_px,
-        rect: a.rect,
-        js: a.js.clone(),
-        canvas: Some(pilot.target.canvas.clone()),
-        events: pilot.pacing.loop_events.clone(),
-        window_ms: timeout_ms as f64,
-    })
-}
+use crate::plan::Plan;
+use crate::scenario::Requested;
 
 /// Decides, before measuring, what closes this run's loops. An oracle the pilot file named
 /// that cannot work on the target is an error here (exit 2); `auto` falls back to the reply
 /// oracle and the run says why.
 pub(crate) async fn resolve_answer(
     page: &Page,
-    pilot: &Pilot,
+    plan: &Plan<'_>,
     rect: &arena_browser::CanvasRect,
-    positions: &[(f64, f64)],
 ) -> Result<(AnswerRule, AnswerInfo)> {
-    let a = &pilot.answer;
+    let a = &plan.answer;
     let reply = AnswerRule::Reply {
         min_bytes: a.min_bytes,
     };
@@ -57,11 +33,11 @@ pub(crate) async fn resolve_answer(
         detail,
         fallback,
     };
-    let keys = !pilot.clicks.keys.is_empty();
+    let keys = !plan.keys.is_empty();
     if a.oracle == Requested::Reply {
         return Ok((reply, info("reply", reply_detail, None)));
     }
-    let unusable = if pilot.recorder.app.is_some() {
+    let unusable = if plan.recorder.app.is_some() {
         Some("the app's own recorder is read, and it has no answer oracle")
     } else if keys && a.rect.is_none() {
         Some("key input has no point to watch and `answer.rect` is not set")
@@ -75,13 +51,13 @@ pub(crate) async fn resolve_answer(
         (Some(why), _) => {
             return Err(anyhow!(Exit::bad_input(format!(
                 "{}: `answer.oracle = \"{}\"` cannot work here: {why}",
-                pilot.source,
+                plan.source,
                 a.oracle.name()
             ))))
         }
         (None, _) => {}
     }
-    let point = match (keys, positions.first()) {
+    let point = match (keys, plan.positions.first()) {
         (false, Some(&(fx, fy))) => Some(rect.page_fraction(fx, fy)),
         _ => None,
     };
@@ -103,9 +79,9 @@ pub(crate) async fn resolve_answer(
         }
         Err(why) => Err(anyhow!(Exit::bad_input(format!(
             "{}: `answer.oracle = \"{}\"` cannot work on this target (canvas `{}`): {why:#}",
-            pilot.source,
+            plan.source,
             a.oracle.name(),
-            pilot.target.canvas
+            plan.canvas
         )))),
     }
 }

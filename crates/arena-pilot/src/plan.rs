@@ -8,9 +8,8 @@ use anyhow::{anyhow, Result};
 use arena_browser::{Browser, LaunchOptions, RecorderConfig};
 use arena_report::{Exit, ExitKind};
 
-use crate::oracle::page_oracle;
 use crate::pair::PairConfig;
-use crate::scenario::{hold_problem, Arm, Clicks, Hold, Pilot};
+use crate::scenario::{hold_problem, AnswerSpec, Arm, Clicks, Hold, Pilot, Requested, SetupStep};
 
 /// Command-line overrides of the pilot file for one run.
 #[derive(Debug, Clone, Default)]
@@ -81,10 +80,28 @@ pub enum TargetPlan {
     External { url: String },
 }
 
-/// One run of one arm, fully resolved.
+/// One run of one arm, fully resolved: every setting a stage reads is a field here, so a
+/// flag that overrides a file key is seen by every stage (`docs/ARCHITECTURE.md`).
 #[derive(Debug, Clone)]
 pub struct Plan<'a> {
-    pub pilot: &'a Pilot,
+    /// The pilot file as named in errors and `run.json`, or [`crate::scenario::BUILTIN_NAME`].
+    pub source: String,
+    /// Hex SHA-256 of the pilot file, for `run.json`.
+    pub pilot_hash: String,
+    /// The file's setup steps, borrowed: no flag overrides them.
+    pub setup: &'a [SetupStep],
+    /// CSS selector of the canvas clicks are aimed at (`target.canvas`).
+    pub canvas: String,
+    /// Answers of at least this many bytes mark an input that made the target work.
+    pub idle_reply_bytes: u64,
+    /// Key presses instead of clicks, cycled through (`clicks.keys`); empty: clicks.
+    pub keys: Vec<String>,
+    /// Move the pointer to the point before pressing (`clicks.move_first`).
+    pub move_first: bool,
+    /// DOM event types that start a loop (`pacing.loop_events`).
+    pub loop_events: Vec<String>,
+    /// How a loop's end is decided (`[answer]`).
+    pub answer: AnswerSpec,
     pub arm_name: String,
     pub arm: Arm,
     pub target: TargetPlan,
@@ -147,7 +164,6 @@ impl<'a> Plan<'a> {
         if let Some(c) = ov.capacity {
             recorder.capacity = c;
         }
-        recorder.answer = page_oracle(pilot, timeout_ms);
         let emulation = arm_emulation(&arm_name, &arm, &ov.browser)?;
         recorder.emulation = emulation;
         let target = target_plan(pilot, &arm_name, &arm, ov)?;
@@ -169,8 +185,16 @@ impl<'a> Plan<'a> {
                 TargetPlan::Fixture(_) => "firing".into(),
                 TargetPlan::External { .. } => "click".into(),
             });
-        Ok(Plan {
-            pilot,
+        let mut plan = Plan {
+            source: pilot.source.clone(),
+            pilot_hash: pilot.hash.clone(),
+            setup: &pilot.setup,
+            canvas: pilot.target.canvas.clone(),
+            idle_reply_bytes: pilot.target.idle_reply_bytes,
+            keys: pilot.clicks.keys.clone(),
+            move_first: pilot.clicks.move_first,
+            loop_events: pilot.pacing.loop_events.clone(),
+            answer: pilot.answer.clone(),
             loops_per_click: loops_per_click(pilot),
             arm_name,
             arm,
@@ -194,7 +218,10 @@ impl<'a> Plan<'a> {
             idle: ov.idle,
             sample,
             emulation,
-        })
+        };
+        // The oracle reads the resolved plan, the effective timeout among it.
+        plan.recorder.answer = page_oracle(&plan);
+        Ok(plan)
     }
 
     pub fn timeout(&self) -> Duration {
@@ -205,12 +232,36 @@ impl<'a> Plan<'a> {
     /// (oracle, draw target, clear point, drops, socket source).
     pub fn pair_config(&self) -> PairConfig {
         let mut cfg = PairConfig::new(&self.arm_name);
-        cfg.loop_events = self.pilot.pacing.loop_events.clone();
+        cfg.loop_events = self.loop_events.clone();
         cfg.window_ms = self.timeout_ms as f64;
         cfg.cold_loops = (self.warmup * self.loops_per_click.max(1)) as usize;
         cfg.default_label = self.label.clone();
         cfg
     }
+}
+
+/// The in-page oracle the pilot file asks for (none for `reply`, and none for `auto` on key
+/// input without a rect, which has no point to watch).
+fn page_oracle(plan: &Plan<'_>) -> Option<arena_browser::PageOracle> {
+    let a = &plan.answer;
+    if plan.recorder.app.is_some() {
+        return None;
+    }
+    let kind = match a.oracle {
+        Requested::Reply => return None,
+        Requested::Auto if !plan.keys.is_empty() && a.rect.is_none() => return None,
+        Requested::Auto | Requested::Pixels => arena_browser::PageOracleKind::Pixels,
+        Requested::Js => arena_browser::PageOracleKind::Js,
+    };
+    Some(arena_browser::PageOracle {
+        kind,
+        radius_px: a.radius_px,
+        rect: a.rect,
+        js: a.js.clone(),
+        canvas: Some(plan.canvas.clone()),
+        events: plan.loop_events.clone(),
+        window_ms: plan.timeout_ms as f64,
+    })
 }
 
 /// The file's hold checked against the effective timeout (`--timeout` may shorten the
@@ -345,6 +396,77 @@ mod tests {
         };
         let e = Plan::for_arm(&pilot, Some("stock"), &bad).unwrap_err();
         assert!(format!("{e:#}").contains("png_level"), "{e:#}");
+    }
+
+    #[test]
+    fn an_override_on_the_command_line_is_what_every_stage_reads() {
+        let pilot = Pilot::parse(
+            "p.toml",
+            "[target]\ncanvas = \"#game\"\n[pacing]\ntimeout_ms = 3000\nsettle_ms = 50\n",
+        )
+        .unwrap();
+        let ov = Overrides {
+            clicks: Some(9),
+            interval_ms: Some(70),
+            timeout_ms: Some(800),
+            settle_ms: Some(25),
+            stall_clicks: Some(3),
+            warmup: Some(2),
+            seed: Some(11),
+            capacity: Some(4096),
+            knobs: vec![("delay_ms".into(), "7".into())],
+            link: Some(arena_link::LinkSpec::parse("rtt=20ms").unwrap()),
+            trace: true,
+            idle: Some(Duration::from_millis(300)),
+            ..Overrides::default()
+        };
+        let plan = Plan::for_arm(&pilot, None, &ov).unwrap();
+        // Target: the fixture's knobs and the link.
+        assert_eq!(knobs(&plan).delay_ms, 7);
+        assert!(plan.link.is_some());
+        // Prepare and the oracle: the page's recorder and its answer window.
+        assert_eq!(plan.recorder.capacity, 4096);
+        let oracle = plan.recorder.answer.as_ref().expect("pixels by default");
+        assert_eq!(oracle.window_ms, 800.0);
+        assert_eq!(oracle.canvas.as_deref(), Some("#game"));
+        assert_eq!(plan.canvas, "#game");
+        // Idle, trace and the clicks: their count, points, pacing and hold.
+        assert_eq!(
+            (plan.idle, plan.trace),
+            (Some(Duration::from_millis(300)), true)
+        );
+        assert_eq!((plan.count, plan.positions.len(), plan.seed), (9, 9, 11));
+        assert_eq!(plan.interval, Duration::from_millis(70));
+        assert_eq!(plan.settle, Duration::from_millis(25));
+        assert_eq!(plan.stall_clicks, 3);
+        assert!(plan.hold.max_ms() <= 800 / 2, "{:?}", plan.hold);
+        // Pairing: the window and the cold loops.
+        let cfg = plan.pair_config();
+        assert_eq!(cfg.window_ms, 800.0);
+        assert_eq!(cfg.cold_loops, 2 * plan.loops_per_click as usize);
+        assert_eq!(cfg.loop_events, plan.loop_events);
+    }
+
+    #[test]
+    fn no_stage_reads_the_pilot_file() {
+        // Only the reader, the plan and the crate's re-export may name the file's type:
+        // a stage given the file could read a key a flag overrode.
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        for entry in std::fs::read_dir(&src).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if ["scenario.rs", "plan.rs", "lib.rs"].contains(&name.as_str()) {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            for (i, line) in text.lines().enumerate() {
+                let reads = line.contains("Pilot,")
+                    || line.contains("Pilot}")
+                    || line.contains("&Pilot")
+                    || line.contains(".pilot.");
+                assert!(!reads, "{name}:{}: {line}", i + 1);
+            }
+        }
     }
 
     #[test]

@@ -9,7 +9,7 @@ use arena_browser::{Drain, Page, Record, SocketChoice};
 use arena_report::{Exit, ExitKind};
 
 use crate::cancel::Cancel;
-use crate::scenario::Pilot;
+use crate::plan::Plan;
 
 /// What the page recorded before the clear on attach, kept by every drain of the setup
 /// (the frame tables' cold window), and what the ring overwrote of it.
@@ -47,16 +47,16 @@ async fn received_since_last_drain(page: &Page, kept: &mut Kept) -> Result<(u64,
 /// the clear: kept in `kept`, never paired).
 pub(crate) async fn run_setup(
     page: &Page,
-    pilot: &Pilot,
+    plan: &Plan<'_>,
     cancel: &Cancel,
     kept: &mut Kept,
 ) -> Result<()> {
     let mut received: u64 = 0;
     let mut last_recv = Instant::now();
-    for (i, step) in pilot.setup.iter().enumerate() {
+    for (i, step) in plan.setup.iter().enumerate() {
         let limit = Duration::from_millis(step.timeout_ms.unwrap_or(15_000));
         let start = Instant::now();
-        let what = format!("{}: setup[{i}]", pilot.source);
+        let what = format!("{}: setup[{i}]", plan.source);
         let waiting = step.wait_bytes.is_some() || step.quiet_ms.is_some();
         // A wait step loops until its condition holds; other steps act once.
         if waiting {
@@ -86,7 +86,7 @@ pub(crate) async fn run_setup(
                         (Some(n), _) => format!(
                             "{what}: waited {} ms for {n} bytes, got {received}{}",
                             limit.as_millis(),
-                            if received == 0 && pilot.recorder.sockets == SocketChoice::PageHook {
+                            if received == 0 && plan.recorder.sockets == SocketChoice::PageHook {
                                 " (the recorder watches only the page's own WebSocket, `recorder.sockets = \"page_hook\"`: a socket in a Web Worker is seen with \"auto\" or \"cdp\")"
                             } else {
                                 ""
@@ -105,7 +105,7 @@ pub(crate) async fn run_setup(
             continue;
         }
         if let Some([fx, fy]) = step.click {
-            let rect = page.canvas_rect(&pilot.target.canvas).await?;
+            let rect = page.canvas_rect(&plan.canvas).await?;
             let (x, y) = rect.page_fraction(fx, fy);
             page.click(x, y).await.with_context(|| what.clone())?;
         } else if let Some(k) = &step.key {
@@ -120,17 +120,17 @@ pub(crate) async fn run_setup(
 /// Waits until the canvas exists (the page script has run).
 pub(crate) async fn wait_canvas(
     page: &Page,
-    pilot: &Pilot,
+    plan: &Plan<'_>,
     cancel: &Cancel,
 ) -> Result<arena_browser::CanvasRect> {
     let start = Instant::now();
     loop {
-        match page.canvas_rect(&pilot.target.canvas).await {
+        match page.canvas_rect(&plan.canvas).await {
             Ok(r) if r.width > 0.0 && r.height > 0.0 => return Ok(r),
             Err(e) if e.downcast_ref::<arena_browser::SeveralCanvases>().is_some() => {
                 return Err(anyhow!(Exit::bad_input(format!(
                     "{}: `target.canvas`: {e}",
-                    pilot.source
+                    plan.source
                 ))))
             }
             Ok(_) | Err(_)
@@ -141,7 +141,7 @@ pub(crate) async fn wait_canvas(
             Ok(_) => {
                 return Err(anyhow!(Exit::new(
                     ExitKind::TargetFailed,
-                    format!("canvas `{}` has no size on the page", pilot.target.canvas)
+                    format!("canvas `{}` has no size on the page", plan.canvas)
                 )))
             }
             Err(e) => {
@@ -151,10 +151,7 @@ pub(crate) async fn wait_canvas(
                     } else {
                         ExitKind::TargetFailed
                     },
-                    format!(
-                        "canvas `{}` not found on the page: {e:#}",
-                        pilot.target.canvas
-                    )
+                    format!("canvas `{}` not found on the page: {e:#}", plan.canvas)
                 )))
             }
         }
@@ -165,11 +162,10 @@ pub(crate) async fn wait_canvas(
 /// the run would read as unanswered for a reason that has nothing to do with the target.
 pub(crate) async fn check_viewport(
     page: &Page,
-    pilot: &Pilot,
+    plan: &Plan<'_>,
     rect: &arena_browser::CanvasRect,
-    positions: &[(f64, f64)],
 ) -> Result<()> {
-    if !pilot.clicks.keys.is_empty() {
+    if !plan.keys.is_empty() {
         return Ok(());
     }
     let v = page.eval_json("[innerWidth, innerHeight]").await?;
@@ -180,12 +176,12 @@ pub(crate) async fn check_viewport(
         (Some(w), Some(h)) => (w, h),
         _ => return Ok(()),
     };
-    for &(fx, fy) in positions {
+    for &(fx, fy) in &plan.positions {
         let (x, y) = rect.page_fraction(fx, fy);
         if x < 0.0 || y < 0.0 || x >= w || y >= h {
             return Err(anyhow!(Exit::bad_input(format!(
                 "{}: `clicks.region`: a click at canvas fraction ({fx:.3}, {fy:.3}) lands at page ({x:.0}, {y:.0}), outside the {w:.0}x{h:.0} viewport; shrink the region",
-                pilot.source
+                plan.source
             ))));
         }
     }
@@ -196,7 +192,7 @@ pub(crate) async fn check_viewport(
 /// not show was not applied, and the run would measure another browser under its name.
 pub(crate) async fn read_browser(
     page: &Page,
-    plan: &crate::plan::Plan<'_>,
+    plan: &Plan<'_>,
 ) -> Result<arena_run::BrowserSettings> {
     let v = page
         .eval_json("[devicePixelRatio, innerWidth, innerHeight]")

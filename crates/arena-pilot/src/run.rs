@@ -285,22 +285,21 @@ async fn measure(
     g: &mut Gathered,
 ) -> Result<()> {
     let (plan, cancel) = (req.plan, req.cancel);
-    let pilot = plan.pilot;
-    wait_canvas(page, pilot, cancel).await?;
+    wait_canvas(page, plan, cancel).await?;
     // The load and the setup (a board's first paint among them) are kept apart before the
     // clear: the frame tables read them, pairing never does.
     let mut kept = Kept::default();
-    run_setup(page, pilot, cancel, &mut kept).await?;
+    run_setup(page, plan, cancel, &mut kept).await?;
     kept.take(page.drain().await.context("draining the setup records")?);
     g.setup = Some(kept);
     // The page is loaded and its sockets are up: all of it must have gone through the link.
     target.check_link()?;
     page.clear().await.context("clearing the recorder")?;
     g.cleared = true;
-    let rect = wait_canvas(page, pilot, cancel).await?;
-    check_viewport(page, pilot, &rect, &plan.positions).await?;
+    let rect = wait_canvas(page, plan, cancel).await?;
+    check_viewport(page, plan, &rect).await?;
     g.browser = Some(read_browser(page, plan).await?);
-    let (rule, info) = resolve_answer(page, pilot, &rect, &plan.positions).await?;
+    let (rule, info) = resolve_answer(page, plan, &rect).await?;
     g.answer = Some(info);
     g.judge.answer = rule;
     g.judge.draw_target = rect.index;
@@ -345,12 +344,12 @@ fn loop_settings(plan: &Plan<'_>, g: &Gathered) -> LoopSettings {
         Hold::Person { min_ms, max_ms } => ("person", min_ms, max_ms),
     };
     LoopSettings {
-        loop_events: plan.pilot.pacing.loop_events.clone(),
+        loop_events: plan.loop_events.clone(),
         timeout_ms: plan.timeout_ms,
         settle_ms: plan.settle.as_millis() as u64,
         interval_ms: plan.interval.as_millis() as u64,
         warmup: plan.warmup,
-        move_first: plan.pilot.clicks.move_first,
+        move_first: plan.move_first,
         hold: hold.into(),
         hold_min_ms,
         hold_max_ms,
@@ -543,8 +542,8 @@ fn assemble(
     let ctx = RunContext {
         arm: plan.arm_name.clone(),
         knobs: target.knobs.clone(),
-        pilot_file: Some(plan.pilot.source.clone()),
-        pilot_hash: plan.pilot.hash.clone(),
+        pilot_file: Some(plan.source.clone()),
+        pilot_hash: plan.pilot_hash.clone(),
         url: target.url.clone(),
         chromium_version: browser.version().to_string(),
         started,
@@ -557,7 +556,7 @@ fn assemble(
         clicks_made: g.clicks_made,
         inputs_dispatched: g.inputs_dispatched,
         answer: g.answer.take(),
-        idle_reply_bytes: plan.pilot.target.idle_reply_bytes,
+        idle_reply_bytes: plan.idle_reply_bytes,
         link: target.link.clone(),
         loop_settings: Some(loop_settings(plan, g)),
         shams: g.col.shams.clone(),

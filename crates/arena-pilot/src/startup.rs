@@ -219,7 +219,7 @@ async fn watch(
         recorder.sockets = SocketChoice::Auto;
     }
     recorder.startup = Some(StartupWatch {
-        canvas: Some(plan.pilot.target.canvas.clone()),
+        canvas: Some(plan.canvas.clone()),
         region: match opts.board {
             BoardRule::Region(r) => Some(r),
             BoardRule::Bytes(_) => None,

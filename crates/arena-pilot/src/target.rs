@@ -310,17 +310,17 @@ async fn run_setup_command(
     env: &BTreeMap<String, String>,
     cancel: &Cancel,
 ) -> Result<()> {
-    let mut command = tokio::process::Command::new("sh");
-    command.arg("-c").arg(cmd).envs(env).kill_on_drop(true);
-    // Its own group, so a setup that starts a server and hangs is ended whole.
-    arena_sys::spawn::own_group_with_death_signal(command.as_std_mut());
-    let mut child = command
-        .spawn()
+    let mut command = std::process::Command::new("sh");
+    command.arg("-c").arg(cmd).envs(env);
+    // Through arena-sys like every child: its own group, so a setup that starts a server
+    // and hangs is ended whole, and a parent-death signal.
+    let mut child = arena_sys::child::GroupChild::spawn(command)
         .with_context(|| format!("starting setup command `{cmd}`"))?;
-    let pgid = child.id().map(|p| p as i32);
     let deadline = Instant::now() + Duration::from_secs(300);
     loop {
         if let Some(status) = child.try_wait()? {
+            // What it started in the background (the target itself) keeps running.
+            child.release();
             if !status.success() {
                 return Err(anyhow!(Exit::new(
                     ExitKind::TargetFailed,
@@ -330,10 +330,7 @@ async fn run_setup_command(
             return Ok(());
         }
         if cancel.is_cancelled() || Instant::now() > deadline {
-            if let Some(g) = pgid {
-                arena_sys::kill::kill_group(g);
-            }
-            let _ = child.kill().await;
+            child.end();
             return Err(anyhow!(Exit::new(
                 if cancel.is_cancelled() {
                     ExitKind::Interrupted

@@ -11,7 +11,8 @@ pub enum Format {
     Table,
     /// A GitHub-flavoured Markdown table that pastes into a PERFORMANCE.md as is.
     Markdown,
-    /// One JSON object: title, columns, rows (raw numbers where a cell has one), notes.
+    /// The command's data, not its table: one JSON document with `schema_version` and
+    /// `kind`, metric names as keys (each shape a JSON Schema in docs/schema/).
     Json,
     /// CSV with a header row; notes are left out (they are not data).
     Csv,

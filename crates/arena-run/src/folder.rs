@@ -15,9 +15,7 @@ use crate::model::{Event, Loop, Outcome, Run, RunMeta, SocketSource, SCHEMA_VERS
 use crate::time::rfc3339_utc;
 use crate::validate::{self, EventTally, LoopTally, TimeOrder};
 
-pub const RUN_JSON: &str = "run.json";
-pub const LOOPS_CSV: &str = "loops.csv";
-pub const EVENTS_JSONL: &str = "events.jsonl";
+pub use crate::layout::{EVENTS_JSONL, LOOPS_CSV, LOOP_COLUMNS, RUN_JSON};
 /// What the page recorded before the clear on attach (load and setup), apart from the loops.
 pub const SETUP_EVENTS_JSONL: &str = "setup_events.jsonl";
 /// The capture of a run made with `--capture`, and its full summary (`arena-perf wire`).
@@ -164,30 +162,6 @@ impl Run {
         Ok(out)
     }
 }
-
-/// Column order of `loops.csv` (matches the field order of [`Loop`]).
-pub const LOOP_COLUMNS: [&str; 20] = [
-    "index",
-    "arm",
-    "label",
-    "event",
-    "cold",
-    "answered",
-    "outcome",
-    "t_input",
-    "t_send",
-    "t_recv",
-    "t_draw",
-    "t_paint",
-    "inputToSocket",
-    "sendToRecv",
-    "recvToDraw",
-    "inputToPaint",
-    "t_answer",
-    "inputToPixels",
-    "reply_bytes",
-    "reply_frames",
-];
 
 /// Opens a run file for reading once its metadata (symlinks followed) says it is a regular
 /// file: a directory, device, FIFO or socket is refused unopened, naming what it is (a FIFO

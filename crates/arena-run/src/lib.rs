@@ -16,6 +16,7 @@ mod bounded;
 mod cpu;
 mod figures;
 mod folder;
+mod layout;
 mod model;
 mod staging;
 mod startup;

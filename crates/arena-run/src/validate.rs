@@ -11,7 +11,7 @@ use anyhow::Result;
 use arena_report::Exit;
 use arena_stats::Summary;
 
-use crate::folder::{LOOP_COLUMNS, RUN_JSON};
+use crate::layout::{LOOP_COLUMNS, RUN_JSON};
 use crate::model::{Loop, Outcome, Run, RunMeta};
 
 /// Largest page-clock time accepted, in ms (about 31,700 years). `performance.now()` is

@@ -21,6 +21,8 @@ pub struct GroupChild {
     child: Child,
     pgid: i32,
     status: Option<ExitStatus>,
+    /// Set by [`GroupChild::release`]: drop leaves the group alone.
+    released: bool,
 }
 
 impl GroupChild {
@@ -33,6 +35,7 @@ impl GroupChild {
             child,
             pgid,
             status: None,
+            released: false,
         })
     }
 
@@ -69,9 +72,21 @@ impl GroupChild {
     }
 }
 
+impl GroupChild {
+    /// Gives up the group once the leader has exited (reaped by [`GroupChild::try_wait`]),
+    /// leaving its members running: an arm's setup command may start the target in the
+    /// background, and the target must outlive the command. A leader still running is
+    /// ended as on drop.
+    pub fn release(mut self) {
+        self.released = self.status.is_some();
+    }
+}
+
 impl Drop for GroupChild {
     fn drop(&mut self) {
-        self.end();
+        if !self.released {
+            self.end();
+        }
     }
 }
 
@@ -164,6 +179,21 @@ mod tests {
             .expect("ended by its closed pipe, well within the limit");
         assert_eq!(out.len(), 4096);
         assert_eq!(st.signal(), Some(libc::SIGPIPE));
+    }
+
+    #[test]
+    fn a_released_group_keeps_what_its_exited_leader_started() {
+        let mut c = GroupChild::spawn(sh("sleep 30 >/dev/null 2>&1 & exit 0")).unwrap();
+        let pgid = c.id() as i32;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while c.try_wait().unwrap().is_none() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        c.release();
+        let left = members(pgid);
+        assert_eq!(left.len(), 1, "the background sleep runs on: {left:?}");
+        crate::kill::kill_group(pgid);
+        crate::kill::reap_group_until(pgid, Vec::new(), Instant::now() + Duration::from_secs(5));
     }
 
     #[test]

@@ -13,6 +13,7 @@
 //! - `timer` (feature `tokio`): async sleeps to a fraction of a millisecond.
 
 pub mod child;
+pub mod clock;
 pub mod fifo;
 pub mod interrupt;
 pub mod kill;

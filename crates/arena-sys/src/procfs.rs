@@ -208,6 +208,11 @@ pub fn loadavg() -> Option<[f64; 3]> {
     Some([it.next()??, it.next()??, it.next()??])
 }
 
+/// The kernel's per-interface counters (`/proc/net/dev`), as text.
+pub fn net_dev() -> std::io::Result<String> {
+    std::fs::read_to_string("/proc/net/dev")
+}
+
 /// The kernel's release (`/proc/sys/kernel/osrelease`), `None` where unreadable.
 pub fn kernel_release() -> Option<String> {
     read_trimmed("/proc/sys/kernel/osrelease")

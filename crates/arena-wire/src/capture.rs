@@ -8,7 +8,6 @@ mod backend;
 #[cfg(feature = "pcap")]
 mod libpcap;
 
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -73,7 +72,7 @@ pub struct DevCounters {
 impl DevCounters {
     /// Reads the interface's line of `/proc/net/dev`.
     pub fn read(iface: &str) -> Result<DevCounters> {
-        let text = fs::read_to_string("/proc/net/dev").context("/proc/net/dev: cannot read")?;
+        let text = arena_sys::procfs::net_dev().context("/proc/net/dev: cannot read")?;
         DevCounters::parse(&text, iface)
     }
 

@@ -8,6 +8,7 @@
 //! - [`summarize`] reads a pcap once, in constant memory, into a [`WireSummary`]
 //!   (serde), which renders as [`arena_report::Table`]s via [`WireSummary::tables`].
 
+mod beside;
 pub mod capture;
 pub mod packet;
 pub mod pcap;
@@ -19,6 +20,7 @@ mod tables;
 pub mod tshark;
 pub mod ws;
 
+pub use beside::capture_beside;
 pub use capture::{
     Backend, Capture, CaptureBackend, CaptureHandle, CaptureOptions, CaptureSource, CaptureStats,
     DevCounters, LIBPCAP_BUILT_IN, NO_LIBPCAP,
@@ -29,3 +31,4 @@ pub use summary::{
     summarize_reader_threads, summarize_threads, ConnInfo, DirSummary, FrameRef, SummaryOptions,
     WindowCounts, WindowRow, WireSummary,
 };
+pub use tables::capture_table;

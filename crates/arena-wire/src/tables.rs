@@ -3,6 +3,7 @@
 use arena_report::{fmt_bytes, fmt_count, fmt_ms, Cell, Column, Table};
 use arena_stats::Summary;
 
+use crate::capture::{CaptureSource, CaptureStats};
 use crate::summary::{DirSummary, WireSummary};
 
 fn bytes(n: u64) -> Cell {
@@ -217,4 +218,54 @@ impl WireSummary {
         let body = serde_json::to_value(self).unwrap_or(serde_json::Value::Null);
         arena_report::json::document("wire.summary", body)
     }
+}
+
+/// A capture's figures (`wire capture`): its source, what was written and dropped, and
+/// the interface's own counters.
+pub fn capture_table(s: &CaptureStats) -> Table {
+    let mut t = Table::new(vec![Column::left(""), Column::right("value")]).with_title(format!(
+        "capture on {}{}, {:.3}s",
+        s.iface,
+        s.port.map(|p| format!(" port {p}")).unwrap_or_default(),
+        s.duration_s
+    ));
+    let n = |x: u64| Cell::num(fmt_count(x as i64), x as f64);
+    match &s.source {
+        CaptureSource::Pcap { path, backend } => {
+            t.push_row(vec!["source".into(), Cell::text(format!("pcap {path}"))]);
+            t.push_row(vec!["backend".into(), Cell::text(backend.name())]);
+            t.push_row(vec!["packets written".into(), n(s.packets_written)]);
+            t.push_row(vec![
+                "pcap size".into(),
+                Cell::num(fmt_bytes(s.pcap_bytes), s.pcap_bytes as f64),
+            ]);
+            t.push_row(vec![
+                "kernel: packets passed the filter".into(),
+                n(s.kernel_packets),
+            ]);
+            t.push_row(vec!["kernel: drops".into(), n(s.kernel_drops).strong()]);
+        }
+        CaptureSource::InterfaceCounters { reason } => {
+            t.push_row(vec![
+                "source".into(),
+                Cell::text(format!("interface counters ({reason})")),
+            ]);
+        }
+    }
+    if let Some(i) = &s.interface {
+        t.push_row(vec![
+            format!("{} rx bytes (all traffic, /proc/net/dev)", s.iface).into(),
+            Cell::num(fmt_bytes(i.rx_bytes), i.rx_bytes as f64),
+        ]);
+        t.push_row(vec![
+            format!("{} rx packets (all traffic)", s.iface).into(),
+            n(i.rx_packets),
+        ]);
+        t.push_row(vec![
+            format!("{} tx bytes (all traffic)", s.iface).into(),
+            Cell::num(fmt_bytes(i.tx_bytes), i.tx_bytes as f64),
+        ]);
+    }
+    t.note("interface counters cover every flow on the interface and exclude link headers; on lo rx and tx are the same packets");
+    t
 }

@@ -36,3 +36,15 @@ pub fn closed_pipe(err: &anyhow::Error) -> bool {
             .is_some_and(|s| s.0.kind() == io::ErrorKind::BrokenPipe)
     })
 }
+
+/// The CPU table of `runs` (`--sample`, the fixture's threads, Chromium), after a blank
+/// line; nothing when no run was sampled. JSON documents carry it as `cpu` instead.
+pub fn print_cpu(runs: &[arena_run::Run], format: arena_report::Format) -> anyhow::Result<()> {
+    if format == arena_report::Format::Json {
+        return Ok(());
+    }
+    if let Some(t) = arena_compare::runs_cpu_table(runs) {
+        print(format!("\n{}", t.render(format)))?;
+    }
+    Ok(())
+}
