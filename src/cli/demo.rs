@@ -14,6 +14,7 @@ use arena_pilot::Pilot;
 
 use super::args::{ab_document, pooled, print_verdict, runs, verdict, AbPlan, RunArgs};
 use super::common::stdout::print;
+use super::common::to_history::{self, ToHistoryArgs};
 
 /// Measure stock against lazy-png on the built-in fixture match (no setup needed).
 #[derive(Debug, ClapArgs)]
@@ -22,6 +23,8 @@ pub struct Args {
     pub series: super::args::SeriesArgs,
     #[command(flatten)]
     pub run: RunArgs,
+    #[command(flatten)]
+    pub history: ToHistoryArgs,
 }
 
 pub fn run(mut args: Args) -> Result<ExitCode> {
@@ -31,12 +34,14 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
     args.run
         .scenario
         .get_or_insert(arena_fixture::Scenario::Played);
+    let sink = args.history.start()?;
     let outcome = args.run.run_ab(AbPlan {
         pilot: &pilot,
         arms: &["stock".into(), "lazy-png".into()],
         rounds: args.series.rounds,
         url: None,
         out: args.series.out.clone(),
+        history: sink.as_ref(),
     })?;
     let runs = runs(&outcome);
     let format = args.series.format;
@@ -64,8 +69,10 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         args.run.split.print(&runs, format)?;
     }
     super::args::print_cpu(&runs, args.series.format)?;
+    // A failed add does not hide a failed run: the run's error comes first.
+    let added = to_history::finish(sink);
     match outcome.error {
         Some(e) => Err(e),
-        None => Ok(ExitCode::SUCCESS),
+        None => added.map(|()| ExitCode::SUCCESS),
     }
 }
