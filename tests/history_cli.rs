@@ -448,3 +448,74 @@ fn a_db_that_is_not_this_tools_history_exits_2_naming_the_cause() {
         ),
     );
 }
+
+#[test]
+fn compare_and_report_take_a_branchs_newest_runs_or_runs_by_id_from_the_history() {
+    let d = Scratch::new("hist-sel");
+    let db = d.path("h.sqlite");
+    for i in 0..4u64 {
+        let run = write_run(&d.0, "stock", 60, 50.0, 0.0, 700 + i);
+        json(&add(&db, "main", &format!("c{i}"), &[run]));
+    }
+    let slower = write_run(&d.0, "stock", 60, 50.0, 30.0, 800);
+    let sel = ["--db", s(&db), "--testbed", "ci-1"];
+    let o = arena(
+        &[
+            &["compare", "--history-branch", "main", "--last", "3"][..],
+            &sel,
+            &[s(&slower), "--format", "markdown"],
+        ]
+        .concat(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = text(&o);
+    // The stored runs are their own column, the baseline, and the note names them.
+    assert!(out.contains("stock@main"), "{out}");
+    assert!(out.contains("stored runs 2, 3, 4"), "{out}");
+    // The folder run, 30 ms slower, reads significantly slower than the stored ones.
+    let p50 = out.lines().find(|l| l.starts_with("| inputToPaint p50"));
+    assert!(p50.is_some_and(|l| l.contains("**+")), "{out}");
+
+    let o = arena(&[
+        "compare",
+        "--history-run",
+        "1",
+        "--history-run",
+        "4",
+        "--db",
+        s(&db),
+        "--by",
+        "run",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        text(&o).contains("stock@#1") && text(&o).contains("stock@#4"),
+        "{}",
+        text(&o)
+    );
+
+    let html = d.path("r.html");
+    let o = arena(
+        &[
+            &["report", "--history-branch", "main", "--out", s(&html)][..],
+            &sel,
+            &[s(&slower)],
+        ]
+        .concat(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("stock@main"), "the report's columns");
+
+    // A --db without a selection, and a branch with nothing stored, are exit 2.
+    let o = arena(&["compare", "--db", s(&db), s(&slower)]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("--db names the history"), "{}", text(&o));
+    let o = arena(&[&["compare", "--history-branch", "nowhere"][..], &sel].concat());
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("no stored run of branch nowhere"),
+        "{}",
+        text(&o)
+    );
+}

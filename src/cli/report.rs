@@ -6,12 +6,14 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use arena_compare::{compare, load_runs, report_html, Metric, ReportOptions};
+use arena_compare::{compare, report_html, Metric, ReportOptions};
 use arena_report::Exit;
 
 use super::common::outputs::{refuse_overwrite, Output};
 use super::common::stdout::print;
-use super::compare::{compare_options, warn_comparison, ByArg, SplitArgs, StatsArgs};
+use super::compare::{
+    compare_options, load_with_history, warn_comparison, ByArg, SplitArgs, StatsArgs,
+};
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:
@@ -22,9 +24,12 @@ use super::compare::{compare_options, warn_comparison, ByArg, SplitArgs, StatsAr
 The page embeds exactly what `arena-perf compare --format json` prints for the same runs
 and flags (in <script id=\"data\">), so its tables and the JSON cannot disagree.")]
 pub struct ReportArgs {
-    /// Run folders, or folders holding run folders (as for `compare`).
-    #[arg(required = true, value_name = "RUN_OR_DIR")]
+    /// Run folders, or folders holding run folders (as for `compare`; none with a
+    /// history selection).
+    #[arg(required_unless_present_any = ["history_branch", "ids"], value_name = "RUN_OR_DIR")]
     pub runs: Vec<PathBuf>,
+    #[command(flatten)]
+    pub history: super::common::from_history::FromHistoryArgs,
     /// The HTML file to write; its folder must exist, and it may not be a file the command
     /// reads nor lie inside a run folder given (exit 2).
     #[arg(long, value_name = "FILE")]
@@ -59,10 +64,13 @@ pub fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
         outputs.push(Output::file("--screenshot", png));
     }
     refuse_overwrite(a.runs.iter().map(|p| p.as_path()), &outputs)?;
-    let runs = load_runs(&a.runs)?;
+    let (runs, from_history) = load_with_history(&a.runs, &a.history)?;
     let mixed = a.stats.refuse_mixed("report", &runs)?;
     let mut cmp = compare(&runs, &opts)?;
     warn_comparison(&mixed, &mut cmp);
+    if let Some(note) = from_history {
+        cmp.table.note(note);
+    }
     // The page lists them with its findings; the terminal only says where it wrote it.
     for m in &mixed {
         eprintln!("{}", m.warning());

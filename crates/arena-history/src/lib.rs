@@ -30,7 +30,7 @@ mod trend;
 pub use context::{default_testbed, git_branch, git_commit, Origin};
 pub use record::{content_hash, NewRun};
 pub use schema::SCHEMA_VERSION;
-pub use select::{baseline_runs, Baseline};
+pub use select::{baseline_runs, selected_runs, Baseline, Selection};
 pub use sink::{Sink, Stored};
 pub use store::{
     open, open_default, resolve, Added, Filter, RunRow, Store, StoredCounts, DB_ENV, DEFAULT_DB,
