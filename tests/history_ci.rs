@@ -58,7 +58,7 @@ fn fake_gh(dir: &Path) -> PathBuf {
     std::fs::write(
         &gh,
         format!(
-            "#!/bin/sh\n[ \"$4\" = --edit-last ] && exit 1\necho \"$@\" >> {log}\ncat \"$4\" >> {log}\n",
+            "#!/bin/sh\n[ \"$6\" = --edit-last ] && exit 1\necho \"$@\" >> {log}\ncat \"$5\" >> {log}\n",
             log = log.display()
         ),
     )

@@ -294,6 +294,31 @@ fn trend_names_the_step_where_the_arm_switches_to_delay40_and_none_on_a_flat_ser
 
     let t = trend(&flat);
     assert!(t["steps"].as_array().unwrap().is_empty(), "{t}");
+
+    // `report --history` draws the trend with the step marked where it starts.
+    let html = d.path("r.html");
+    let o = arena(&[
+        "report",
+        "--history-branch",
+        "main",
+        "--last",
+        "3",
+        "--testbed",
+        "ci-1",
+        "--db",
+        s(&db),
+        "--history",
+        "--out",
+        s(&html),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let page = std::fs::read_to_string(&html).unwrap();
+    let section = &page[page
+        .find("<section id=\"history\">")
+        .expect("the trend section")..];
+    assert!(section.contains("<svg"), "drawn");
+    assert!(section.contains("step at #26 (commit c25): +"), "marked");
+    assert_eq!(section.matches("<circle").count(), 40, "a point a run");
 }
 
 fn gate(db: &Path, candidate: &[PathBuf], testbed: &str) -> Output {

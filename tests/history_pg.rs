@@ -278,6 +278,25 @@ fn pilot_history_to_a_server_that_goes_away_mid_run_is_exit_3_and_keeps_the_run_
     let (d, cluster) = started("hist-pg-gone");
     let pilot = compare_common::cheap_pilot(&d.0);
     let out = d.path("run");
+    // A server refusing the login is exit 3 before any browser starts: no run is made.
+    let refused = cluster.url().replace("arena@", "nobody:secret@");
+    let o = arena(&[
+        "pilot",
+        "--pilot",
+        s(&pilot),
+        "--out",
+        s(&out),
+        "--history",
+        "--db",
+        &refused,
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(
+        text(&o).contains("nobody") && !text(&o).contains("secret"),
+        "{}",
+        text(&o)
+    );
+    assert!(!out.exists(), "nothing was run");
     let mut child = Command::new(env!("CARGO_BIN_EXE_arena-perf"))
         .args([
             "pilot",

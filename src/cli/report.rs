@@ -30,6 +30,11 @@ pub struct ReportArgs {
     pub runs: Vec<PathBuf>,
     #[command(flatten)]
     pub history: super::common::from_history::FromHistoryArgs,
+    /// Add the trend of --history-branch's stored runs on the testbed with the compared
+    /// runs' pilot (METRIC.pQ, default inputToPaint.p50), drawn with its steps marked.
+    #[arg(long = "history", value_name = "METRIC.pQ", num_args = 0..=1,
+          default_missing_value = "inputToPaint.p50", requires = "history_branch")]
+    pub trend: Option<String>,
     /// The HTML file to write; its folder must exist, and it may not be a file the command
     /// reads nor lie inside a run folder given (exit 2).
     #[arg(long, value_name = "FILE")]
@@ -75,6 +80,10 @@ pub fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
     for m in &mixed {
         eprintln!("{}", m.warning());
     }
+    let trend = match &a.trend {
+        Some(metric) => Some(trend_section(&a.history, metric, &runs)?),
+        None => None,
+    };
     let page = report_html(
         &runs,
         &cmp,
@@ -83,6 +92,7 @@ pub fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
             include_cold: checks.include_cold,
             metrics: metrics.clone(),
             plot_metric: metrics.first().copied().unwrap_or(Metric::InputToPaint),
+            trend,
         },
     );
     std::fs::write(&a.out, page).with_context(|| format!("writing {}", a.out.display()))?;
@@ -99,6 +109,29 @@ pub fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
         print(format!("wrote {}\n", png.display()))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The trend `--history METRIC.pQ` draws: the branch's stored runs on the testbed, with
+/// the pilot of the first compared run.
+fn trend_section(
+    h: &super::common::from_history::FromHistoryArgs,
+    metric: &str,
+    runs: &[arena_run::Run],
+) -> anyhow::Result<arena_compare::html::TrendSection> {
+    let opts = arena_history::TrendOptions::parse(metric)?;
+    let store = arena_history::open_default(h.db.as_deref())?;
+    let filter = arena_history::Filter {
+        branch: h.history_branch.clone(),
+        testbed: Some(
+            h.testbed
+                .clone()
+                .unwrap_or_else(arena_history::default_testbed),
+        ),
+        pilot: runs.first().map(|r| r.meta.pilot_hash.clone()),
+        ..Default::default()
+    };
+    let t = arena_history::trend(store.as_ref(), &filter, &opts)?;
+    arena_history::trend_section(&t)
 }
 
 /// `--out report/x.html` with no `report/`: said before any work, naming the folder.

@@ -27,6 +27,7 @@ mod limit;
 pub mod plot;
 mod startup;
 pub mod synthetic;
+pub mod trend_plot;
 mod verdict;
 
 pub use arena_run::Metric;

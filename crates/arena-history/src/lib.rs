@@ -35,5 +35,7 @@ pub use sink::{Sink, Stored};
 pub use store::{
     open, open_default, resolve, Added, Filter, RunRow, Store, StoredCounts, DB_ENV, DEFAULT_DB,
 };
-pub use tables::{list_json, list_table, show_json, show_table, trend_json, trend_table};
+pub use tables::{
+    list_json, list_table, show_json, show_table, trend_json, trend_section, trend_table,
+};
 pub use trend::{trend, Point, Step, Trend, TrendOptions};
