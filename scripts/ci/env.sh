@@ -13,9 +13,9 @@
 #   ARENA_CI_GATE_ARGS   the gate's limits and flags (default: --max inputToPaint.p90=+10%)
 ARENA_PERF=${ARENA_PERF:-arena-perf}
 ARENA_CI_OUT=${ARENA_CI_OUT:-reports/ci}
-ARENA_CI_TESTBED=${ARENA_CI_TESTBED:-$(hostname)}
-ARENA_CI_BRANCH=${ARENA_CI_BRANCH:-${GITHUB_HEAD_REF:-${GITHUB_REF_NAME:-$(git rev-parse --abbrev-ref HEAD)}}}
-ARENA_CI_COMMIT=${ARENA_CI_COMMIT:-${GITHUB_SHA:-$(git rev-parse HEAD)}}
+ARENA_CI_TESTBED=${ARENA_CI_TESTBED:-$(cat /proc/sys/kernel/hostname)}
+ARENA_CI_BRANCH=${ARENA_CI_BRANCH:-${GITHUB_HEAD_REF:-${GITHUB_REF_NAME:-$(git rev-parse --abbrev-ref HEAD 2>/dev/null || echo unknown)}}}
+ARENA_CI_COMMIT=${ARENA_CI_COMMIT:-${GITHUB_SHA:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}}
 ARENA_CI_BASE=${ARENA_CI_BASE:-main}
 ARENA_CI_LAST=${ARENA_CI_LAST:-10}
 ARENA_CI_PILOT_ARGS=${ARENA_CI_PILOT_ARGS:-}
