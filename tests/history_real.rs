@@ -184,3 +184,58 @@ fn p50_shift(a: &[String], b: &[String]) -> f64 {
     };
     median(b) - median(a)
 }
+
+#[test]
+fn demo_history_adds_each_run_of_both_arms_as_written() {
+    let d = Scratch::new("hist-demo");
+    let db = d.path("h.sqlite");
+    let o = arena(&[
+        "demo",
+        "--rounds",
+        "1",
+        "--clicks",
+        "4",
+        "--out",
+        s(&d.path("runs")),
+        "--quiet",
+        "--format",
+        "json",
+        "--history",
+        "--db",
+        s(&db),
+        "--branch",
+        "demo",
+        "--commit",
+        "d1",
+    ]);
+    let doc = json(&o);
+    let made: Vec<&str> = doc["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["run_folder"].as_str().unwrap())
+        .collect();
+    let listed = json(&arena(&[
+        "history",
+        "list",
+        "--db",
+        s(&db),
+        "--format",
+        "json",
+    ]));
+    let stored: Vec<(&str, &str, &str)> = listed["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let f = |k: &str| r[k].as_str().unwrap();
+            (f("source"), f("arm"), f("branch"))
+        })
+        .collect();
+    assert_eq!(
+        stored,
+        vec![(made[0], "stock", "demo"), (made[1], "lazy-png", "demo")],
+        "{}",
+        text(&o)
+    );
+}
