@@ -294,6 +294,31 @@ fn trend_names_the_step_where_the_arm_switches_to_delay40_and_none_on_a_flat_ser
 
     let t = trend(&flat);
     assert!(t["steps"].as_array().unwrap().is_empty(), "{t}");
+
+    // `report --history` draws the trend with the step marked where it starts.
+    let html = d.path("r.html");
+    let o = arena(&[
+        "report",
+        "--history-branch",
+        "main",
+        "--last",
+        "3",
+        "--testbed",
+        "ci-1",
+        "--db",
+        s(&db),
+        "--history",
+        "--out",
+        s(&html),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let page = std::fs::read_to_string(&html).unwrap();
+    let section = &page[page
+        .find("<section id=\"history\">")
+        .expect("the trend section")..];
+    assert!(section.contains("<svg"), "drawn");
+    assert!(section.contains("step at #26 (commit c25): +"), "marked");
+    assert_eq!(section.matches("<circle").count(), 40, "a point a run");
 }
 
 fn gate(db: &Path, candidate: &[PathBuf], testbed: &str) -> Output {
@@ -446,5 +471,76 @@ fn a_db_that_is_not_this_tools_history_exits_2_naming_the_cause() {
             "history schema version {} is newer than this arena-perf reads (version {v})",
             v + 1
         ),
+    );
+}
+
+#[test]
+fn compare_and_report_take_a_branchs_newest_runs_or_runs_by_id_from_the_history() {
+    let d = Scratch::new("hist-sel");
+    let db = d.path("h.sqlite");
+    for i in 0..4u64 {
+        let run = write_run(&d.0, "stock", 60, 50.0, 0.0, 700 + i);
+        json(&add(&db, "main", &format!("c{i}"), &[run]));
+    }
+    let slower = write_run(&d.0, "stock", 60, 50.0, 30.0, 800);
+    let sel = ["--db", s(&db), "--testbed", "ci-1"];
+    let o = arena(
+        &[
+            &["compare", "--history-branch", "main", "--last", "3"][..],
+            &sel,
+            &[s(&slower), "--format", "markdown"],
+        ]
+        .concat(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = text(&o);
+    // The stored runs are their own column, the baseline, and the note names them.
+    assert!(out.contains("stock@main"), "{out}");
+    assert!(out.contains("stored runs 2, 3, 4"), "{out}");
+    // The folder run, 30 ms slower, reads significantly slower than the stored ones.
+    let p50 = out.lines().find(|l| l.starts_with("| inputToPaint p50"));
+    assert!(p50.is_some_and(|l| l.contains("**+")), "{out}");
+
+    let o = arena(&[
+        "compare",
+        "--history-run",
+        "1",
+        "--history-run",
+        "4",
+        "--db",
+        s(&db),
+        "--by",
+        "run",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        text(&o).contains("stock@#1") && text(&o).contains("stock@#4"),
+        "{}",
+        text(&o)
+    );
+
+    let html = d.path("r.html");
+    let o = arena(
+        &[
+            &["report", "--history-branch", "main", "--out", s(&html)][..],
+            &sel,
+            &[s(&slower)],
+        ]
+        .concat(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("stock@main"), "the report's columns");
+
+    // A --db without a selection, and a branch with nothing stored, are exit 2.
+    let o = arena(&["compare", "--db", s(&db), s(&slower)]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("--db names the history"), "{}", text(&o));
+    let o = arena(&[&["compare", "--history-branch", "nowhere"][..], &sel].concat());
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("no stored run of branch nowhere"),
+        "{}",
+        text(&o)
     );
 }

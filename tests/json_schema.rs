@@ -701,3 +701,65 @@ fn startup_cli_json_matches_its_schema() {
     d["rounds"][0]["milestones"]["board_paint"] = json!("not reached");
     assert_invalid("startup.json", &d, "a milestone as words");
 }
+
+/// The binary in the repository root; it must exit 0. Its stdout.
+fn text_of(args: &[&str]) -> String {
+    let o = Command::new(env!("CARGO_BIN_EXE_arena-perf"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).unwrap()
+}
+
+#[test]
+fn history_documents_of_the_binary_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.sqlite");
+    let db = db.to_str().unwrap();
+    let origin = [
+        "--db",
+        db,
+        "--branch",
+        "main",
+        "--commit",
+        "c1",
+        "--testbed",
+        "fx",
+    ];
+    let add = [&["history", "add", "fixtures/runs"][..], &origin].concat();
+    let trend = ["history", "trend", "inputToPaint.p50", "--db", db];
+    let commands: [(&[&str], &str); 5] = [
+        (&add, "history-add.json"),
+        (&["history", "list", "--db", db], "history-list.json"),
+        (&["history", "show", "1", "--db", db], "history-run.json"),
+        (&trend, "history-trend.json"),
+        (
+            &[
+                "compare",
+                "--history-run",
+                "1",
+                "--history-run",
+                "2",
+                "--db",
+                db,
+            ],
+            "compare.json",
+        ),
+    ];
+    for (args, schema) in commands {
+        for format in ["table", "markdown", "json"] {
+            let out = text_of(&[args, &["--format", format]].concat());
+            match format {
+                "json" => assert_valid(schema, &serde_json::from_str(&out).unwrap()),
+                "markdown" => assert!(out.contains("\n|---"), "{args:?}: {out}"),
+                _ => assert!(out.contains('│') || out.contains('|'), "{args:?}: {out}"),
+            }
+        }
+    }
+}

@@ -12,6 +12,7 @@ use arena_pilot::Pilot;
 
 use super::args::{ab_document, pooled, print_verdict, runs, verdict, AbPlan, RunArgs};
 use super::common::stdout::print;
+use super::common::to_history::{self, ToHistoryArgs};
 
 /// Run arms interleaved, each run in a fresh page and a fresh target session, and compare.
 #[derive(Debug, ClapArgs)]
@@ -25,16 +26,20 @@ pub struct Args {
     pub series: super::args::SeriesArgs,
     #[command(flatten)]
     pub run: RunArgs,
+    #[command(flatten)]
+    pub history: ToHistoryArgs,
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
     let pilot = Pilot::load_or_builtin(args.arms.pilot.as_ref())?;
+    let sink = args.history.start()?;
     let outcome = args.run.run_ab(AbPlan {
         pilot: &pilot,
         arms: &args.arms.names,
         rounds: args.series.rounds,
         url: args.url.clone(),
         out: args.series.out.clone(),
+        history: sink.as_ref(),
     })?;
     let runs = runs(&outcome);
     let cmp = pooled(&runs, args.arms.names.first().cloned(), &args.run.split)?;
@@ -51,8 +56,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
     }
     super::common::stdout::print_cpu(&runs, args.series.format)?;
+    // A failed add does not hide a failed run: the run's error comes first.
+    let added = to_history::finish(sink);
     match outcome.error {
         Some(e) => Err(e),
-        None => Ok(ExitCode::SUCCESS),
+        None => added.map(|()| ExitCode::SUCCESS),
     }
 }

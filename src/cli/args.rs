@@ -197,6 +197,8 @@ pub struct AbPlan<'a> {
     pub rounds: u32,
     pub url: Option<String>,
     pub out: PathBuf,
+    /// With `--history`: where each complete run goes as it is written.
+    pub history: Option<&'a arena_history::Sink>,
 }
 
 impl RunArgs {
@@ -208,14 +210,26 @@ impl RunArgs {
             .iter()
             .map(|a| Plan::for_arm(ab.pilot, Some(a), &overrides))
             .collect::<Result<Vec<_>>>()?;
-        self.run_plans(plans, ab.rounds, ab.out)
+        self.run_plans(plans, ab.rounds, ab.out, ab.history)
     }
 
     /// Runs resolved plans interleaved for `rounds` under `out`, with this command's
-    /// browser and progress; the folders made are listed on stderr.
-    pub fn run_plans(&self, plans: Vec<Plan<'_>>, rounds: u32, out: PathBuf) -> Result<AbOutcome> {
+    /// browser and progress; the folders made are listed on stderr, and each goes to
+    /// `history` as it is written.
+    pub fn run_plans(
+        &self,
+        plans: Vec<Plan<'_>>,
+        rounds: u32,
+        out: PathBuf,
+        history: Option<&arena_history::Sink>,
+    ) -> Result<AbOutcome> {
         let reporter = Reporter::new(Mode::detect(self.chromium.quiet));
-        let show = |p: Progress<'_>| reporter.pilot(p);
+        let show = |p: Progress<'_>| {
+            if let Progress::RunWritten { dir, complete, .. } = p {
+                super::common::to_history::written(history, dir, complete);
+            }
+            reporter.pilot(p)
+        };
         let outcome = block_on(|cancel| async move {
             run_ab(AbRequest {
                 plans,

@@ -151,9 +151,11 @@ impl SplitArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct CompareArgs {
-    /// Run folders, or folders holding run folders.
-    #[arg(required = true, value_name = "RUN_OR_DIR")]
+    /// Run folders, or folders holding run folders (none with a history selection).
+    #[arg(required_unless_present_any = ["history_branch", "ids"], value_name = "RUN_OR_DIR")]
     pub runs: Vec<PathBuf>,
+    #[command(flatten)]
+    pub history: super::common::from_history::FromHistoryArgs,
     /// Arm (or column, e.g. "stock, run 2") the others are compared against; the first
     /// arm by default.
     #[arg(long, value_name = "ARM")]
@@ -227,6 +229,20 @@ pub fn compare_options(
     })
 }
 
+/// The run folders `paths`, after the stored runs `history` selects (none given is
+/// fine with a selection).
+pub fn load_with_history(
+    paths: &[PathBuf],
+    history: &super::common::from_history::FromHistoryArgs,
+) -> anyhow::Result<(Vec<Run>, Option<String>)> {
+    let folders = if paths.is_empty() && history.any() {
+        Vec::new()
+    } else {
+        load_runs(paths)?
+    };
+    history.with(folders)
+}
+
 /// What `--plot DIR` writes into DIR.
 const PLOTS: [&str; 2] = ["latency.svg", "latency.png"];
 
@@ -241,10 +257,13 @@ pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
         let outputs = plots.each_ref().map(|p| Output::file("--plot", p));
         refuse_overwrite(a.runs.iter().map(|p| p.as_path()), &outputs)?;
     }
-    let runs = load_runs(&a.runs)?;
+    let (runs, from_history) = load_with_history(&a.runs, &a.history)?;
     let mixed = a.stats.refuse_mixed("compare", &runs)?;
     let mut cmp = compare(&runs, &opts)?;
     warn_comparison(&mixed, &mut cmp);
+    if let Some(note) = from_history {
+        cmp.table.note(note);
+    }
     if a.format == Format::Json {
         let mut v = arena_compare::comparison_json(&cmp);
         if a.cpu {

@@ -14,6 +14,7 @@ use arena_pilot::Pilot;
 
 use super::args::{ab_document, pooled, print_verdict, runs, verdict, AbPlan, RunArgs};
 use super::common::stdout::print;
+use super::common::to_history::{self, ToHistoryArgs};
 
 /// Clicks per run unless `--clicks` says otherwise.
 const DEMO_CLICKS: u64 = 128;
@@ -26,6 +27,8 @@ pub struct Args {
     pub series: super::args::SeriesArgs,
     #[command(flatten)]
     pub run: RunArgs,
+    #[command(flatten)]
+    pub history: ToHistoryArgs,
 }
 
 pub fn run(mut args: Args) -> Result<ExitCode> {
@@ -39,12 +42,14 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
     // each half): four runs of the fixture's 156 took 3 min 14 s on 2 cores, and the demo
     // is the first thing anyone runs. 128 keep it near 2 min 40 s at 508 loops an arm.
     args.run.clicks.get_or_insert(DEMO_CLICKS);
+    let sink = args.history.start()?;
     let outcome = args.run.run_ab(AbPlan {
         pilot: &pilot,
         arms: &["stock".into(), "lazy-png".into()],
         rounds: args.series.rounds,
         url: None,
         out: args.series.out.clone(),
+        history: sink.as_ref(),
     })?;
     let runs = runs(&outcome);
     let format = args.series.format;
@@ -72,8 +77,10 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         args.run.split.print(&runs, format)?;
     }
     super::common::stdout::print_cpu(&runs, args.series.format)?;
+    // A failed add does not hide a failed run: the run's error comes first.
+    let added = to_history::finish(sink);
     match outcome.error {
         Some(e) => Err(e),
-        None => Ok(ExitCode::SUCCESS),
+        None => added.map(|()| ExitCode::SUCCESS),
     }
 }

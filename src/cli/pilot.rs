@@ -13,6 +13,7 @@ use super::args::{RunArgs, TargetArgs};
 use super::common::outputs::{is_run_folder, refuse_overwrite, Output, Replacement};
 use super::common::progress::{Mode, Reporter};
 use super::common::stdout::print;
+use super::common::to_history::{self, ToHistoryArgs};
 
 /// Drive the target with trusted clicks and measure each click's loop on the page's clock.
 #[derive(Debug, ClapArgs)]
@@ -34,6 +35,8 @@ pub struct Args {
     pub format: Format,
     #[command(flatten)]
     pub run: RunArgs,
+    #[command(flatten)]
+    pub history: ToHistoryArgs,
 }
 
 /// Where the run goes: `--out` checked first (before any browser or target starts),
@@ -66,6 +69,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let pilot = args.target.load()?;
     let overrides = args.run.overrides(args.target.url.clone())?;
     let plan = Plan::for_arm(&pilot, args.target.arm.as_deref(), &overrides)?;
+    let sink = args.history.start()?;
     let reporter = Reporter::new(Mode::detect(args.run.chromium.quiet));
     let show = |p: arena_pilot::Progress<'_>| reporter.pilot(p);
     let split = args.run.split.clone();
@@ -90,6 +94,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
         (res, None) => res?,
     };
+    let exit_error = outcome.exit_error();
+    to_history::written(sink.as_ref(), &outcome.dir, exit_error.is_none());
     if args.format == Format::Json {
         let v = arm_json(&outcome.run, Some(&outcome.dir));
         print(arena_report::json::to_text(&v))?;
@@ -113,9 +119,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
         eprintln!("{line}");
     }
     eprintln!("run folder: {}", outcome.dir.display());
-    match outcome.exit_error() {
+    let added = to_history::finish(sink);
+    match exit_error {
         Some(e) => Err(e),
-        None => Ok(ExitCode::SUCCESS),
+        None => added.map(|()| ExitCode::SUCCESS),
     }
 }
 

@@ -6,12 +6,14 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use arena_compare::{compare, load_runs, report_html, Metric, ReportOptions};
+use arena_compare::{compare, report_html, Metric, ReportOptions};
 use arena_report::Exit;
 
 use super::common::outputs::{refuse_overwrite, Output};
 use super::common::stdout::print;
-use super::compare::{compare_options, warn_comparison, ByArg, SplitArgs, StatsArgs};
+use super::compare::{
+    compare_options, load_with_history, warn_comparison, ByArg, SplitArgs, StatsArgs,
+};
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:
@@ -22,9 +24,17 @@ use super::compare::{compare_options, warn_comparison, ByArg, SplitArgs, StatsAr
 The page embeds exactly what `arena-perf compare --format json` prints for the same runs
 and flags (in <script id=\"data\">), so its tables and the JSON cannot disagree.")]
 pub struct ReportArgs {
-    /// Run folders, or folders holding run folders (as for `compare`).
-    #[arg(required = true, value_name = "RUN_OR_DIR")]
+    /// Run folders, or folders holding run folders (as for `compare`; none with a
+    /// history selection).
+    #[arg(required_unless_present_any = ["history_branch", "ids"], value_name = "RUN_OR_DIR")]
     pub runs: Vec<PathBuf>,
+    #[command(flatten)]
+    pub history: super::common::from_history::FromHistoryArgs,
+    /// Add the trend of --history-branch's stored runs on the testbed with the compared
+    /// runs' pilot (METRIC.pQ, default inputToPaint.p50), drawn with its steps marked.
+    #[arg(long = "history", value_name = "METRIC.pQ", num_args = 0..=1,
+          default_missing_value = "inputToPaint.p50", requires = "history_branch")]
+    pub trend: Option<String>,
     /// The HTML file to write; its folder must exist, and it may not be a file the command
     /// reads nor lie inside a run folder given (exit 2).
     #[arg(long, value_name = "FILE")]
@@ -59,14 +69,21 @@ pub fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
         outputs.push(Output::file("--screenshot", png));
     }
     refuse_overwrite(a.runs.iter().map(|p| p.as_path()), &outputs)?;
-    let runs = load_runs(&a.runs)?;
+    let (runs, from_history) = load_with_history(&a.runs, &a.history)?;
     let mixed = a.stats.refuse_mixed("report", &runs)?;
     let mut cmp = compare(&runs, &opts)?;
     warn_comparison(&mixed, &mut cmp);
+    if let Some(note) = from_history {
+        cmp.table.note(note);
+    }
     // The page lists them with its findings; the terminal only says where it wrote it.
     for m in &mixed {
         eprintln!("{}", m.warning());
     }
+    let trend = match &a.trend {
+        Some(metric) => Some(trend_section(&a.history, metric, &runs)?),
+        None => None,
+    };
     let page = report_html(
         &runs,
         &cmp,
@@ -75,6 +92,7 @@ pub fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
             include_cold: checks.include_cold,
             metrics: metrics.clone(),
             plot_metric: metrics.first().copied().unwrap_or(Metric::InputToPaint),
+            trend,
         },
     );
     std::fs::write(&a.out, page).with_context(|| format!("writing {}", a.out.display()))?;
@@ -91,6 +109,29 @@ pub fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
         print(format!("wrote {}\n", png.display()))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The trend `--history METRIC.pQ` draws: the branch's stored runs on the testbed, with
+/// the pilot of the first compared run.
+fn trend_section(
+    h: &super::common::from_history::FromHistoryArgs,
+    metric: &str,
+    runs: &[arena_run::Run],
+) -> anyhow::Result<arena_compare::html::TrendSection> {
+    let opts = arena_history::TrendOptions::parse(metric)?;
+    let store = arena_history::open_default(h.db.as_deref())?;
+    let filter = arena_history::Filter {
+        branch: h.history_branch.clone(),
+        testbed: Some(
+            h.testbed
+                .clone()
+                .unwrap_or_else(arena_history::default_testbed),
+        ),
+        pilot: runs.first().map(|r| r.meta.pilot_hash.clone()),
+        ..Default::default()
+    };
+    let t = arena_history::trend(store.as_ref(), &filter, &opts)?;
+    arena_history::trend_section(&t)
 }
 
 /// `--out report/x.html` with no `report/`: said before any work, naming the folder.

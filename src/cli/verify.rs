@@ -63,7 +63,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let plans = verify_plans(plan, rule)?;
     let outcome = args
         .run
-        .run_plans(plans, args.series.rounds, args.series.out.clone())?;
+        .run_plans(plans, args.series.rounds, args.series.out.clone(), None)?;
     if let Some(e) = outcome.error {
         return Err(e);
     }

@@ -44,3 +44,19 @@ impl Drop for Scratch {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
+
+/// The built-in fixture pilot made cheap for tests of many real runs, written into `dir`:
+/// the press is the only loop (on the idle board a release paints nothing and would wait
+/// out the timeout) and the hold is a fixed 20 ms.
+pub fn cheap_pilot(dir: &Path) -> PathBuf {
+    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("pilots/fixture.toml");
+    let toml = std::fs::read_to_string(base).unwrap();
+    let loops = "loop_events = [\"mousedown\", \"mouseup\", \"keydown\"]";
+    assert!(toml.contains(loops) && toml.contains("\nwarmup = 1\n"));
+    let toml = toml
+        .replace(loops, "loop_events = [\"mousedown\"]")
+        .replace("\nwarmup = 1\n", "\nwarmup = 1\nhold_ms = 20\n");
+    let p = dir.join("pilot.toml");
+    std::fs::write(&p, toml).unwrap();
+    p
+}

@@ -28,6 +28,7 @@ pub mod plot;
 pub mod run_view;
 mod startup;
 pub mod synthetic;
+pub mod trend_plot;
 mod verdict;
 
 pub use arena_run::Metric;

@@ -49,7 +49,7 @@ fn color(i: usize) -> RGBColor {
 
 /// The font text is measured and drawn with: `$ARENA_PERF_FONT`, else a common system
 /// sans-serif TrueType file.
-fn ensure_font() -> Result<()> {
+pub(crate) fn ensure_font() -> Result<()> {
     static FONT: OnceLock<std::result::Result<(), String>> = OnceLock::new();
     FONT.get_or_init(|| {
         let mut candidates: Vec<String> = Vec::new();

@@ -19,6 +19,7 @@ mod pg_tests;
 mod record;
 mod schema;
 mod select;
+mod sink;
 mod sqlite;
 mod store;
 #[cfg(test)]
@@ -29,9 +30,12 @@ mod trend;
 pub use context::{default_testbed, git_branch, git_commit, Origin};
 pub use record::{content_hash, NewRun};
 pub use schema::SCHEMA_VERSION;
-pub use select::{baseline_runs, Baseline};
+pub use select::{baseline_runs, selected_runs, Baseline, Selection};
+pub use sink::{Sink, Stored};
 pub use store::{
-    open, open_default, Added, Filter, RunRow, Store, StoredCounts, DB_ENV, DEFAULT_DB,
+    open, open_default, resolve, Added, Filter, RunRow, Store, StoredCounts, DB_ENV, DEFAULT_DB,
 };
-pub use tables::{list_json, list_table, show_json, show_table, trend_json, trend_table};
+pub use tables::{
+    list_json, list_table, show_json, show_table, trend_json, trend_section, trend_table,
+};
 pub use trend::{trend, Point, Step, Trend, TrendOptions};

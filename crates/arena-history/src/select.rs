@@ -80,6 +80,87 @@ pub fn baseline_runs(
     Ok(out)
 }
 
+/// Which stored runs `compare` and `report` take beside (or instead of) folders.
+#[derive(Debug, Clone, Default)]
+pub struct Selection {
+    /// The newest runs of this branch, chosen as the gate chooses its history baseline.
+    pub branch: Option<String>,
+    pub testbed: String,
+    pub last: usize,
+    /// Runs by id (`history list` shows them), as they are.
+    pub ids: Vec<i64>,
+}
+
+/// The runs `sel` selects, each with the name it is shown under: `ARM@BRANCH` for the
+/// branch's runs, `ARM@#ID` for runs by id, so stored runs never pool with folders of the
+/// same arm. With folder runs (`reference`), the branch's runs are [`baseline_runs`] of
+/// them: the same pilot hash, testbed and comparability rules as the gate's history
+/// baseline. Without, the newest stored run of the branch on the testbed sets the pilot
+/// hash and the rules judge the rest against it.
+pub fn selected_runs(store: &dyn Store, sel: &Selection, reference: &[Run]) -> Result<Baseline> {
+    let mut out = Baseline {
+        runs: Vec::new(),
+        rows: Vec::new(),
+        not_comparable: 0,
+    };
+    if let Some(branch) = &sel.branch {
+        let newest;
+        let refs = if reference.is_empty() {
+            newest = newest_run(store, branch, &sel.testbed)?;
+            out.runs.push(newest.1.clone());
+            out.rows.push(newest.0.clone());
+            std::slice::from_ref(&newest.1)
+        } else {
+            reference
+        };
+        let want = sel.last.saturating_sub(out.runs.len());
+        if want > 0 && (!reference.is_empty() || store.list(&branch_filter(branch, sel))?.len() > 1)
+        {
+            let b = baseline_runs(store, branch, &sel.testbed, refs, want)?;
+            out.not_comparable = b.not_comparable;
+            out.runs.splice(0..0, b.runs);
+            out.rows.splice(0..0, b.rows);
+        }
+        for r in &mut out.runs {
+            r.meta.arm = format!("{}@{branch}", r.meta.arm);
+        }
+    }
+    for &id in &sel.ids {
+        let row = store.row(id)?;
+        let mut run = store.load(id, false)?;
+        run.meta.arm = format!("{}@#{id}", run.meta.arm);
+        out.runs.push(run);
+        out.rows.push(row);
+    }
+    Ok(out)
+}
+
+fn branch_filter(branch: &str, sel: &Selection) -> Filter {
+    Filter {
+        branch: Some(branch.to_string()),
+        testbed: Some(sel.testbed.clone()),
+        ..Filter::default()
+    }
+}
+
+/// The newest stored run of `branch` on `testbed`; none is exit 2 saying what was looked for.
+fn newest_run(store: &dyn Store, branch: &str, testbed: &str) -> Result<(RunRow, Run)> {
+    let filter = Filter {
+        branch: Some(branch.to_string()),
+        testbed: Some(testbed.to_string()),
+        last: Some(1),
+        ..Filter::default()
+    };
+    let row = store.list(&filter)?.pop().ok_or_else(|| {
+        Exit::bad_input(format!(
+            "--history-branch {branch}: no stored run of branch {branch} on testbed {testbed} in {}",
+            store.describe()
+        ))
+    })?;
+    let run = store.load(row.id, false)?;
+    Ok((row, run))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,5 +213,48 @@ mod tests {
 
         let e = baseline_runs(s.as_ref(), "main", "elsewhere", &cand, 3).unwrap_err();
         assert!(format!("{e:#}").contains("testbed elsewhere"), "{e:#}");
+    }
+
+    #[test]
+    fn a_selection_takes_the_branchs_newest_comparable_runs_and_runs_by_id() {
+        let d = tempfile::tempdir().unwrap();
+        let mut s = crate::open(d.path().join("h.sqlite").to_str().unwrap()).unwrap();
+        let mut ids = Vec::new();
+        for seed in 1..=5 {
+            let ms = if seed == 4 { 1000 } else { 3000 };
+            let r = new_run(timeout(full_run(seed), ms), "main");
+            ids.push(s.add(&r).unwrap().id());
+        }
+        let other = s
+            .add(&new_run(timeout(full_run(9), 3000), "feature"))
+            .unwrap();
+        let sel = Selection {
+            branch: Some("main".into()),
+            testbed: "bench-1".into(),
+            last: 3,
+            ids: vec![other.id()],
+        };
+        // No folders: the newest run of main (5) sets the rules; 4 waited 1 s, not alike.
+        let b = selected_runs(s.as_ref(), &sel, &[]).unwrap();
+        let got: Vec<i64> = b.rows.iter().map(|r| r.id).collect();
+        assert_eq!(got, vec![ids[1], ids[2], ids[4], other.id()]);
+        assert_eq!(b.not_comparable, 1);
+        assert_eq!(b.runs[0].meta.arm, "stock@main");
+        assert_eq!(b.runs[3].meta.arm, format!("stock@#{}", other.id()));
+
+        let none = Selection {
+            branch: Some("nowhere".into()),
+            ..sel.clone()
+        };
+        let e = selected_runs(s.as_ref(), &none, &[]).unwrap_err();
+        assert!(
+            format!("{e:#}").contains("no stored run of branch nowhere"),
+            "{e:#}"
+        );
+        let missing = Selection {
+            ids: vec![999],
+            ..Selection::default()
+        };
+        assert!(selected_runs(s.as_ref(), &missing, &[]).is_err());
     }
 }

@@ -1,6 +1,8 @@
 //! The history commands' tables and JSON documents: built here, rendered by
 //! `arena_report` in whichever `--format` was asked for.
 
+use arena_compare::html::TrendSection;
+use arena_compare::trend_plot::{trend_svg, TrendMark, TrendPoint, TrendSeries};
 use arena_report::json::document;
 use arena_report::{fmt_ms, num, Cell, Column, Table};
 use arena_run::Run;
@@ -204,8 +206,16 @@ pub fn trend_table(trend: &Trend) -> Table {
             Cell::text(step),
         ]);
     }
-    for s in &trend.steps {
-        t.note(format!(
+    for n in trend_notes(trend) {
+        t.note(n);
+    }
+    t
+}
+
+/// What the table says under a trend: each step, or that there is none, and the runs
+/// left out of the search.
+fn trend_notes(trend: &Trend) -> Vec<String> {
+    let mut notes: Vec<String> = trend.steps.iter().map(|s| format!(
             "step at #{} (run {}, commit {}): {:+.1} ms (95% interval {:+.1} .. {:+.1} ms), {} -> {}, p = {:.4} (permutation, {} shuffles, Holm)",
             s.at + 1,
             s.run_id,
@@ -217,22 +227,60 @@ pub fn trend_table(trend: &Trend) -> Table {
             fmt_ms(s.after_ms),
             s.p,
             trend.options.permutations,
-        ));
-    }
+        )).collect();
     if trend.steps.is_empty() {
-        t.note(format!(
+        notes.push(format!(
             "no step: none found by PELT passed the permutation test at alpha = {} (n = {} runs)",
             trend.options.alpha,
             trend.points.len() - trend.left_out
         ));
     }
     if trend.left_out > 0 {
-        t.note(format!(
+        notes.push(format!(
             "{} runs left out of the step search: no figure, or one past the window",
             trend.left_out
         ));
     }
-    t
+    notes
+}
+
+/// `report --history`: the trend drawn (`arena_compare::trend_plot`), each step a line
+/// labelled with its size, and the table's notes under it.
+pub fn trend_section(trend: &Trend) -> anyhow::Result<TrendSection> {
+    let name = format!("{}.{}", trend.metric.name(), trend.stat);
+    let series = TrendSeries {
+        title: format!(
+            "{name} per stored run, ms (n = {} runs)",
+            trend.points.len()
+        ),
+        points: trend
+            .points
+            .iter()
+            .map(|p| TrendPoint {
+                estimate: p.estimate,
+                lo: p.lo,
+                hi: p.hi,
+            })
+            .collect(),
+        steps: trend
+            .steps
+            .iter()
+            .map(|s| TrendMark {
+                at: s.at,
+                label: format!(
+                    "step at #{} (commit {}): {:+.1} ms",
+                    s.at + 1,
+                    s.commit.as_deref().map_or("-".into(), short),
+                    s.size_ms
+                ),
+            })
+            .collect(),
+    };
+    Ok(TrendSection {
+        title: format!("History: {name}"),
+        svg: trend_svg(&series)?,
+        notes: trend_notes(trend),
+    })
 }
 
 /// `history trend --format json`.

@@ -75,6 +75,11 @@ pub async fn run_ab(req: AbRequest<'_>) -> Result<AbOutcome> {
         match run_arm(&browser, run).await {
             Ok(o) => {
                 let stop = o.exit_error();
+                (req.progress)(Progress::RunWritten {
+                    arm: &plan.arm_name,
+                    dir: &o.dir,
+                    complete: stop.is_none(),
+                });
                 outcomes.push(o);
                 if stop.is_some() {
                     error = stop;

@@ -18,6 +18,12 @@ pub enum Progress<'a> {
     Click { arm: &'a str, done: u64, of: u64 },
     /// The run's click loop ended, all clicks made.
     ClicksDone { arm: &'a str },
+    /// A run of `ab` was written to `dir`; `complete` unless it ended early.
+    RunWritten {
+        arm: &'a str,
+        dir: &'a std::path::Path,
+        complete: bool,
+    },
 }
 
 /// Receives progress; `&|_| {}` says nothing.

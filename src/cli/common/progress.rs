@@ -90,6 +90,7 @@ impl Reporter {
             } => self.line(&format!("run {index}/{runs}: arm {arm}, round {round}")),
             Progress::Click { arm, done, of } => self.step(&format!("arm {arm}: click"), done, of),
             Progress::ClicksDone { .. } => self.done(),
+            Progress::RunWritten { .. } => {}
         }
     }
 }

@@ -61,6 +61,32 @@ pub struct ReportOptions {
     pub metrics: Vec<Metric>,
     /// The metric the plots open on.
     pub plot_metric: Metric,
+    /// With `report --history`: the trend of stored runs, drawn (SVG from
+    /// [`crate::trend_plot::trend_svg`]), under a title, with lines of notes.
+    pub trend: Option<TrendSection>,
+}
+
+/// A trend plot section of the page.
+#[derive(Debug, Clone)]
+pub struct TrendSection {
+    pub title: String,
+    pub svg: String,
+    pub notes: Vec<String>,
+}
+
+impl TrendSection {
+    fn html(&self) -> String {
+        let notes: String = self
+            .notes
+            .iter()
+            .map(|n| format!("<li>{}</li>", escape_html(n)))
+            .collect();
+        format!(
+            "<section id=\"history\"><h2>{}</h2><div class=\"plot\">{}</div><ul class=\"note\">{notes}</ul></section>",
+            escape_html(&self.title),
+            self.svg
+        )
+    }
 }
 
 impl Default for ReportOptions {
@@ -70,6 +96,7 @@ impl Default for ReportOptions {
             include_cold: false,
             metrics: Vec::new(),
             plot_metric: Metric::InputToPaint,
+            trend: None,
         }
     }
 }
@@ -89,6 +116,12 @@ pub fn report_html(runs: &[Run], cmp: &Comparison, opts: &ReportOptions) -> Stri
         "DATA" => Some(json_in_script(&data)),
         "CONTEXT" => Some(json_in_script(&context)),
         "JS" => Some(JS.to_string()),
+        "TREND" => Some(
+            opts.trend
+                .as_ref()
+                .map(TrendSection::html)
+                .unwrap_or_default(),
+        ),
         _ => None,
     })
 }

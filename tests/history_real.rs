@@ -1,0 +1,241 @@
+//! The history on real fixture runs, not synthetic rows: `ab --history` adds each run of
+//! the built-in fixture as it is written, and `history trend` and `gate
+//! --baseline-history` then read them. One series serves every assertion: 25 stock runs,
+//! 15 `delay40` runs (the fixture's 40 ms before each reply frame), 15 more stock runs,
+//! then two candidates of each arm kept out of the history.
+//!
+//! The runs are small and cheap: 12 clicks on the idle board with only the press a loop
+//! (on the idle board a release paints nothing, and would wait out the timeout) and a
+//! fixed 20 ms hold; one browser per `ab` call serves all its rounds.
+
+use std::path::Path;
+use std::process::Output;
+
+use serde_json::Value;
+
+mod compare_common;
+use compare_common::{arena, cheap_pilot, s, Scratch};
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// `ab` of `arms` for `rounds` under `out`, with `extra` flags (the history's).
+fn ab(pilot: &Path, arms: &str, rounds: u32, out: &Path, extra: &[&str]) -> Output {
+    let rounds = rounds.to_string();
+    let mut args = vec![
+        "ab",
+        "--pilot",
+        s(pilot),
+        "--arms",
+        arms,
+        "--rounds",
+        &rounds,
+    ];
+    args.extend(["--clicks", "12", "--interval", "0", "--settle", "30"]);
+    args.extend(["--scenario", "idle", "--out", s(out), "--quiet"]);
+    args.extend(["--format", "json"]);
+    args.extend(extra);
+    let o = arena(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    o
+}
+
+/// `ab --history` onto `db`'s main branch at `commit`: every run stored as it was written.
+fn ab_to_history(pilot: &Path, arm: &str, rounds: u32, d: &Scratch, db: &Path, commit: &str) {
+    let extra = ["--history", "--db", s(db), "--branch", "main"];
+    let extra = [&extra[..], &["--commit", commit, "--testbed", "ci-1"]].concat();
+    let o = ab(pilot, arm, rounds, &d.path("runs"), &extra);
+    let stored = String::from_utf8_lossy(&o.stderr)
+        .lines()
+        .filter(|l| l.starts_with("history: ") && l.contains(" stored as run "))
+        .count();
+    assert_eq!(stored, rounds as usize, "{}", text(&o));
+}
+
+fn json(o: &Output) -> Value {
+    assert_eq!(o.status.code(), Some(0), "{}", text(o));
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(o)))
+}
+
+fn trend(db: &Path, extra: &[&str]) -> Value {
+    let mut args = vec!["history", "trend", "inputToPaint.p50", "--branch", "main"];
+    args.extend(["--db", s(db), "--format", "json"]);
+    args.extend(extra);
+    json(&arena(&args))
+}
+
+fn gate(db: &Path, candidates: &[String]) -> Output {
+    let mut args = vec!["gate", "--baseline-history", "main", "--last", "10"];
+    args.extend(["--db", s(db), "--testbed", "ci-1"]);
+    args.extend(["--max", "inputToPaint.p50=+20%", "--allow-underpowered"]);
+    args.push("--candidate");
+    args.extend(candidates.iter().map(String::as_str));
+    arena(&args)
+}
+
+fn ids(rows: &Value) -> Vec<i64> {
+    let rows = rows.as_array().unwrap();
+    rows.iter().map(|r| r["id"].as_i64().unwrap()).collect()
+}
+
+#[test]
+fn forty_real_fixture_runs_step_at_25_by_40ms_none_when_flat_and_the_gate_tells_the_arms_apart() {
+    let d = Scratch::new("hist-real");
+    let pilot = cheap_pilot(&d.0);
+    let db = d.path("h.sqlite");
+    ab_to_history(&pilot, "stock", 25, &d, &db, "before");
+    ab_to_history(&pilot, "delay40", 15, &d, &db, "slower");
+
+    // The step is checked last, beside what an interleaved A/B of the same arms read.
+    let t = trend(&db, &[]);
+    assert_eq!(t["points"].as_array().unwrap().len(), 40, "{t}");
+
+    // 15 more stock runs: main's stock runs are 40, and a series of them has no step.
+    ab_to_history(&pilot, "stock", 15, &d, &db, "after");
+    let flat = trend(&db, &["--arm", "stock"]);
+    assert_eq!(flat["points"].as_array().unwrap().len(), 40, "{flat}");
+    assert!(flat["steps"].as_array().unwrap().is_empty(), "{flat}");
+
+    // Candidates kept out of the history, gated against main's last 10 runs (all stock).
+    let cands = json(&ab(&pilot, "stock,delay40", 2, &d.path("cand"), &[]));
+    let dirs = |arm: &str| -> Vec<String> {
+        let runs = cands["runs"].as_array().unwrap();
+        let of_arm = runs.iter().filter(|r| r["arm"] == arm);
+        of_arm
+            .map(|r| r["run_folder"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let last10 = json(&arena(&[
+        "history",
+        "list",
+        "--db",
+        s(&db),
+        "--branch",
+        "main",
+        "--last",
+        "10",
+        "--format",
+        "json",
+    ]))["runs"]
+        .clone();
+    assert!(last10
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["arm"] == "stock"));
+    let want = ids(&last10)
+        .iter()
+        .map(|i| i.to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let o = gate(&db, &dirs("delay40"));
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains(&format!("ids {want})")),
+        "{want}: {}",
+        text(&o)
+    );
+    let o = gate(&db, &dirs("stock"));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        text(&o).contains("last 10 stored runs of main"),
+        "{}",
+        text(&o)
+    );
+
+    let steps = t["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 1, "{t}");
+    assert_eq!(steps[0]["at"], 25, "{t}");
+    assert_eq!(steps[0]["commit"], "slower");
+    let size = steps[0]["size_ms"].as_f64().unwrap();
+    let (cal, n) = (p50_shift(&dirs("stock"), &dirs("delay40")), 4);
+    eprintln!("step at run 26 of 40 real runs: {size:+.1} ms; interleaved A/B ({n} runs): {cal:+.1} ms at p50");
+    assert!(
+        (size - 40.0).abs() <= 5.0,
+        "step of {size:+.1} ms; the same machine's interleaved A/B read delay40 {cal:+.1} ms at p50: {t}"
+    );
+}
+
+/// The median inputToPaint of `b`'s warm answered loops minus `a`'s, ms, read from the
+/// run folders' loops.csv.
+fn p50_shift(a: &[String], b: &[String]) -> f64 {
+    let median = |dirs: &[String]| {
+        let mut v: Vec<f64> = Vec::new();
+        for d in dirs {
+            let csv = std::fs::read_to_string(Path::new(d).join("loops.csv")).unwrap();
+            let mut lines = csv.lines();
+            let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+            let col = |name: &str| head.iter().position(|h| *h == name).unwrap();
+            let (cold, answered, m) = (col("cold"), col("answered"), col("inputToPaint"));
+            for l in lines {
+                let f: Vec<&str> = l.split(',').collect();
+                if f[cold] == "false" && f[answered] == "true" {
+                    v.push(f[m].parse().unwrap());
+                }
+            }
+        }
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    median(b) - median(a)
+}
+
+#[test]
+fn demo_history_adds_each_run_of_both_arms_as_written() {
+    let d = Scratch::new("hist-demo");
+    let db = d.path("h.sqlite");
+    let o = arena(&[
+        "demo",
+        "--rounds",
+        "1",
+        "--clicks",
+        "4",
+        "--out",
+        s(&d.path("runs")),
+        "--quiet",
+        "--format",
+        "json",
+        "--history",
+        "--db",
+        s(&db),
+        "--branch",
+        "demo",
+        "--commit",
+        "d1",
+    ]);
+    let doc = json(&o);
+    let made: Vec<&str> = doc["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["run_folder"].as_str().unwrap())
+        .collect();
+    let listed = json(&arena(&[
+        "history",
+        "list",
+        "--db",
+        s(&db),
+        "--format",
+        "json",
+    ]));
+    let stored: Vec<(&str, &str, &str)> = listed["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let f = |k: &str| r[k].as_str().unwrap();
+            (f("source"), f("arm"), f("branch"))
+        })
+        .collect();
+    assert_eq!(
+        stored,
+        vec![(made[0], "stock", "demo"), (made[1], "lazy-png", "demo")],
+        "{}",
+        text(&o)
+    );
+}
