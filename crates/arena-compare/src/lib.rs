@@ -27,6 +27,7 @@ mod limit;
 pub mod plot;
 mod startup;
 pub mod synthetic;
+pub mod typing;
 mod verdict;
 
 pub use arena_run::Metric;
@@ -53,6 +54,7 @@ pub use json::{
 };
 pub use limit::{GateLimit, Limit, DEFAULT_UNANSWERED_PT};
 pub use startup::{startup_json, startup_tables, StartupSetup};
+pub use typing::typing_table;
 pub use verdict::{
     counts_verdict, judge, verdicts, ArmVerdict, CountsVerdict, RoundChanges, SideCounts,
     VerdictInput, Verdicts,

@@ -122,6 +122,17 @@ pub struct Plan<'a> {
     /// The person's browser the arm sets (also in `recorder.emulation`, which the tab
     /// gets); `None`: the browser's own.
     pub emulation: Option<arena_browser::Emulation>,
+    /// What the inputs are: clicks (at `positions`), or another gesture's own loops.
+    pub gesture: Gesture,
+}
+
+/// The run's kind of input; each gesture's loops are its own rows, never pooled.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Gesture {
+    /// Clicks at `Plan::positions`, or `clicks.keys` pressed.
+    Clicks,
+    /// `[typing]`: one loop per keydown, answered by its glyph.
+    Typing(crate::type_spec::TypingPlan),
 }
 
 impl<'a> Plan<'a> {
@@ -160,23 +171,36 @@ impl<'a> Plan<'a> {
                 })?),
                 (None, None) => None,
             };
+        let gesture = resolve_gesture(pilot, ov)?;
+        if let Gesture::Typing(t) = &gesture {
+            recorder.answer = Some(crate::typist::typing_oracle(t, pilot, timeout_ms));
+        }
         let label = pilot
             .target
             .label
             .clone()
+            .or_else(|| matches!(gesture, Gesture::Typing(_)).then(|| "typing".into()))
             .or_else(|| arm.knobs.get("phase").cloned())
             .unwrap_or_else(|| match target {
                 TargetPlan::Fixture(_) => "firing".into(),
                 TargetPlan::External { .. } => "click".into(),
             });
+        let (count, positions, warmup) = match &gesture {
+            // Every key is measured: a typing run has no cold clicks unless asked.
+            Gesture::Typing(t) => (t.keys.len() as u64, Vec::new(), ov.warmup.unwrap_or(0)),
+            Gesture::Clicks => (count, positions, ov.warmup.unwrap_or(pilot.clicks.warmup)),
+        };
         Ok(Plan {
             pilot,
-            loops_per_click: loops_per_click(pilot),
+            loops_per_click: match gesture {
+                Gesture::Typing(_) => 1,
+                Gesture::Clicks => loops_per_click(pilot),
+            },
             arm_name,
             arm,
             target,
             count,
-            warmup: ov.warmup.unwrap_or(pilot.clicks.warmup),
+            warmup,
             seed,
             interval: Duration::from_millis(ov.interval_ms.unwrap_or(pilot.pacing.interval_ms)),
             timeout_ms,
@@ -194,6 +218,7 @@ impl<'a> Plan<'a> {
             idle: ov.idle,
             sample,
             emulation,
+            gesture,
         })
     }
 
@@ -211,6 +236,22 @@ impl<'a> Plan<'a> {
         cfg.default_label = self.label.clone();
         cfg
     }
+}
+
+/// The pilot file's gesture; typing needs `keydown` among the loop events.
+fn resolve_gesture(pilot: &Pilot, ov: &Overrides) -> Result<Gesture> {
+    let Some(spec) = &pilot.typing else {
+        return Ok(Gesture::Clicks);
+    };
+    if !pilot.pacing.loop_events.iter().any(|e| e == "keydown") {
+        return Err(anyhow!(Exit::bad_input(format!(
+            "{}: `pacing.loop_events`: `[typing]` needs \"keydown\" among them",
+            pilot.source
+        ))));
+    }
+    Ok(Gesture::Typing(crate::type_spec::TypingPlan::resolve(
+        spec, ov.clicks,
+    )))
 }
 
 /// The file's hold checked against the effective timeout (`--timeout` may shorten the
