@@ -234,6 +234,7 @@ impl<'a> Plan<'a> {
         cfg.window_ms = self.timeout_ms as f64;
         cfg.cold_loops = (self.warmup * self.loops_per_click.max(1)) as usize;
         cfg.default_label = self.label.clone();
+        cfg.shared_receipts = matches!(self.gesture, Gesture::Typing(_));
         cfg
     }
 }
