@@ -694,3 +694,5 @@ mod frames;
 mod startup;
 #[path = "pilot_browser/typing.rs"]
 mod typing;
+#[path = "pilot_browser/typing_real.rs"]
+mod typing_real;

@@ -74,7 +74,17 @@ impl GlyphRegion {
             } => {
                 let cells = self.cells().max(1);
                 let x0 = area[0] + (k % cells) as f64 * advance;
-                [x0 + inset * advance, area[1], x0 + advance, area[3]]
+                // The page rounds a region out to whole pixels (floor, ceil), so a cell
+                // edge a float error past a pixel boundary would give two cells a shared
+                // column, and the oracle would take one frame's glyphs as overlapping
+                // answers. A nudge far below a pixel keeps neighbours apart.
+                const NUDGE: f64 = 1e-9;
+                [
+                    x0 + inset * advance + NUDGE,
+                    area[1],
+                    x0 + advance - NUDGE,
+                    area[3],
+                ]
             }
         }
     }
@@ -298,9 +308,25 @@ mod tests {
             inset: 0.25,
         };
         assert_eq!(r.cells(), 4);
-        assert_eq!(r.of_key(0), [0.5 + 0.03125, 0.0, 0.625, 1.0]);
-        assert_eq!(r.of_key(1)[2], 0.75);
+        let near = |a: [f64; 4], b: [f64; 4]| a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-6);
+        assert!(near(r.of_key(0), [0.5 + 0.03125, 0.0, 0.625, 1.0]));
+        assert!(near(r.of_key(1), [0.625 + 0.03125, 0.0, 0.75, 1.0]));
         assert_eq!(r.of_key(4), r.of_key(0));
+        // Neighbouring cells share no pixel column once rounded out, even where the
+        // advance is no binary fraction (14 px of 640).
+        let b = GlyphRegion::Line {
+            area: [0.03125, 0.0, 0.90625, 1.0],
+            advance: 0.021875,
+            inset: 0.0,
+        };
+        for k in 0..39 {
+            let (a, n) = (b.of_key(k), b.of_key(k + 1));
+            assert!(
+                (a[2] * 640.0).ceil() <= (n[0] * 640.0).floor(),
+                "cells {k}, {}",
+                k + 1
+            );
+        }
         assert_eq!(
             GlyphRegion::Fixed([0.1, 0.1, 0.2, 0.2]).of_key(9),
             [0.1, 0.1, 0.2, 0.2]
