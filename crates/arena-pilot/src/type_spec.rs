@@ -333,6 +333,71 @@ mod tests {
         );
     }
 
+    fn msg(text: &str) -> String {
+        let e = crate::scenario::Pilot::parse("p.toml", text).expect_err(text);
+        // Bad input: no other exit kind (an unclassified error is exit 2).
+        let kind = arena_report::ExitKind::of(&e);
+        assert!(
+            kind.is_none_or(|k| k == arena_report::ExitKind::BadInput),
+            "{e:#}"
+        );
+        format!("{e:#}")
+    }
+
+    #[test]
+    fn bad_typing_names_line_and_key() {
+        let line = "area = [0.5, 0.0, 1.0, 1.0]\nadvance = 0.0125\n";
+        for (text, want) in [
+            (
+                format!("[typing]\ntext = \"a b\"\n{line}"),
+                "p.toml:2: `typing.text`: character 2 (' ', U+0020)",
+            ),
+            (
+                format!("[typing]\ntext = \"\"\n{line}"),
+                "p.toml:2: `typing.text`",
+            ),
+            (
+                format!("[typing]\ntext = \"ab\"\nmode = \"burst\"\ninterval_ms = 5\n{line}"),
+                "p.toml:4: `typing.interval_ms`",
+            ),
+            (
+                format!("[typing]\ntext = \"ab\"\nmode = \"fast\"\n{line}"),
+                "p.toml:3: `typing.mode`: expected pace or burst",
+            ),
+            (
+                "[typing]\ntext = \"ab\"\n".into(),
+                "`typing.area`: name where the glyphs appear",
+            ),
+            (
+                "[typing]\ntext = \"ab\"\narea = [0.5, 0.0, 1.0, 1.0]\n".into(),
+                "`typing.advance`",
+            ),
+            (
+                "[typing]\ntext = \"ab\"\nrect = [0.5, -0.1, 1.0, 1.0]\n".into(),
+                "p.toml:3: `typing.rect`: [0.5, -0.1, 1.0, 1.0] is not on the target canvas",
+            ),
+            (
+                format!("[typing]\ntext = \"ab\"\ninset = 0.95\n{line}"),
+                "p.toml:3: `typing.inset`",
+            ),
+            (
+                format!("[typing]\ntext = \"ab\"\n{line}[clicks]\nkeys = [\"a\"]\n"),
+                "`typing`: give `[typing]` or `clicks.keys`",
+            ),
+        ] {
+            let m = msg(&text);
+            assert!(m.contains(want), "{text:?}: want {want:?} in {m}");
+        }
+        let ok =
+            crate::scenario::Pilot::parse("p.toml", &format!("[typing]\ntext = \"ab\"\n{line}"))
+                .unwrap();
+        let t = ok.typing.unwrap();
+        assert_eq!(
+            (t.mode, t.canvas.as_str()),
+            (TypeMode::Pace { interval_ms: 150 }, "#board")
+        );
+    }
+
     #[test]
     fn only_printable_ascii_is_typed() {
         assert!("Az09!~".chars().all(typeable));
