@@ -242,6 +242,41 @@ fn pilot_json_of_every_fixture_run() {
 }
 
 #[test]
+fn a_typing_runs_figures_match_run_json_and_pilot_json() {
+    // A run's loops as keydowns, summarised as a typing run's are (arena_pilot::glyphs).
+    let dir = &fixture_runs()[0];
+    let mut run = Run::load(dir).unwrap();
+    let keys: Vec<arena_run::Loop> = run
+        .loops
+        .iter()
+        .cloned()
+        .map(|mut l| {
+            l.event = "keydown".into();
+            l
+        })
+        .collect();
+    run.meta.summary.typing = Some(arena_pilot::glyphs::typing_summary("burst", &keys));
+    let meta = serde_json::to_value(&run.meta).unwrap();
+    assert_valid("run.json", &meta);
+    let doc = arm_json(&run, None);
+    assert_valid("pilot.json", &doc);
+    assert_eq!(doc["typing"]["keys"], keys.len() as u64);
+    assert!(doc["typing"]["keydown_to_glyph"]["n"].is_u64());
+    let mut d = doc.clone();
+    d["typing"]["mode"] = json!("sprint");
+    assert_invalid("pilot.json", &d, "a typing mode that does not exist");
+    let mut m = meta;
+    m["summary"]["typing"]["max_keys_behind"] = json!(-1);
+    assert_invalid("run.json", &m, "a negative count of keys behind");
+    // A run that did not type: null in the document, absent from run.json.
+    let plain = Run::load(dir).unwrap();
+    assert!(arm_json(&plain, None)["typing"].is_null());
+    assert!(serde_json::to_value(&plain.meta).unwrap()["summary"]
+        .get("typing")
+        .is_none());
+}
+
+#[test]
 fn ab_and_demo_json_from_the_fixture_runs() {
     let dirs = fixture_runs();
     let runs: Vec<Run> = dirs.iter().map(|d| Run::load(d).unwrap()).collect();

@@ -692,3 +692,7 @@ mod deflate;
 mod frames;
 #[path = "pilot_browser/startup.rs"]
 mod startup;
+#[path = "pilot_browser/typing.rs"]
+mod typing;
+#[path = "pilot_browser/typing_real.rs"]
+mod typing_real;

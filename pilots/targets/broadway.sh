@@ -26,7 +26,7 @@
 # process is left in it. A foreground `run` also stops when its parent dies; a caller that
 # spawns `run` should wait() it after stop so the supervisor itself is reaped.
 #
-# Env: PYTHON (/usr/bin/python3: needs gi), READY_TIMEOUT_S (30), STOP_TIMEOUT_S (5).
+# Env: BROADWAY_APP (press_panel, or type_line: a line typed into), PYTHON (/usr/bin/python3: needs gi), READY_TIMEOUT_S (30), STOP_TIMEOUT_S (5).
 # Debian packages: libgtk-3-bin python3-gi python3-gi-cairo gir1.2-gtk-3.0 curl.
 set -euo pipefail
 
@@ -49,10 +49,13 @@ T_STATE=${TARGET_STATE_DIR:-/tmp/arena-targets/broadway-$NUM}
 PYTHON=${PYTHON:-/usr/bin/python3}
 
 page_ready() { curl -sf -o /dev/null --max-time 2 "http://127.0.0.1:$HTTP_PORT/"; }
+# BROADWAY_APP: press_panel (default) or type_line (pilots/targets/type_line.py, typing).
+APP=${BROADWAY_APP:-press_panel}
+[[ $APP == press_panel || $APP == type_line ]] || t_die "BROADWAY_APP must be press_panel or type_line: $APP"
 app_ready() {
-  grep -q '^press_panel mapped' "$T_STATE/app.log" &&
-    grep -q '^press_panel placed at 0,0' "$T_STATE/app.log" &&
-    grep -q '^press_panel painted' "$T_STATE/app.log"
+  grep -q "^$APP mapped" "$T_STATE/app.log" &&
+    grep -q "^$APP placed at 0,0" "$T_STATE/app.log" &&
+    grep -q "^$APP painted" "$T_STATE/app.log"
 }
 
 t_components() {
@@ -62,7 +65,7 @@ t_components() {
   done
   "$PYTHON" -c 'import gi; gi.require_version("Gtk", "3.0"); from gi.repository import Gtk' 2> /dev/null ||
     t_die "$PYTHON cannot import gi / Gtk 3 (apt-get install -y python3-gi python3-gi-cairo gir1.2-gtk-3.0; or set PYTHON)"
-  [[ -f $T_DIR/press_panel.py ]] || t_die "$T_DIR/press_panel.py not found"
+  [[ -f $T_DIR/$APP.py ]] || t_die "$T_DIR/$APP.py not found"
   t_port_free "$HTTP_PORT"
 
   t_spawn broadwayd "$T_STATE/broadwayd.log" \
@@ -73,9 +76,9 @@ t_components() {
   t_wait_until "broadwayd :$NUM app socket" "$T_STATE/broadwayd.log" \
     grep -q '^Listening on ' "$T_STATE/broadwayd.log"
 
-  t_spawn press_panel "$T_STATE/app.log" \
-    env GDK_BACKEND=broadway BROADWAY_DISPLAY=":$NUM" "$PYTHON" -u "$T_DIR/press_panel.py"
-  t_wait_until "press_panel mapped at (0,0) and painted on broadway :$NUM" "$T_STATE/app.log" app_ready
+  t_spawn "$APP" "$T_STATE/app.log" \
+    env GDK_BACKEND=broadway BROADWAY_DISPLAY=":$NUM" "$PYTHON" -u "$T_DIR/$APP.py"
+  t_wait_until "$APP mapped at (0,0) and painted on broadway :$NUM" "$T_STATE/app.log" app_ready
 
   T_URL="http://127.0.0.1:$HTTP_PORT/"
 }

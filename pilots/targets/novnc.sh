@@ -27,7 +27,8 @@
 # process is left in it. A foreground `run` also stops when its parent dies; a caller that
 # spawns `run` should wait() it after stop so the supervisor itself is reaped.
 #
-# Env: NOVNC_GEOMETRY (1024x768), NOVNC_WEB (/usr/share/novnc), JAVA (java),
+# Env: NOVNC_APP (PressPanel, or type_line: a line typed into, needs python3-gi),
+#      NOVNC_GEOMETRY (1024x768), NOVNC_WEB (/usr/share/novnc), JAVA (java),
 #      NOVNC_FRAME_RATE (60, Xvnc's own default: updates per second at most, on a timer),
 #      READY_TIMEOUT_S (30), STOP_TIMEOUT_S (5).
 # Debian packages: tigervnc-standalone-server websockify novnc x11-utils curl openjdk-17-jdk
@@ -59,10 +60,13 @@ FRAME_RATE=${NOVNC_FRAME_RATE:-60}
 
 x_ready() { [[ -S /tmp/.X11-unix/X$NUM ]] && t_port_open "$RFB_PORT"; }
 page_ready() { curl -sf -o /dev/null --max-time 2 "http://127.0.0.1:$HTTP_PORT/vnc_lite.html"; }
+# NOVNC_APP: PressPanel (default) or type_line (pilots/targets/type_line.py, typing).
+APP=${NOVNC_APP:-PressPanel}
+[[ $APP == PressPanel || $APP == type_line ]] || t_die "NOVNC_APP must be PressPanel or type_line: $APP"
 app_ready() {
-  grep -q '^PressPanel painted' "$T_STATE/app.log" || return 1
+  grep -q "^$APP painted" "$T_STATE/app.log" || return 1
   if command -v xwininfo > /dev/null; then
-    DISPLAY=:$NUM xwininfo -name PressPanel | grep -q 'Map State: IsViewable'
+    DISPLAY=:$NUM xwininfo -name "$APP" | grep -q 'Map State: IsViewable'
   fi
 }
 
@@ -98,10 +102,15 @@ t_components() {
 
   t_spawn websockify "$T_STATE/websockify.log" \
     websockify --web "$WEB" "127.0.0.1:$HTTP_PORT" "127.0.0.1:$RFB_PORT"
-  t_spawn PressPanel "$T_STATE/app.log" \
-    env DISPLAY=":$NUM" _AWT_MAX_POLL_TIMEOUT=10 "$JAVA" "$T_DIR/PressPanel.java"
+  if [[ $APP == type_line ]]; then
+    t_spawn type_line "$T_STATE/app.log" \
+      env DISPLAY=":$NUM" /usr/bin/python3 -u "$T_DIR/type_line.py"
+  else
+    t_spawn PressPanel "$T_STATE/app.log" \
+      env DISPLAY=":$NUM" _AWT_MAX_POLL_TIMEOUT=10 "$JAVA" "$T_DIR/PressPanel.java"
+  fi
   t_wait_until "websockify serving $WEB on 127.0.0.1:$HTTP_PORT" "$T_STATE/websockify.log" page_ready
-  t_wait_until "PressPanel mapped and painted on :$NUM" "$T_STATE/app.log" app_ready
+  t_wait_until "$APP mapped and painted on :$NUM" "$T_STATE/app.log" app_ready
 
   T_URL="http://127.0.0.1:$HTTP_PORT/vnc_lite.html?host=127.0.0.1&port=$HTTP_PORT"
 }

@@ -101,6 +101,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
         print(arena_report::json::to_text(&v))?;
     } else {
         print(arm_table(&outcome.run).render(args.format))?;
+        if let Some(t) = arena_compare::typing_table(&outcome.run) {
+            print(format!("\n{}", t.render(args.format)))?;
+        }
         if args.format != Format::Csv {
             for t in arena_compare::run_view::run_tables(&outcome.run) {
                 print(format!("\n{}", t.render(args.format)))?;

@@ -11,13 +11,13 @@ use arena_run::Outcome as LoopOutcome;
 
 /// A target started with `pilots/targets/<script> run ...`: torn down and reaped by
 /// [`Desktop::finish`], or on drop.
-struct Desktop {
+pub(crate) struct Desktop {
     child: Option<Child>,
     script: PathBuf,
     display: String,
 }
 
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
@@ -31,7 +31,11 @@ impl Desktop {
     }
 
     /// The same, with `env` in the script's environment.
-    fn start_with(script: &str, args: &[String], env: &[(&str, &str)]) -> (Desktop, String) {
+    pub(crate) fn start_with(
+        script: &str,
+        args: &[String],
+        env: &[(&str, &str)],
+    ) -> (Desktop, String) {
         let script = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("pilots/targets")
             .join(script);
@@ -103,7 +107,7 @@ impl Drop for Desktop {
 }
 
 /// Tears `d` down and asserts that no process of its group is left, not even a zombie.
-fn finish_clean(mut d: Desktop) {
+pub(crate) fn finish_clean(mut d: Desktop) {
     let left = d.finish();
     assert!(
         left.is_empty(),

@@ -435,11 +435,11 @@
   // The watched region in canvas pixels, or a reason it has none. The point and radius are
   // CSS px; a canvas whose backing store is k times its CSS size (a client sizing it by
   // devicePixelRatio) is read over k times as many pixels each way, at the same place.
-  function regionOf(canvas, x, y) {
+  function regionOf(canvas, x, y, rect) {
     var w = canvas.width, h = canvas.height;
     if (!(w > 0 && h > 0)) return 'the canvas has no pixels';
-    if (ORACLE.rect) {
-      var r = ORACLE.rect;
+    if (rect || ORACLE.rect) {
+      var r = rect || ORACLE.rect;
       var x0 = Math.floor(r[0] * w), y0 = Math.floor(r[1] * h);
       return { x: x0, y: y0, w: Math.max(1, Math.ceil(r[2] * w) - x0), h: Math.max(1, Math.ceil(r[3] * h) - y0) };
     }
@@ -519,9 +519,14 @@
   }
   // Starts watching one input: the snapshot is taken here, in the capture phase on window,
   // before any handler of the app's has run.
+  // Typing: the glyph region each coming keydown watches, in order (canvas fractions).
+  // The region follows the text, so it is set per key rather than once for the oracle.
+  var keyRegions = [];
+  function typeRegions(list) { keyRegions = (list || []).slice(); return keyRegions.length; }
   function watch(e, seq) {
     var x = typeof e.clientX === 'number' ? e.clientX : null;
     var y = typeof e.clientY === 'number' ? e.clientY : null;
+    var own = e.type === 'keydown' && keyRegions.length ? keyRegions.shift() : null;
     var p = { seq: seq, until: e.timeStamp + ORACLE.window, target: NO_TARGET, canvas: null, g: null, snap: null,
       info: { type: e.type, t: e.timeStamp, x: x, y: y } };
     latest = { seq: seq, t: e.timeStamp, done: null };
@@ -531,7 +536,7 @@
       if (c === null) return verdict(t, CLS_OTHER, 'no_canvas', 0, NO_TARGET, seq, 'no canvas' + (ORACLE.canvas ? ' matching ' + ORACLE.canvas : '') + ' under the input');
       p.canvas = c;
       p.target = canvasIndex(c);
-      var g = regionOf(c, x, y);
+      var g = regionOf(c, x, y, own);
       if (typeof g === 'string') return verdict(t, CLS_OTHER, 'no_region', 0, p.target, seq, g);
       p.g = g;
       try { p.snap = readRegion(c, g); } catch (why) {
@@ -562,12 +567,12 @@
   // exactly as an input's. Resolves true when it changed (a clock, a caret, an animation
   // would have answered a loop there), false when it did not, null when it cannot be
   // watched. It writes no record and claims no frame.
-  function sham(x, y, ms) {
+  function sham(x, y, ms, rect) {
     return new Promise(function (resolve) {
       if (ORACLE === null || ORACLE.kind !== 'pixels') return resolve(null);
       var c = canvasAt(x, y);
       if (c === null) return resolve(null);
-      var g = regionOf(c, x, y);
+      var g = regionOf(c, x, y, rect);
       if (typeof g === 'string') return resolve(null);
       var snap;
       try { snap = readRegion(c, g); } catch (why) { return resolve(null); }
@@ -648,6 +653,17 @@
     var c = canvasAt(x, y);
     if (c === null) return { ok: false, reason: 'no canvas' + (ORACLE.canvas ? ' matching ' + ORACLE.canvas : '') + ' under the input point' };
     var g = regionOf(c, x, y);
+    if (typeof g === 'string') return { ok: false, reason: g };
+    try { readRegion(c, g); } catch (why) { return { ok: false, reason: 'the canvas cannot be read: ' + why }; }
+    return { ok: true, canvas: canvasIndex(c), region: g, width: c.width, height: c.height };
+  }
+  // Before typing: can the region `rect` (canvas fractions) of the oracle's canvas be
+  // watched? The canvas's pixel size comes back so the caller can name an empty region.
+  function probeRegion(rect) {
+    if (ORACLE === null || ORACLE.kind !== 'pixels') return { ok: false, reason: 'no pixels oracle configured' };
+    var c = canvasAt(null, null);
+    if (c === null) return { ok: false, reason: 'no canvas matching ' + ORACLE.canvas };
+    var g = regionOf(c, null, null, rect);
     if (typeof g === 'string') return { ok: false, reason: g };
     try { readRegion(c, g); } catch (why) { return { ok: false, reason: 'the canvas cannot be read: ' + why }; }
     return { ok: true, canvas: canvasIndex(c), region: g, width: c.width, height: c.height };
@@ -871,6 +887,8 @@
       probeAnswer: probeAnswer,
       waitAnswer: waitAnswer,
       sham: sham,
+      typeRegions: typeRegions,
+      probeRegion: probeRegion,
       probeOracleCost: probeOracleCost,
       // Turns the oracle off (a named fallback to the reply oracle).
       answerOff: function () { ORACLE = null; pending.length = 0; },

@@ -393,6 +393,44 @@ impl Page {
             .as_bool())
     }
 
+    /// Typing: the glyph region (`[x0, y0, x1, y1]` fractions of the oracle's canvas) each
+    /// coming trusted keydown watches, in order.
+    pub async fn type_regions(&self, regions: &[[f64; 4]]) -> Result<()> {
+        let list = serde_json::to_string(regions)?;
+        self.eval_json(&format!("window.__arenaRecorder.typeRegions({list})"))
+            .await?;
+        Ok(())
+    }
+
+    /// Whether the pixels oracle can watch region `rect` of its canvas; `Err` says why not.
+    pub async fn probe_region(&self, rect: [f64; 4]) -> Result<Value> {
+        let r = serde_json::to_string(&rect)?;
+        let v = self
+            .eval_json(&format!("window.__arenaRecorder.probeRegion({r})"))
+            .await?;
+        if v.get("ok").and_then(Value::as_bool) == Some(true) {
+            return Ok(v);
+        }
+        let why = v
+            .get("reason")
+            .and_then(Value::as_str)
+            .unwrap_or("the recorder gave no reason");
+        bail!("{why}")
+    }
+
+    /// A sham watch of region `rect` of the oracle's canvas (as [`Page::sham`]).
+    pub async fn sham_rect(&self, rect: [f64; 4], window: Duration) -> Result<Option<bool>> {
+        let r = serde_json::to_string(&rect)?;
+        let js = format!(
+            "window.__arenaRecorder.sham(null, null, {}, {r})",
+            window.as_secs_f64() * 1e3
+        );
+        Ok(self
+            .eval_within(&js, window + self.cdp_timeout)
+            .await?
+            .as_bool())
+    }
+
     /// Stops the page's answer oracle (the run falls back to judging replies).
     pub async fn answer_off(&self) -> Result<()> {
         self.eval_json("window.__arenaRecorder.answerOff()").await?;

@@ -192,6 +192,7 @@ pub fn run_json(run: &arena_run::Run, folder: Option<&std::path::Path>) -> Value
         "unit": "ms",
         "metrics": metrics,
         "cold": { "inputToPaint": summary_json(s.cold_input_to_paint.as_ref()) },
+        "typing": crate::typing::typing_json(s.typing.as_ref()),
         "coalesced": {
             "inputs": s.coalesced_inputs,
             "inputToSocket": summary_json(s.coalesced_input_to_socket.as_ref()),

@@ -29,6 +29,7 @@ pub mod run_view;
 mod startup;
 pub mod synthetic;
 pub mod trend_plot;
+pub mod typing;
 mod verdict;
 
 pub use arena_run::Metric;
@@ -55,6 +56,7 @@ pub use json::{
 };
 pub use limit::{GateLimit, Limit, DEFAULT_UNANSWERED_PT};
 pub use startup::{startup_json, startup_tables, StartupSetup};
+pub use typing::typing_table;
 pub use verdict::{
     counts_verdict, judge, verdicts, ArmVerdict, CountsVerdict, RoundChanges, SideCounts,
     VerdictInput, Verdicts,

@@ -190,6 +190,10 @@
         const len = v.getUint8(p);
         ops.push({ op, text: new TextDecoder().decode(new Uint8Array(buf, p + 1, len)) });
         p += 1 + len;
+      } else if (op === 7) {
+        const len = v.getUint8(p);
+        ops.push({ op, text: new TextDecoder().decode(new Uint8Array(buf, p + 1, len)), caret: v.getUint8(p + 1 + len) === 1 });
+        p += 2 + len;
       } else {
         throw new Error('unknown op ' + op);
       }
@@ -227,11 +231,20 @@
         consts.delete(o.id);
         state.constants = consts.size;
       } else if (o.op === 6) {
+        // The status text keeps to the left half: the right half is the text strip.
+        hctx.save();
+        hctx.beginPath();
+        hctx.rect(0, 0, STRIP_X, hudCss.h);
+        hctx.clip();
         hctx.fillStyle = '#101216';
-        hctx.fillRect(0, 0, hudCss.w, hudCss.h);
+        hctx.fillRect(0, 0, STRIP_X, hudCss.h);
         hctx.fillStyle = '#e8e8e8';
         hctx.font = '14px sans-serif';
         hctx.fillText(`#${frame.id}  ${o.text}`, 8, 19);
+        hctx.restore();
+        drewHud = true;
+      } else if (o.op === 7) {
+        drawStrip(o.text, o.caret);
         drewHud = true;
       }
     }
@@ -240,6 +253,18 @@
       if (drewBoard) perf.rec('Draw', t, 0, 'Other', '', true, 0);
       if (drewHud) perf.rec('Draw', t, 0, 'Other', '', true, 1);
     }
+  }
+
+  // The text strip (docs/fixture-protocol.md): glyph i in the 12 px cell at
+  // STRIP_X + 12 i, the caret a 2 px bar at the left of the next cell.
+  const STRIP_X = 480, CELL = 12;
+  function drawStrip(text, caret) {
+    hctx.fillStyle = '#181b21';
+    hctx.fillRect(STRIP_X, 0, hudCss.w - STRIP_X, hudCss.h);
+    hctx.fillStyle = '#f0f0f0';
+    hctx.font = '16px monospace';
+    for (let i = 0; i < text.length; i++) hctx.fillText(text[i], STRIP_X + CELL * i + 2, 20);
+    if (caret && STRIP_X + CELL * text.length < hudCss.w) hctx.fillRect(STRIP_X + CELL * text.length, 5, 2, 18);
   }
 
   function nextPaint() {

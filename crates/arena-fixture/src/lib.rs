@@ -18,6 +18,7 @@ pub mod scenario;
 pub mod server;
 pub mod session;
 pub mod stats;
+pub mod strip;
 
 pub use knobs::{AckMode, Knobs, Phase};
 pub use scenario::Scenario;

@@ -24,6 +24,7 @@ pub const OP_DRAW: u8 = 0x03;
 pub const OP_FILL: u8 = 0x04;
 pub const OP_FORGET: u8 = 0x05;
 pub const OP_HUD: u8 = 0x06;
+pub const OP_STRIP: u8 = 0x07;
 
 /// Largest client message the server reads; anything bigger closes the connection.
 pub const MAX_CLIENT_MESSAGE: usize = 64 * 1024;
@@ -231,6 +232,14 @@ impl FrameWriter {
         self.buf.push(t.len() as u8);
         self.buf.extend_from_slice(t);
     }
+    /// The text strip: its glyphs (ASCII, at most 255) and whether the caret shows.
+    pub fn strip(&mut self, text: &[u8], caret: bool) {
+        let t = &text[..text.len().min(255)];
+        self.op(OP_STRIP);
+        self.buf.push(t.len() as u8);
+        self.buf.extend_from_slice(t);
+        self.buf.push(caret as u8);
+    }
     pub fn finish(mut self) -> Vec<u8> {
         let n = self.ops.to_le_bytes();
         self.buf[5] = n[0];
@@ -275,6 +284,11 @@ pub enum Op {
         id: u32,
     },
     Hud(String),
+    /// The text strip's glyphs and caret.
+    Strip {
+        text: String,
+        caret: bool,
+    },
 }
 
 /// Decodes a server frame; `None` when it is not well formed.
@@ -342,6 +356,14 @@ pub fn decode_frame(b: &[u8]) -> Option<DecodedFrame> {
             OP_HUD => {
                 let len = r.u8()? as usize;
                 Op::Hud(String::from_utf8_lossy(r.take(len)?).into_owned())
+            }
+            OP_STRIP => {
+                let len = r.u8()? as usize;
+                let text = String::from_utf8_lossy(r.take(len)?).into_owned();
+                Op::Strip {
+                    text,
+                    caret: r.u8()? == 1,
+                }
             }
             _ => return None,
         };

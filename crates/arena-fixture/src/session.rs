@@ -116,6 +116,7 @@ pub struct Session {
     arc: Vec<(u16, u16)>,
     marker: Option<(u16, u16)>,
     caret: bool,
+    strip: crate::strip::TextStrip,
     cache: ConstCache,
     next_frame_id: u32,
     board_sent: bool,
@@ -169,6 +170,7 @@ impl Session {
             arc: Vec::new(),
             marker: None,
             caret: false,
+            strip: crate::strip::TextStrip::default(),
             cache: ConstCache::new(cap),
             next_frame_id: 1,
             board_sent: false,
@@ -244,7 +246,7 @@ impl Session {
 
     /// Whether a frame has anything to carry.
     pub fn is_dirty(&self) -> bool {
-        self.dirty_count > 0 || self.hud_dirty
+        self.dirty_count > 0 || self.hud_dirty || self.strip.is_dirty()
     }
 
     /// Whether the in-flight window allows another frame.
@@ -318,7 +320,7 @@ impl Session {
                 }
                 self.hud = format!("hover ({}, {})", t.0, t.1);
             }
-            InputKind::KeyDown => match i.code {
+            InputKind::KeyDown => match self.type_key(i.code) {
                 37..=40 => {
                     let (dx, dy): (i32, i32) = match i.code {
                         37 => (-1, 0),
@@ -349,6 +351,12 @@ impl Session {
         self.pending_inputs += 1;
         self.last_input = Some(i.kind);
         InputOutcome::Queued
+    }
+
+    /// Types the key's glyph into the text strip (game keys also act on the board).
+    fn type_key(&mut self, code: u16) -> u16 {
+        self.strip.key(code);
+        code
     }
 
     fn move_cursor(&mut self, t: (u16, u16)) {
@@ -450,6 +458,7 @@ impl Session {
             self.set_look(t, look);
             self.mark_tile(t);
         }
+        self.strip.set_caret(self.caret);
     }
 
     /// Builds the next frame from everything dirty, and counts it in flight. `None` when
@@ -516,6 +525,7 @@ impl Session {
             w.hud(&self.hud);
             self.hud_dirty = false;
         }
+        self.strip.write(&mut w);
         Some(self.finish_frame(w, id, kind, started, tally))
     }
 

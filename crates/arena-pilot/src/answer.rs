@@ -58,6 +58,8 @@ pub struct Attribution<'a> {
     rule: AnswerRule,
     draw_target: Option<u16>,
     taken_recv: HashSet<usize>,
+    /// Frame answers may share a receipt (`PairConfig::shared_receipts`).
+    pub shared_receipts: bool,
 }
 
 impl<'a> Attribution<'a> {
@@ -67,6 +69,7 @@ impl<'a> Attribution<'a> {
             rule,
             draw_target,
             taken_recv: HashSet::new(),
+            shared_receipts: false,
         }
     }
 
@@ -157,7 +160,7 @@ impl<'a> Attribution<'a> {
         };
         // A change carried by a receipt that already closed an earlier loop is that
         // loop's answer: this input's only candidate belonged to another.
-        if let Some(j) = recv {
+        if let Some(j) = recv.filter(|_| !self.shared_receipts) {
             if !self.taken_recv.insert(j) {
                 return Chain {
                     outcome: Outcome::Claimed,

@@ -86,7 +86,7 @@ impl Timing {
 
     /// The phase pause, slept to a fraction of a millisecond (tokio's timer would round
     /// every pause up to its next whole millisecond, a grid of its own).
-    async fn phase_pause(&self) {
+    pub(crate) async fn phase_pause(&self) {
         let d = self.draw_pause();
         if !d.is_zero() {
             arena_sys::timer::sleep_exactly(d).await;
@@ -464,6 +464,22 @@ impl Clicker<'_> {
                 Outcome::Claimed => reply,
                 Outcome::Unanswered => false,
             })
+    }
+
+    /// [`Clicker::wait_loops`] with the plan's settle, for another gesture's stage:
+    /// whether every loop ended inside its window.
+    pub(crate) async fn wait_ended(
+        &self,
+        col: &mut Collected,
+        from: usize,
+        expect: usize,
+        dispatched: Instant,
+        cost: &mut ToolCost,
+    ) -> Result<bool> {
+        let p = self
+            .wait_loops(col, from, expect, self.plan.settle, dispatched, cost)
+            .await?;
+        Ok(p.complete)
     }
 
     /// Waits until the first `expect` loops of the records since `from` have ended and the

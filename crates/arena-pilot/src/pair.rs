@@ -49,6 +49,10 @@ pub struct PairConfig {
     pub cdp_sockets: bool,
     /// What closes a loop (`answer.rs`).
     pub answer: AnswerRule,
+    /// Under a frame oracle, one receipt may carry the answers of several loops: typing,
+    /// where each key watches its own glyph's region and one frame can show several
+    /// glyphs. Off, a receipt closes one loop (the causality rule).
+    pub shared_receipts: bool,
 }
 
 impl PairConfig {
@@ -65,6 +69,7 @@ impl PairConfig {
             draw_target: None,
             cdp_sockets: false,
             answer: AnswerRule::Reply { min_bytes: 0 },
+            shared_receipts: false,
         }
     }
 }
@@ -121,6 +126,7 @@ pub fn pair(records: &[Record], cfg: &PairConfig) -> Paired {
     let inputs = loop_inputs(&recs, cfg, &mut stats);
     let sends = assign_sends(&recs, &inputs, cfg.window_ms, cfg.cdp_sockets);
     let mut attribution = Attribution::new(&recs, cfg.answer, cfg.draw_target);
+    attribution.shared_receipts = cfg.shared_receipts;
     let mut loops = Vec::with_capacity(inputs.len());
     for (n, (&input, &send)) in inputs.iter().zip(&sends).enumerate() {
         let deadline = recs[input].t_ms + cfg.window_ms;
@@ -962,6 +968,34 @@ mod tests {
         assert_eq!(p.loops[1].t_recv, None, "the receipt is the press's");
         assert_eq!(p.stats.unjudged.get("pixels"), Some(&1));
         assert!(p.warnings.iter().any(|w| w.code == "oracle_unjudged"));
+    }
+
+    #[test]
+    fn two_keys_whose_glyphs_one_frame_shows_share_its_receipt_only_when_typing() {
+        // A burst: two keydowns sent, one reply carrying both glyphs, one frame showing
+        // both, each key's own region answered (class Input) by it.
+        let mut s = S::new(0);
+        let a = s.next_seq();
+        s.input(10.0, "keydown").send(10.3, SendClass::Input);
+        let b = s.next_seq();
+        s.input(11.0, "keydown")
+            .send(11.2, SendClass::Input)
+            .recv(30.0, 60)
+            .draw(31.0)
+            .paint(40.0)
+            .answer(40.0, a, SendClass::Input)
+            .answer(40.0, b, SendClass::Input);
+        let mut c = cfg();
+        c.answer = AnswerRule::Frame;
+        let outcomes = |c: &PairConfig| -> Vec<Outcome> {
+            pair(&s.recs, c).loops.iter().map(|l| l.outcome).collect()
+        };
+        assert_eq!(outcomes(&c), vec![Outcome::Answered, Outcome::Claimed]);
+        c.shared_receipts = true;
+        assert_eq!(outcomes(&c), vec![Outcome::Answered, Outcome::Answered]);
+        let p = pair(&s.recs, &c);
+        assert_eq!(p.loops[1].t_recv, Some(30.0));
+        assert_eq!(p.loops[1].input_to_pixels, Some(29.0));
     }
 
     #[test]

@@ -139,6 +139,17 @@ pub struct Plan<'a> {
     /// The person's browser the arm sets (also in `recorder.emulation`, which the tab
     /// gets); `None`: the browser's own.
     pub emulation: Option<arena_browser::Emulation>,
+    /// What the inputs are: clicks (at `positions`), or another gesture's own loops.
+    pub gesture: Gesture,
+}
+
+/// The run's kind of input; each gesture's loops are its own rows, never pooled.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Gesture {
+    /// Clicks at `Plan::positions`, or `clicks.keys` pressed.
+    Clicks,
+    /// `[typing]`: one loop per keydown, answered by its glyph.
+    Typing(crate::type_spec::TypingPlan),
 }
 
 impl<'a> Plan<'a> {
@@ -176,15 +187,22 @@ impl<'a> Plan<'a> {
                 })?),
                 (None, None) => None,
             };
+        let gesture = resolve_gesture(pilot, ov)?;
         let label = pilot
             .target
             .label
             .clone()
+            .or_else(|| matches!(gesture, Gesture::Typing(_)).then(|| "typing".into()))
             .or_else(|| arm.knobs.get("phase").cloned())
             .unwrap_or_else(|| match target {
                 TargetPlan::Fixture(_) => "firing".into(),
                 TargetPlan::External { .. } => "click".into(),
             });
+        let (count, positions, warmup) = match &gesture {
+            // Every key is measured: a typing run has no cold clicks unless asked.
+            Gesture::Typing(t) => (t.keys.len() as u64, Vec::new(), ov.warmup.unwrap_or(0)),
+            Gesture::Clicks => (count, positions, ov.warmup.unwrap_or(pilot.clicks.warmup)),
+        };
         let mut plan = Plan {
             source: pilot.source.clone(),
             pilot_hash: pilot.hash.clone(),
@@ -195,12 +213,15 @@ impl<'a> Plan<'a> {
             move_first: pilot.clicks.move_first,
             loop_events: pilot.pacing.loop_events.clone(),
             answer: pilot.answer.clone(),
-            loops_per_click: loops_per_click(pilot),
+            loops_per_click: match gesture {
+                Gesture::Typing(_) => 1,
+                Gesture::Clicks => loops_per_click(pilot),
+            },
             arm_name,
             arm,
             target,
             count,
-            warmup: ov.warmup.unwrap_or(pilot.clicks.warmup),
+            warmup,
             seed,
             interval: Duration::from_millis(ov.interval_ms.unwrap_or(pilot.pacing.interval_ms)),
             timeout_ms,
@@ -218,9 +239,13 @@ impl<'a> Plan<'a> {
             idle: ov.idle,
             sample,
             emulation,
+            gesture,
         };
         // The oracle reads the resolved plan, the effective timeout among it.
-        plan.recorder.answer = page_oracle(&plan);
+        plan.recorder.answer = match &plan.gesture {
+            Gesture::Typing(t) => Some(crate::typist::typing_oracle(t, &plan)),
+            Gesture::Clicks => page_oracle(&plan),
+        };
         Ok(plan)
     }
 
@@ -236,6 +261,7 @@ impl<'a> Plan<'a> {
         cfg.window_ms = self.timeout_ms as f64;
         cfg.cold_loops = (self.warmup * self.loops_per_click.max(1)) as usize;
         cfg.default_label = self.label.clone();
+        cfg.shared_receipts = matches!(self.gesture, Gesture::Typing(_));
         cfg
     }
 }
@@ -262,6 +288,22 @@ fn page_oracle(plan: &Plan<'_>) -> Option<arena_browser::PageOracle> {
         events: plan.loop_events.clone(),
         window_ms: plan.timeout_ms as f64,
     })
+}
+
+/// The pilot file's gesture; typing needs `keydown` among the loop events.
+fn resolve_gesture(pilot: &Pilot, ov: &Overrides) -> Result<Gesture> {
+    let Some(spec) = &pilot.typing else {
+        return Ok(Gesture::Clicks);
+    };
+    if !pilot.pacing.loop_events.iter().any(|e| e == "keydown") {
+        return Err(anyhow!(Exit::bad_input(format!(
+            "{}: `pacing.loop_events`: `[typing]` needs \"keydown\" among them",
+            pilot.source
+        ))));
+    }
+    Ok(Gesture::Typing(crate::type_spec::TypingPlan::resolve(
+        spec, ov.clicks,
+    )))
 }
 
 /// The file's hold checked against the effective timeout (`--timeout` may shorten the

@@ -19,13 +19,14 @@ use crate::cpu::CpuWatch;
 use crate::idle::idle_stage;
 use crate::oracle::resolve_answer;
 use crate::pair::{pair, PairConfig, Paired};
-use crate::plan::{BrowserOptions, Plan};
+use crate::plan::{BrowserOptions, Gesture, Plan};
 use crate::prepare::{check_viewport, read_browser, run_setup, wait_canvas, Kept};
 use crate::progress::{OnProgress, Progress};
 use crate::scenario::Hold;
 use crate::stall::{heard, Stall, StallWatch};
 use crate::target::{target_gone, Target};
 use crate::trace;
+use crate::typist::{resolve_typing_answer, type_all};
 use crate::write::{build_run, events_of, RunContext};
 
 /// One run of one arm.
@@ -299,7 +300,10 @@ async fn measure(
     let rect = wait_canvas(page, plan, cancel).await?;
     check_viewport(page, plan, &rect).await?;
     g.browser = Some(read_browser(page, plan).await?);
-    let (rule, info) = resolve_answer(page, plan, &rect).await?;
+    let (rule, info) = match &plan.gesture {
+        Gesture::Typing(t) => resolve_typing_answer(page, &plan.source, t).await?,
+        Gesture::Clicks => resolve_answer(page, plan, &rect).await?,
+    };
     g.answer = Some(info);
     g.judge.answer = rule;
     g.judge.draw_target = rect.index;
@@ -327,7 +331,28 @@ async fn measure(
         timing: Timing::new(plan.seed, g.phase_jitter_ms),
     };
     g.phase("clicks");
-    click_all(&clicker, &rect, req, target, g).await
+    match &plan.gesture {
+        Gesture::Typing(t) => type_keys(&clicker, t, req, g).await,
+        Gesture::Clicks => click_all(&clicker, &rect, req, target, g).await,
+    }
+}
+
+/// The typing stage ([`crate::typist`]), booked as the click loop is.
+async fn type_keys(
+    clicker: &Clicker<'_>,
+    t: &crate::type_spec::TypingPlan,
+    req: &RunRequest<'_>,
+    g: &mut Gathered,
+) -> Result<()> {
+    let start = Instant::now();
+    let sent = type_all(clicker, t, &mut g.col, &mut g.cost).await?;
+    g.inputs_dispatched += sent;
+    g.clicks_made += sent;
+    (req.progress)(Progress::ClicksDone {
+        arm: &req.plan.arm_name,
+    });
+    g.cost.clicking_ms = start.elapsed().as_secs_f64() * 1e3;
+    Ok(())
 }
 
 /// Clicks between two drains when no wait drains (about 30 records a click: a few
@@ -560,6 +585,10 @@ fn assemble(
         link: target.link.clone(),
         loop_settings: Some(loop_settings(plan, g)),
         shams: g.col.shams.clone(),
+        typing: match &plan.gesture {
+            Gesture::Typing(t) => Some(t.mode.name().into()),
+            Gesture::Clicks => None,
+        },
     };
     let mut run = build_run(&ctx, paired, &g.col.records);
     if let Some(log) = target.link_log() {

@@ -37,6 +37,8 @@ struct RawPilot {
     answer: Option<Spanned<RawAnswer>>,
     #[serde(default)]
     arms: BTreeMap<String, Spanned<Arm>>,
+    #[serde(default)]
+    typing: Option<Spanned<crate::type_spec::RawTyping>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -412,6 +414,8 @@ pub struct Pilot {
     pub recorder: RecorderConfig,
     pub answer: AnswerSpec,
     pub arms: BTreeMap<String, Arm>,
+    /// `[typing]`: text typed as loops instead of clicks.
+    pub typing: Option<crate::type_spec::TypingSpec>,
 }
 
 struct Ctx<'a> {
@@ -467,7 +471,9 @@ impl Pilot {
             Some(a) => parse_answer(&cx, a, !clicks.keys.is_empty())?,
             None => AnswerSpec::default(),
         };
+        let typing = parse_typing_section(&cx, raw.typing, &target, &clicks)?;
         Ok(Pilot {
+            typing,
             source: source.to_string(),
             hash: hex(&Sha256::digest(text.as_bytes())),
             setup: parse_setup(&cx, raw.setup)?,
@@ -512,6 +518,26 @@ impl Pilot {
     pub fn arm_names(&self) -> Vec<String> {
         self.arms.keys().cloned().collect()
     }
+}
+
+/// `[typing]`, which replaces the clicks (a run is one gesture, so its loops are never
+/// pooled with another's).
+fn parse_typing_section(
+    cx: &Ctx,
+    raw: Option<Spanned<crate::type_spec::RawTyping>>,
+    target: &Target,
+    clicks: &Clicks,
+) -> Result<Option<crate::type_spec::TypingSpec>> {
+    let Some(raw) = raw else { return Ok(None) };
+    if !clicks.keys.is_empty() {
+        return Err(cx.err(
+            &raw.span(),
+            "typing",
+            "give `[typing]` or `clicks.keys`, not both",
+        ));
+    }
+    let err = |span: &Range<usize>, key: &str, msg: String| cx.err(span, key, msg);
+    crate::type_spec::parse_typing(raw, &target.canvas, &err).map(Some)
 }
 
 /// `[[setup]]`: exactly one action per step, click points on the canvas.

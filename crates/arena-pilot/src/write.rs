@@ -40,6 +40,8 @@ pub struct RunContext {
     pub loop_settings: Option<LoopSettings>,
     /// The sham watches made (window ms, whether it changed).
     pub shams: Vec<(f64, bool)>,
+    /// A typing run's mode (`pace`, `burst`): its keys get `summary.typing`.
+    pub typing: Option<String>,
 }
 
 fn to_event(r: &Record) -> Event {
@@ -70,6 +72,10 @@ pub fn build_run(ctx: &RunContext, paired: Paired, records: &[Record]) -> Run {
     } = paired;
     let mut summary = summarize(ctx, &loops, &stats);
     summary.sham = sham_watches(&ctx.shams);
+    summary.typing = ctx
+        .typing
+        .as_deref()
+        .map(|mode| crate::glyphs::typing_summary(mode, &loops));
     if let Some(ls) = &ctx.loop_settings {
         summary.input_phase = ls
             .frame_interval_ms
@@ -263,6 +269,7 @@ mod tests {
             link: None,
             loop_settings: None,
             shams: Vec::new(),
+            typing: None,
         };
         let run = build_run(&ctx, paired, &recs);
         let s = &run.meta.summary;

@@ -33,8 +33,8 @@ pub use folder::{
 pub use model::{
     AnswerInfo, BrowserSettings, Event, Host, IdleFrame, IdleWindow, InputPhase, LinkConnection,
     Loop, LoopSettings, Metric, Outcome, Run, RunMeta, RunStatus, RunSummary, ShamWatches,
-    SocketSource, TraceInfo, TraceOverhead, TracePresented, Warning, WireDirection, WireFigures,
-    IDLE_SHARE, SCHEMA_VERSION,
+    SocketSource, TraceInfo, TraceOverhead, TracePresented, TypingSummary, Warning, WireDirection,
+    WireFigures, IDLE_SHARE, SCHEMA_VERSION,
 };
 pub use staging::Staging;
 pub use startup::{Milestone, RoundStatus, StartupRound};

@@ -484,6 +484,32 @@ pub struct RunSummary {
     /// oracle is not pixels, and in runs made before it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sham: Option<ShamWatches>,
+    /// Typing's own figures (`[typing]` runs only): its loops are keydowns, never pooled
+    /// with clicks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub typing: Option<TypingSummary>,
+}
+
+/// A typing run's keys: each keydown a loop closed by the first frame that showed its
+/// glyph, page clock, ms.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TypingSummary {
+    /// `pace` (an interval per key) or `burst` (every key back to back).
+    pub mode: String,
+    /// Keydown loops, and how each ended: every key is one of the three.
+    pub keys: u64,
+    pub answered: u64,
+    pub unanswered: u64,
+    pub claimed: u64,
+    /// keydown -> its WebSocket send, of every key that was sent.
+    pub keydown_to_socket: Option<Summary>,
+    /// keydown -> the painted frame that first showed its glyph, of the answered keys.
+    pub keydown_to_glyph: Option<Summary>,
+    /// Frames that showed at least one glyph, and those that showed more than one.
+    pub glyph_frames: u64,
+    pub frames_with_several: u64,
+    /// The most keys sent and not yet shown as of any glyph frame ("keys behind").
+    pub max_keys_behind: u64,
 }
 
 /// Sham watches: before some clicks, the next click's point is watched with no input for

@@ -1,0 +1,82 @@
+//! A typing run's own table and JSON (`run.json` `summary.typing`): keydown to socket and
+//! keydown to glyph, with every key counted, and for bursts how far the glyphs trailed.
+//! Never pooled with clicks: a typing run's loops are its keys alone.
+
+use arena_report::{fmt_count, fmt_ms, Cell, Column, Table};
+use arena_run::{Run, TypingSummary};
+use arena_stats::Summary;
+use serde_json::{json, Value};
+
+use crate::json::summary_json;
+
+/// The typing table of `run`, when it typed.
+pub fn typing_table(run: &Run) -> Option<Table> {
+    let ty = run.meta.summary.typing.as_ref()?;
+    let mut t = Table::new(vec![
+        Column::left(""),
+        Column::right("n"),
+        Column::right("p50"),
+        Column::right("p90"),
+        Column::right("p99"),
+        Column::right("max"),
+    ])
+    .with_title(format!(
+        "arm {}: typing ({}), {} keys, each keydown a loop closed by the first frame showing its glyph",
+        run.meta.arm,
+        ty.mode,
+        fmt_count(ty.keys as i64)
+    ));
+    t.push_row(row("keydown -> socket", &ty.keydown_to_socket));
+    let glyph: Vec<Cell> = row("keydown -> glyph", &ty.keydown_to_glyph)
+        .into_iter()
+        .map(Cell::strong)
+        .collect();
+    t.push_row(glyph);
+    t.note(format!(
+        "keys: {} ({} answered by their glyph, {} unanswered, {} claimed)",
+        fmt_count(ty.keys as i64),
+        fmt_count(ty.answered as i64),
+        fmt_count(ty.unanswered as i64),
+        fmt_count(ty.claimed as i64)
+    ));
+    t.note(format!(
+        "glyph frames: {} ({} showed more than one glyph); most keys behind at any glyph frame: {}",
+        fmt_count(ty.glyph_frames as i64),
+        fmt_count(ty.frames_with_several as i64),
+        fmt_count(ty.max_keys_behind as i64)
+    ));
+    t.note("times in ms on the page clock; n = keys; quantiles type 7");
+    Some(t)
+}
+
+fn row(name: &str, sum: &Option<Summary>) -> Vec<Cell> {
+    match sum {
+        Some(x) => vec![
+            Cell::text(name),
+            Cell::num(fmt_count(x.n as i64), x.n as f64),
+            Cell::num(fmt_ms(x.p50), x.p50),
+            Cell::num(fmt_ms(x.p90), x.p90),
+            Cell::num(fmt_ms(x.p99), x.p99),
+            Cell::num(fmt_ms(x.max), x.max),
+        ],
+        None => vec![Cell::text(name), Cell::num("0", 0.0)],
+    }
+}
+
+/// `summary.typing` as the JSON documents carry it (`null` for a run that did not type).
+pub fn typing_json(ty: Option<&TypingSummary>) -> Value {
+    let Some(ty) = ty else { return Value::Null };
+    json!({
+        "mode": ty.mode,
+        "unit": "ms",
+        "keys": ty.keys,
+        "answered": ty.answered,
+        "unanswered": ty.unanswered,
+        "claimed": ty.claimed,
+        "keydown_to_socket": summary_json(ty.keydown_to_socket.as_ref()),
+        "keydown_to_glyph": summary_json(ty.keydown_to_glyph.as_ref()),
+        "glyph_frames": ty.glyph_frames,
+        "frames_with_several": ty.frames_with_several,
+        "max_keys_behind": ty.max_keys_behind,
+    })
+}
