@@ -80,6 +80,7 @@ impl Pointer {
     }
 
     /// Dots in the trail.
+    #[cfg(test)]
     pub fn trail_len(&self) -> usize {
         self.trail.len()
     }

@@ -496,7 +496,6 @@ impl Session {
         }
         let mut tally = Tally::default();
         let mut draws: Vec<(u32, u16, u16)> = Vec::with_capacity(self.dirty_count);
-        let mut redrawn = vec![false; TILES];
         for i in 0..TILES {
             if !self.dirty[i] {
                 continue;
@@ -505,10 +504,13 @@ impl Session {
                 return None;
             }
             self.dirty[i] = false;
-            redrawn[i] = true;
             let (x, y) = ((i % BOARD_W as usize) as u16, (i / BOARD_W as usize) as u16);
             let cid = self.tile_constant(x, y, &mut w, &mut tally);
             draws.push((cid, x * TILE_PX, y * TILE_PX));
+        }
+        let mut redrawn = vec![false; TILES];
+        for &(_, x, y) in &draws {
+            redrawn[Board::index(x / TILE_PX, y / TILE_PX)] = true;
         }
         for (cid, x, y) in draws {
             w.draw(cid, x, y);
