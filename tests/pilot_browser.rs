@@ -692,3 +692,5 @@ mod deflate;
 mod frames;
 #[path = "pilot_browser/startup.rs"]
 mod startup;
+#[path = "pilot_browser/gestures.rs"]
+mod gestures;

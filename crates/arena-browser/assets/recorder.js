@@ -262,7 +262,9 @@
     });
     var recordSend = function (ws, data, t) {
       var size = sizeOf(data);
-      push(KIND_SEND, t, size, classify(data, size), typeof data === 'string' ? EV_TEXT : EV_BINARY, 1, socketIndex(ws));
+      var cls = classify(data, size);
+      push(KIND_SEND, t, size, cls, typeof data === 'string' ? EV_TEXT : EV_BINARY, 1, socketIndex(ws));
+      if (cls === CLS_INPUT) coalescedAt(t);
     };
     proto.send = function send(data) {
       var t = now();
@@ -368,6 +370,7 @@
   };
   var onCoalesced = function (e) {
     push(KIND_COALESCED, e.timeStamp, 0, CLS_OTHER, NAME[e.type], e.isTrusted ? 1 : 0, inputTarget(e));
+    if (ORACLE !== null && e.isTrusted && ORACLE.moves[e.type]) watch(e, written - 1, true);
   };
   var opts = { capture: true, passive: true };
   DISCRETE.forEach(function (t) { window.addEventListener(t, onDiscrete, opts); });
@@ -403,8 +406,10 @@
   if (cfg.answer) {
     var A = cfg.answer;
     ORACLE = { kind: A.kind, radius: +A.radius_px || 0, rect: A.rect || null, canvas: A.canvas || null,
-      window: +A.window_ms || 2000, events: Object.create(null), fn: null };
+      window: +A.window_ms || 2000, events: Object.create(null), fn: null,
+      moves: Object.create(null), moveRadius: +A.move_radius_px || 0 };
     (A.events || []).forEach(function (t) { ORACLE.events[t] = true; });
+    (A.move_events || []).forEach(function (t) { ORACLE.moves[t] = true; });
     if (A.kind === 'js') {
       try { ORACLE.fn = new Function('input', '"use strict"; return (' + A.js + ');'); } catch (err) {
         oracleError = 'js does not compile: ' + err;
@@ -435,7 +440,7 @@
   // The watched region in canvas pixels, or a reason it has none. The point and radius are
   // CSS px; a canvas whose backing store is k times its CSS size (a client sizing it by
   // devicePixelRatio) is read over k times as many pixels each way, at the same place.
-  function regionOf(canvas, x, y) {
+  function regionOf(canvas, x, y, radius) {
     var w = canvas.width, h = canvas.height;
     if (!(w > 0 && h > 0)) return 'the canvas has no pixels';
     if (ORACLE.rect) {
@@ -447,7 +452,8 @@
     var b = canvas.getBoundingClientRect();
     var sx = b.width > 0 ? w / b.width : 1, sy = b.height > 0 ? h / b.height : 1;
     var cx = (x - b.left) * sx, cy = (y - b.top) * sy;
-    var rx = ORACLE.radius * sx, ry = ORACLE.radius * sy;
+    if (radius === undefined) radius = ORACLE.radius;
+    var rx = radius * sx, ry = radius * sy;
     var rx0 = Math.max(0, Math.floor(cx - rx)), ry0 = Math.max(0, Math.floor(cy - ry));
     var rx1 = Math.min(w, Math.floor(cx + rx) + 1), ry1 = Math.min(h, Math.floor(cy + ry) + 1);
     if (rx1 <= rx0 || ry1 <= ry0) return 'the input point is outside the canvas';
@@ -519,19 +525,21 @@
   }
   // Starts watching one input: the snapshot is taken here, in the capture phase on window,
   // before any handler of the app's has run.
-  function watch(e, seq) {
+  // A pointer move (`move`) is judged alone, around its point at the move radius, and is
+  // not the input `waitAnswer` waits for.
+  function watch(e, seq, move) {
     var x = typeof e.clientX === 'number' ? e.clientX : null;
     var y = typeof e.clientY === 'number' ? e.clientY : null;
     var p = { seq: seq, until: e.timeStamp + ORACLE.window, target: NO_TARGET, canvas: null, g: null, snap: null,
-      info: { type: e.type, t: e.timeStamp, x: x, y: y } };
-    latest = { seq: seq, t: e.timeStamp, done: null };
+      info: { type: e.type, t: e.timeStamp, x: x, y: y }, move: !!move };
+    if (!move) latest = { seq: seq, t: e.timeStamp, done: null };
     var t = now();
     if (ORACLE.kind === 'pixels') {
       var c = canvasAt(x, y);
       if (c === null) return verdict(t, CLS_OTHER, 'no_canvas', 0, NO_TARGET, seq, 'no canvas' + (ORACLE.canvas ? ' matching ' + ORACLE.canvas : '') + ' under the input');
       p.canvas = c;
       p.target = canvasIndex(c);
-      var g = regionOf(c, x, y);
+      var g = regionOf(c, x, y, move ? ORACLE.moveRadius : ORACLE.radius);
       if (typeof g === 'string') return verdict(t, CLS_OTHER, 'no_region', 0, p.target, seq, g);
       p.g = g;
       try { p.snap = readRegion(c, g); } catch (why) {
@@ -578,6 +586,20 @@
       if (p.poll && !oracleRafPending && raf) { oracleRafPending = true; raf(oracleFrame); }
     });
   }
+  // An input send carries the newest move before it: the older moves still watched were
+  // coalesced into it and will never be drawn at their own points, so their watches end
+  // (the pilot's accounting, crates/arena-pilot/src/moves.rs, applies the same rule).
+  function coalescedAt(t) {
+    var newest = -1;
+    for (var i = 0; i < pending.length; i++) {
+      if (pending[i].move && !pending[i].carried && pending[i].info.t <= t) newest = i;
+    }
+    if (newest < 0) return;
+    pending[newest].carried = true;
+    for (var k = newest - 1; k >= 0; k--) {
+      if (pending[k].move && !pending[k].carried && pending[k].info.t <= t) pending.splice(k, 1);
+    }
+  }
   function overlaps(a, b) {
     return a.canvas === b.canvas && a.g.x < b.g.x + b.g.w && b.g.x < a.g.x + a.g.w &&
       a.g.y < b.g.y + b.g.h && b.g.y < a.g.y + a.g.h;
@@ -620,6 +642,11 @@
       }
       if (n === 0) continue;
       var ev = ORACLE.kind === 'pixels' ? 'pixels' : 'js';
+      if (p.move) {
+        verdict(t, CLS_INPUT, ev, n, p.target, p.seq, null);
+        pending.splice(i--, 1);
+        continue;
+      }
       var claimed = false;
       for (var k = 0; k < hits.length; k++) {
         if (ORACLE.kind !== 'pixels' || overlaps(hits[k], p)) { claimed = true; break; }

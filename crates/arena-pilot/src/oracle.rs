@@ -30,6 +30,8 @@ pub(crate) fn page_oracle(pilot: &Pilot, timeout_ms: u64) -> Option<arena_browse
         canvas: Some(pilot.target.canvas.clone()),
         events: pilot.pacing.loop_events.clone(),
         window_ms: timeout_ms as f64,
+        move_events: crate::gesture::watched_events(&pilot.gestures),
+        move_radius_px: arena_browser::DEFAULT_MOVE_RADIUS_PX,
     })
 }
 

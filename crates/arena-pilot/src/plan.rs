@@ -122,6 +122,8 @@ pub struct Plan<'a> {
     /// The person's browser the arm sets (also in `recorder.emulation`, which the tab
     /// gets); `None`: the browser's own.
     pub emulation: Option<arena_browser::Emulation>,
+    /// The drags and hovers made after the clicks, their moves and gaps drawn.
+    pub gestures: Vec<crate::gesture::GesturePlan>,
 }
 
 impl<'a> Plan<'a> {
@@ -194,6 +196,7 @@ impl<'a> Plan<'a> {
             idle: ov.idle,
             sample,
             emulation,
+            gestures: crate::gesture::plan_gestures(&pilot.gestures, seed),
         })
     }
 

@@ -59,6 +59,9 @@ pub struct Outcome {
     pub run: Run,
     pub dir: PathBuf,
     pub cost: ToolCost,
+    /// The plan's drags and hovers, each accounted for (also in the run folder's
+    /// `gestures.json`, `moves.csv`, `frames_behind.csv`).
+    pub gestures: Vec<crate::moves::GestureLoops>,
 }
 
 impl Outcome {
@@ -114,6 +117,8 @@ struct Gathered {
     stalled: bool,
     /// The person's browser as the page saw it.
     browser: Option<arena_run::BrowserSettings>,
+    /// The gestures made after the clicks, accounted for.
+    gestures: Vec<crate::moves::GestureLoops>,
 }
 
 impl Gathered {
@@ -187,6 +192,7 @@ pub async fn run_arm(browser: &Browser, req: RunRequest<'_>) -> Result<Outcome> 
         phase_jitter_ms: 0.0,
         stalled: false,
         browser: None,
+        gestures: Vec::new(),
     };
     let body = match &page {
         Ok(p) => measure(p, &req, &target, &mut g).await,
@@ -236,12 +242,15 @@ pub async fn run_arm(browser: &Browser, req: RunRequest<'_>) -> Result<Outcome> 
     }
     run.write(&dir)
         .with_context(|| format!("writing the run folder {}", dir.display()))?;
+    crate::moves_out::write(&dir, &g.gestures)
+        .with_context(|| format!("writing the gestures into {}", dir.display()))?;
     let dir = staging.publish()?;
     g.cost.wall_ms = wall.elapsed().as_secs_f64() * 1e3;
     Ok(Outcome {
         run,
         dir,
         cost: g.cost,
+        gestures: std::mem::take(&mut g.gestures),
     })
 }
 
@@ -328,7 +337,34 @@ async fn measure(
         timing: Timing::new(plan.seed, g.phase_jitter_ms),
     };
     g.phase("clicks");
-    click_all(&clicker, &rect, req, target, g).await
+    click_all(&clicker, &rect, req, target, g).await?;
+    gestures(page, plan, &rect, cancel, g).await
+}
+
+/// The plan's drags and hovers, after the clicks' records are all collected (so no move
+/// is paired as a click), each accounted for on its own.
+async fn gestures(
+    page: &Page,
+    plan: &Plan<'_>,
+    rect: &CanvasRect,
+    cancel: &Cancel,
+    g: &mut Gathered,
+) -> Result<()> {
+    if plan.gestures.is_empty() {
+        return Ok(());
+    }
+    drain_into(page, &mut g.col, &mut g.cost)
+        .await
+        .context("draining the clicks before the gestures")?;
+    g.phase("gestures");
+    let pacing = (plan.settle, plan.timeout());
+    let made = crate::gesture::perform_all(page, rect, &plan.gestures, pacing, cancel).await?;
+    g.gestures = made
+        .iter()
+        .enumerate()
+        .map(|(i, m)| crate::moves::account(i, m.kind, m.dispatched, &m.records))
+        .collect();
+    Ok(())
 }
 
 /// Clicks between two drains when no wait drains (about 30 records a click: a few

@@ -37,6 +37,8 @@ struct RawPilot {
     answer: Option<Spanned<RawAnswer>>,
     #[serde(default)]
     arms: BTreeMap<String, Spanned<Arm>>,
+    #[serde(default)]
+    gestures: Vec<Spanned<crate::gesture::RawGesture>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -412,6 +414,8 @@ pub struct Pilot {
     pub recorder: RecorderConfig,
     pub answer: AnswerSpec,
     pub arms: BTreeMap<String, Arm>,
+    /// `[[gestures]]`: drags and hovers made after the clicks.
+    pub gestures: Vec<crate::gesture::Gesture>,
 }
 
 struct Ctx<'a> {
@@ -474,6 +478,7 @@ impl Pilot {
             pacing,
             recorder: parse_recorder(&cx, raw.classifier, raw.recorder)?,
             arms: parse_arms(&cx, &target, raw.arms)?,
+            gestures: crate::gesture::parse_gestures(source, text, raw.gestures)?,
             target,
             clicks,
             answer,
