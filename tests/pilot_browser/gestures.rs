@@ -48,25 +48,56 @@ fn side<'a>(outs: &'a [Outcome], parity: usize) -> Vec<&'a Outcome> {
 fn hover_delay_40_moves_move_to_pixels_by_40_and_input_to_socket_by_nothing() {
     let _g = lock();
     let pilot = gesture_pilot("hover");
-    // A 50 ms flush: each reply's 40 ms hold ends before the next send, so the delay is a
-    // pure offset, not a queue (the fixture holds frames one after another).
-    let arm = |d: &str| knobs(&[("move_flush_ms", "50"), ("delay_ms", d)]);
+    // Four frames in flight, so no reply waits for the ack of the one before; the
+    // calibration's 1 ms tick and lazy encode (`calibration_overrides`), so the server adds
+    // its delay and little else; the stock 20 ms flush.
+    let arm = |d: &str| {
+        knobs(&[
+            ("in_flight", "4"),
+            ("tick_ms", "1"),
+            ("lazy_png", "true"),
+            ("delay_ms", d),
+        ])
+    };
     let arms: Vec<_> = (0..6)
-        .map(|i| if i % 2 == 0 { ("d0", arm("0")) } else { ("d40", arm("40")) })
+        .map(|i| {
+            if i % 2 == 0 {
+                ("d0", arm("0"))
+            } else {
+                ("d40", arm("40"))
+            }
+        })
         .collect();
     let tmp = tempfile::tempdir().expect("tempdir");
     let outs = gesture_runs(&pilot, &arms, tmp.path());
     let (a, b) = (side(&outs, 0), side(&outs, 1));
-    let pix = (pooled(&a, MoveRow::move_to_pixels), pooled(&b, MoveRow::move_to_pixels));
-    let its = (pooled(&a, MoveRow::input_to_socket), pooled(&b, MoveRow::input_to_socket));
+    let pix = (
+        pooled(&a, MoveRow::move_to_pixels),
+        pooled(&b, MoveRow::move_to_pixels),
+    );
+    let its = (
+        pooled(&a, MoveRow::input_to_socket),
+        pooled(&b, MoveRow::input_to_socket),
+    );
     let (dp, ds) = (pix.1.p50 - pix.0.p50, its.1.p50 - its.0.p50);
     eprintln!(
         "hover, 3 runs a side interleaved: move-to-pixels p50 {:.1} -> {:.1} ms (n {} / {}), input-to-socket p50 {:.1} -> {:.1} ms (n {} / {})",
         pix.0.p50, pix.1.p50, pix.0.n, pix.1.n, its.0.p50, its.1.p50, its.0.n, its.1.n
     );
-    assert!(pix.0.n >= 30 && pix.1.n >= 30, "answered moves: {} / {}", pix.0.n, pix.1.n);
-    assert!((dp - 40.0).abs() <= 3.0, "move-to-pixels moved by {dp:.1} ms for 40");
-    assert!(ds.abs() <= 1.0, "input-to-socket moved by {ds:.1} ms for a server delay");
+    assert!(
+        pix.0.n >= 30 && pix.1.n >= 30,
+        "answered moves: {} / {}",
+        pix.0.n,
+        pix.1.n
+    );
+    assert!(
+        (dp - 40.0).abs() <= 3.0,
+        "move-to-pixels moved by {dp:.1} ms for 40"
+    );
+    assert!(
+        ds.abs() <= 1.0,
+        "input-to-socket moved by {ds:.1} ms for a server delay"
+    );
 }
 
 #[test]
@@ -75,7 +106,13 @@ fn move_flush_20_against_100_bounds_input_to_socket_p90() {
     let pilot = gesture_pilot("hover");
     let arm = |f: &str| knobs(&[("move_flush_ms", f)]);
     let arms: Vec<_> = (0..4)
-        .map(|i| if i % 2 == 0 { ("f20", arm("20")) } else { ("f100", arm("100")) })
+        .map(|i| {
+            if i % 2 == 0 {
+                ("f20", arm("20"))
+            } else {
+                ("f100", arm("100"))
+            }
+        })
         .collect();
     let tmp = tempfile::tempdir().expect("tempdir");
     let outs = gesture_runs(&pilot, &arms, tmp.path());
@@ -95,10 +132,18 @@ fn accounted(g: &GestureLoops) {
     let c = g.counts;
     let of = |o| g.moves.iter().filter(|m| m.outcome == o).count() as u64;
     assert_eq!(
-        (of(MoveOutcome::Answered), of(MoveOutcome::Unanswered), of(MoveOutcome::Coalesced)),
+        (
+            of(MoveOutcome::Answered),
+            of(MoveOutcome::Unanswered),
+            of(MoveOutcome::Coalesced)
+        ),
         (c.answered, c.unanswered, c.coalesced)
     );
-    assert_eq!(c.folded + c.answered + c.unanswered + c.coalesced, c.dispatched, "{c:?}");
+    assert_eq!(
+        c.folded + c.answered + c.unanswered + c.coalesced,
+        c.dispatched,
+        "{c:?}"
+    );
 }
 
 #[test]
@@ -114,10 +159,16 @@ fn a_drag_accounts_for_every_move_it_sent() {
     accounted(g);
     // The 20 ms flush carries several moves a send, and the trail answers the sent ones.
     assert!(c.coalesced > 0 && c.answered > c.dispatched / 5, "{c:?}");
-    assert!(g.moves.iter().all(|m| m.outcome != MoveOutcome::Answered || m.t_answer > m.t_send));
+    assert!(g
+        .moves
+        .iter()
+        .all(|m| m.outcome != MoveOutcome::Answered || m.t_answer > m.t_send));
     assert!(!g.behind.is_empty(), "no frame trailed the pointer");
     let csv = std::fs::read_to_string(outs[0].dir.join("moves.csv")).expect("moves.csv");
     std::fs::write("/tmp/pointer-moves.csv", &csv).unwrap();
-    assert_eq!(csv.lines().count() as u64, 1 + c.answered + c.unanswered + c.coalesced);
+    assert_eq!(
+        csv.lines().count() as u64,
+        1 + c.answered + c.unanswered + c.coalesced
+    );
     assert!(csv.lines().skip(1).all(|l| l.starts_with("0,drag,")));
 }

@@ -264,7 +264,7 @@
       var size = sizeOf(data);
       var cls = classify(data, size);
       push(KIND_SEND, t, size, cls, typeof data === 'string' ? EV_TEXT : EV_BINARY, 1, socketIndex(ws));
-      if (cls === CLS_INPUT) coalescedAt(t);
+      if (cls === CLS_INPUT) coalescedAt();
     };
     proto.send = function send(data) {
       var t = now();
@@ -586,18 +586,19 @@
       if (p.poll && !oracleRafPending && raf) { oracleRafPending = true; raf(oracleFrame); }
     });
   }
-  // An input send carries the newest move before it: the older moves still watched were
-  // coalesced into it and will never be drawn at their own points, so their watches end
-  // (the pilot's accounting, crates/arena-pilot/src/moves.rs, applies the same rule).
-  function coalescedAt(t) {
+  // An input send carries the newest move the page had before it: the older moves still
+  // watched were coalesced into it and will never be drawn at their own points, so their
+  // watches end (the pilot's accounting, crates/arena-pilot/src/moves.rs, applies the same
+  // rule, by record order as here).
+  function coalescedAt() {
     var newest = -1;
     for (var i = 0; i < pending.length; i++) {
-      if (pending[i].move && !pending[i].carried && pending[i].info.t <= t) newest = i;
+      if (pending[i].move && !pending[i].carried) newest = i;
     }
     if (newest < 0) return;
     pending[newest].carried = true;
     for (var k = newest - 1; k >= 0; k--) {
-      if (pending[k].move && !pending[k].carried && pending[k].info.t <= t) pending.splice(k, 1);
+      if (pending[k].move && !pending[k].carried) pending.splice(k, 1);
     }
   }
   function overlaps(a, b) {

@@ -110,7 +110,9 @@ pub(crate) fn parse_gestures(
         }
         let rate = g.rate_hz.map(|r| (r.span(), r.into_inner()));
         if let Some((span, [lo, hi])) = rate.as_ref().filter(|(_, r)| !rate_ok(r)) {
-            let msg = format!("expected [min, max] moves/s with 1 <= min <= max <= 1000, got [{lo}, {hi}]");
+            let msg = format!(
+                "expected [min, max] moves/s with 1 <= min <= max <= 1000, got [{lo}, {hi}]"
+            );
             return Err(err(span, format!("gestures[{i}].rate_hz"), msg));
         }
         let repeat = g.repeat.map(|r| (r.span(), r.into_inner()));
@@ -227,10 +229,15 @@ pub async fn perform_all(
                 format!("interrupted after {i} of {} gestures", plans.len())
             )));
         }
-        let points: Vec<(f64, f64)> = g.points.iter().map(|&(x, y)| rect.page_fraction(x, y)).collect();
+        let points: Vec<(f64, f64)> = g
+            .points
+            .iter()
+            .map(|&(x, y)| rect.page_fraction(x, y))
+            .collect();
         let buttons = i64::from(g.kind == GestureKind::Drag);
         let (x0, y0) = points[0];
-        page.mouse(DispatchMouseEventType::MouseMoved, x0, y0, 0).await?;
+        page.mouse(DispatchMouseEventType::MouseMoved, x0, y0, 0)
+            .await?;
         if g.kind == GestureKind::Drag {
             page.press(x0, y0).await?;
         }
@@ -286,7 +293,10 @@ mod tests {
         let p = spread(&[[0.0, 0.0], [0.5, 0.0], [0.5, 0.5]], 5);
         let want = [(0.0, 0.0), (0.25, 0.0), (0.5, 0.0), (0.5, 0.25), (0.5, 0.5)];
         for (a, b) in p.iter().zip(want) {
-            assert!((a.0 - b.0).abs() < 1e-9 && (a.1 - b.1).abs() < 1e-9, "{p:?}");
+            assert!(
+                (a.0 - b.0).abs() < 1e-9 && (a.1 - b.1).abs() < 1e-9,
+                "{p:?}"
+            );
         }
         let g = Gesture {
             kind: GestureKind::Hover,
@@ -298,11 +308,19 @@ mod tests {
         let plans = plan_gestures(&[g], 7);
         assert_eq!(plans.len(), 2);
         let gaps = &plans[0].gaps_ms;
-        assert!(gaps.iter().all(|&d| (1e3 / 120.0..=1e3 / 60.0).contains(&d)));
+        assert!(gaps
+            .iter()
+            .all(|&d| (1e3 / 120.0..=1e3 / 60.0).contains(&d)));
         let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
         assert!((11.0..14.0).contains(&mean), "mean gap {mean} ms");
-        assert_ne!(plans[0].gaps_ms, plans[1].gaps_ms, "each repeat draws its own");
-        assert_eq!(plan_gestures(&[plans_src()], 7), plan_gestures(&[plans_src()], 7));
+        assert_ne!(
+            plans[0].gaps_ms, plans[1].gaps_ms,
+            "each repeat draws its own"
+        );
+        assert_eq!(
+            plan_gestures(&[plans_src()], 7),
+            plan_gestures(&[plans_src()], 7)
+        );
     }
 
     fn plans_src() -> Gesture {

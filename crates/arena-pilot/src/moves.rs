@@ -91,7 +91,12 @@ pub struct GestureLoops {
 }
 
 /// Accounts for gesture number `gesture` from its records (one drain, any order).
-pub fn account(gesture: usize, kind: GestureKind, dispatched: u64, records: &[Record]) -> GestureLoops {
+pub fn account(
+    gesture: usize,
+    kind: GestureKind,
+    dispatched: u64,
+    records: &[Record],
+) -> GestureLoops {
     let mut recs: Vec<&Record> = records.iter().collect();
     recs.sort_by_key(|r| r.seq);
     let moves: Vec<&Record> = recs
@@ -99,15 +104,18 @@ pub fn account(gesture: usize, kind: GestureKind, dispatched: u64, records: &[Re
         .copied()
         .filter(|r| r.kind == RecordKind::InputCoalesced && r.trusted && r.event == "mousemove")
         .collect();
-    let mut sends: Vec<f64> = recs
+    let sends: Vec<(u64, f64)> = recs
         .iter()
         .filter(|r| r.kind == RecordKind::WsSend && r.class == SendClass::Input)
-        .map(|r| r.t_ms)
+        .map(|r| (r.seq, r.t_ms))
         .collect();
-    sends.sort_by(f64::total_cmp);
     let answer_of = |seq: u64| {
         recs.iter()
-            .find(|r| r.kind == RecordKind::Answer && r.answers == Some(seq) && r.class == SendClass::Input)
+            .find(|r| {
+                r.kind == RecordKind::Answer
+                    && r.answers == Some(seq)
+                    && r.class == SendClass::Input
+            })
             .map(|r| r.t_ms)
     };
     let rows = carry(&moves, &sends, answer_of);
@@ -138,26 +146,36 @@ pub fn account(gesture: usize, kind: GestureKind, dispatched: u64, records: &[Re
     }
 }
 
-/// Groups the moves by the first input send at or after each, the newest of a group being
-/// the one carried.
-fn carry(moves: &[&Record], sends: &[f64], answer_of: impl Fn(u64) -> Option<f64>) -> Vec<MoveRow> {
-    let send_of = |t: f64| sends.iter().copied().find(|&s| s >= t);
+/// Groups the moves by the first input send recorded after each, the newest of a group
+/// being the one carried. Record order, not time: a move's `timeStamp` is when the OS saw
+/// it, and Chromium hands it to the page up to a frame later, so a send stamped after a
+/// move can have gone before the page had that move.
+fn carry(
+    moves: &[&Record],
+    sends: &[(u64, f64)],
+    answer_of: impl Fn(u64) -> Option<f64>,
+) -> Vec<MoveRow> {
+    let send_of = |m: &Record| sends.iter().find(|&&(seq, _)| seq > m.seq).map(|&(_, t)| t);
     let mut rows: Vec<MoveRow> = Vec::with_capacity(moves.len());
     let mut k = 0;
     while k < moves.len() {
-        let t_send = send_of(moves[k].t_ms);
+        let t_send = send_of(moves[k]);
         let mut end = k + 1;
-        while end < moves.len() && send_of(moves[end].t_ms) == t_send && t_send.is_some() {
+        while end < moves.len() && send_of(moves[end]) == t_send && t_send.is_some() {
             end += 1;
         }
         let oldest = t_send.map(|s| s - moves[k].t_ms);
         for (i, m) in moves.iter().enumerate().take(end).skip(k) {
             let newest = i + 1 == end;
-            let t_answer = if newest && t_send.is_some() { answer_of(m.seq) } else { None };
-            let outcome = match (newest && t_send.is_some(), t_answer) {
-                (false, _) => MoveOutcome::Coalesced,
-                (true, Some(_)) => MoveOutcome::Answered,
-                (true, None) => MoveOutcome::Unanswered,
+            let t_answer = if newest && t_send.is_some() {
+                answer_of(m.seq)
+            } else {
+                None
+            };
+            let outcome = match (t_send, newest, t_answer) {
+                (None, _, _) | (Some(_), true, None) => MoveOutcome::Unanswered,
+                (Some(_), false, _) => MoveOutcome::Coalesced,
+                (Some(_), true, Some(_)) => MoveOutcome::Answered,
             };
             rows.push(MoveRow {
                 index: i,
@@ -171,7 +189,7 @@ fn carry(moves: &[&Record], sends: &[f64], answer_of: impl Fn(u64) -> Option<f64
         }
         k = end;
     }
-    // Moves no send followed are each their own group above; none was carried, so the
+    // Moves no send followed are each their own group above, carried by nothing: the
     // pointer's last moves that the app never sent read unanswered, not coalesced.
     rows
 }
@@ -207,17 +225,28 @@ mod tests {
             t_ms: t,
             size: 0,
             class: SendClass::Other,
-            event: if kind == RecordKind::InputCoalesced { "mousemove".into() } else { String::new() },
+            event: if kind == RecordKind::InputCoalesced {
+                "mousemove".into()
+            } else {
+                String::new()
+            },
             trusted: true,
             target: 0,
             answers: None,
         }
     }
     fn send(seq: u64, t: f64) -> Record {
-        Record { class: SendClass::Input, ..rec(seq, RecordKind::WsSend, t) }
+        Record {
+            class: SendClass::Input,
+            ..rec(seq, RecordKind::WsSend, t)
+        }
     }
     fn answer(seq: u64, t: f64, of: u64) -> Record {
-        Record { class: SendClass::Input, answers: Some(of), ..rec(seq, RecordKind::Answer, t) }
+        Record {
+            class: SendClass::Input,
+            answers: Some(of),
+            ..rec(seq, RecordKind::Answer, t)
+        }
     }
 
     #[test]
@@ -231,7 +260,10 @@ mod tests {
             rec(2, M, 16.0),
             send(3, 20.0),
             rec(4, M, 24.0),
-            Record { class: SendClass::Ack, ..rec(5, RecordKind::WsSend, 30.0) },
+            Record {
+                class: SendClass::Ack,
+                ..rec(5, RecordKind::WsSend, 30.0)
+            },
             send(6, 40.0),
             rec(7, M, 50.0),
             answer(8, 60.0, 1), // a coalesced move's pixels changed: still coalesced
@@ -244,8 +276,14 @@ mod tests {
         use MoveOutcome::*;
         assert_eq!(o, [Coalesced, Coalesced, Unanswered, Answered, Unanswered]);
         let c = g.counts;
-        assert_eq!((c.folded, c.answered, c.unanswered, c.coalesced, c.sends), (2, 1, 2, 2, 2));
-        assert_eq!(c.folded + c.answered + c.unanswered + c.coalesced, c.dispatched);
+        assert_eq!(
+            (c.folded, c.answered, c.unanswered, c.coalesced, c.sends),
+            (2, 1, 2, 2, 2)
+        );
+        assert_eq!(
+            c.folded + c.answered + c.unanswered + c.coalesced,
+            c.dispatched
+        );
         // The first send carried three moves, the oldest 20 ms old; each move's
         // input-to-socket ends at it.
         assert_eq!(g.moves[0].carried, 3);
@@ -256,6 +294,13 @@ mod tests {
         assert_eq!(g.moves[4].t_send, None);
         // Frames behind: none before the first answer; at 70 the drawn move (24) trails
         // the pointer by one move (50) and 46 ms.
-        assert_eq!(g.behind, [BehindRow { t_frame: 70.0, moves: 1, ms: 46.0 }]);
+        assert_eq!(
+            g.behind,
+            [BehindRow {
+                t_frame: 70.0,
+                moves: 1,
+                ms: 46.0
+            }]
+        );
     }
 }

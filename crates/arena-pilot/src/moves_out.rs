@@ -50,7 +50,15 @@ fn behind_csv(gestures: &[GestureLoops]) -> String {
     let mut s = String::from("gesture,kind,t_frame_ms,moves_behind,ms_behind\n");
     for g in gestures {
         for b in &g.behind {
-            let _ = writeln!(s, "{},{},{:.3},{},{:.3}", g.gesture, g.kind.name(), b.t_frame, b.moves, b.ms);
+            let _ = writeln!(
+                s,
+                "{},{},{:.3},{},{:.3}",
+                g.gesture,
+                g.kind.name(),
+                b.t_frame,
+                b.moves,
+                b.ms
+            );
         }
     }
     s
@@ -73,7 +81,8 @@ pub fn of_moves(rows: &[MoveRow], f: impl Fn(&MoveRow) -> Option<f64>) -> Vec<f6
 pub fn gesture_json(g: &GestureLoops) -> Value {
     let c = g.counts;
     // The send-level figures once per send: on its carried (newest) move's row.
-    let sent = |m: &MoveRow| m.outcome != crate::moves::MoveOutcome::Coalesced && m.t_send.is_some();
+    let sent =
+        |m: &MoveRow| m.outcome != crate::moves::MoveOutcome::Coalesced && m.t_send.is_some();
     json!({
         "gesture": g.gesture,
         "kind": g.kind.name(),
@@ -102,7 +111,10 @@ pub fn write(dir: &Path, gestures: &[GestureLoops]) -> Result<()> {
     let files = [
         (MOVES_CSV, moves_csv(gestures)),
         (FRAMES_BEHIND_CSV, behind_csv(gestures)),
-        (GESTURES_JSON, format!("{}\n", serde_json::to_string_pretty(&doc)?)),
+        (
+            GESTURES_JSON,
+            format!("{}\n", serde_json::to_string_pretty(&doc)?),
+        ),
     ];
     for (name, text) in files {
         std::fs::write(dir.join(name), text).with_context(|| format!("writing {name}"))?;
