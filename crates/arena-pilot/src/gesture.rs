@@ -323,6 +323,58 @@ mod tests {
         );
     }
 
+    #[test]
+    fn bad_gestures_are_exit_2_naming_the_key() {
+        let bad = [
+            (
+                "kind = \"swipe\"\npath = [[0.1, 0.1], [0.2, 0.2]]",
+                "gestures[0].kind",
+            ),
+            ("kind = \"drag\"\npath = [[0.1, 0.1]]", "gestures[0].path"),
+            (
+                "kind = \"drag\"\npath = [[0.1, 0.1], [0.2, -0.1]]",
+                "gestures[0].path",
+            ),
+            (
+                "kind = \"hover\"\npath = [[0.1, 0.1], [0.2, 0.2]]\nmoves = 1",
+                "gestures[0].moves",
+            ),
+            (
+                "kind = \"hover\"\npath = [[0.1, 0.1], [0.2, 0.2]]\nrate_hz = [120, 60]",
+                "gestures[0].rate_hz",
+            ),
+            (
+                "kind = \"hover\"\npath = [[0.1, 0.1], [0.2, 0.2]]\nrepeat = 0",
+                "gestures[0].repeat",
+            ),
+            (
+                "kind = \"hover\"\npath = [[0.1, 0.1], [0.2, 0.2]]\nspeed = 3",
+                "speed",
+            ),
+        ];
+        for (body, key) in bad {
+            let text = format!("[[gestures]]\n{body}\n");
+            let e = crate::Pilot::parse("g.toml", &text).unwrap_err();
+            assert_eq!(
+                ExitKind::of(&e).map(ExitKind::code),
+                Some(2),
+                "{body}: {e:#}"
+            );
+            let msg = format!("{e:#}");
+            assert!(
+                msg.contains("g.toml:") && msg.contains(key),
+                "{body}: {msg}"
+            );
+        }
+        let ok = crate::Pilot::parse(
+            "g.toml",
+            "[[gestures]]\nkind = \"drag\"\npath = [[0, 0], [1, 1]]\n",
+        )
+        .unwrap();
+        assert_eq!(ok.gestures[0].moves, DEFAULT_MOVES);
+        assert_eq!(ok.gestures[0].rate_hz, DEFAULT_RATE_HZ);
+    }
+
     fn plans_src() -> Gesture {
         Gesture {
             kind: GestureKind::Drag,
