@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use anyhow::{Context, Result};
+use arena_report::{Cell, Column, Table};
 use arena_stats::Summary;
 use serde_json::{json, Value};
 
@@ -120,4 +121,52 @@ pub fn write(dir: &Path, gestures: &[GestureLoops]) -> Result<()> {
         std::fs::write(dir.join(name), text).with_context(|| format!("writing {name}"))?;
     }
     Ok(())
+}
+
+/// The figures of [`gesture_json`] a table shows, with their units.
+const TABLE_FIGURES: [(&str, &str); 6] = [
+    ("input_to_socket_ms", "input-to-socket, ms"),
+    ("moves_per_send", "moves a send carried"),
+    ("oldest_age_ms", "oldest move in a send, ms"),
+    ("move_to_pixels_ms", "move-to-pixels, ms"),
+    ("frames_behind_moves", "frames behind, moves"),
+    ("frames_behind_ms", "frames behind, ms"),
+];
+
+/// One table of the run's gestures: a row per gesture and figure, its n beside it, and a
+/// note per gesture with the counts that add up to the moves dispatched.
+pub fn gesture_table(gestures: &[GestureLoops]) -> Table {
+    let mut t = Table::new(
+        ["gesture", "kind", "figure"]
+            .into_iter()
+            .map(Column::left)
+            .chain(["n", "p50", "p90", "max"].into_iter().map(Column::right))
+            .collect(),
+    )
+    .with_title("gestures (each its own rows; never pooled with the clicks)");
+    for g in gestures {
+        let doc = gesture_json(g);
+        for (key, label) in TABLE_FIGURES {
+            let f = &doc[key];
+            let num = |k: &str| match f[k].as_f64() {
+                Some(v) => Cell::num(format!("{v:.1}"), v),
+                None => Cell::text("-"),
+            };
+            t.push_row(vec![
+                Cell::text(g.gesture.to_string()),
+                Cell::text(g.kind.name()),
+                Cell::text(label),
+                Cell::num(f["n"].to_string(), f["n"].as_f64().unwrap_or(0.0)),
+                num("p50"),
+                num("p90"),
+                num("max"),
+            ]);
+        }
+        let c = g.counts;
+        t.note(format!(
+            "gesture {} ({}): {} moves dispatched = {} answered + {} unanswered + {} coalesced into a later move's send + {} folded by the browser before the page saw them; {} sends",
+            g.gesture, g.kind.name(), c.dispatched, c.answered, c.unanswered, c.coalesced, c.folded, c.sends
+        ));
+    }
+    t
 }
