@@ -370,8 +370,14 @@
   };
   var onCoalesced = function (e) {
     push(KIND_COALESCED, e.timeStamp, 0, CLS_OTHER, NAME[e.type], e.isTrusted ? 1 : 0, inputTarget(e));
-    if (ORACLE !== null && e.isTrusted && ORACLE.moves[e.type]) watch(e, written - 1, true);
+    if (ORACLE !== null && e.isTrusted && ORACLE.moves[e.type]) {
+      // When the page had the move: its timeStamp is the OS's, and Chromium hands a
+      // mousemove over at its next animation frame.
+      if (delivered.length < 65536) delivered.push(written - 1, now());
+      watch(e, written - 1, true);
+    }
   };
+  var delivered = [];   // watched moves: seq, page time, flat
   var opts = { capture: true, passive: true };
   DISCRETE.forEach(function (t) { window.addEventListener(t, onDiscrete, opts); });
   COALESCED.forEach(function (t) { window.addEventListener(t, onCoalesced, opts); });
@@ -902,6 +908,7 @@
       probeOracleCost: probeOracleCost,
       // Turns the oracle off (a named fallback to the reply oracle).
       answerOff: function () { ORACLE = null; pending.length = 0; },
+      takeDelivered: function () { var d = delivered; delivered = []; return d; },
       canvasIndex: function (el) { return el ? canvasIndex(el) : NO_TARGET; },
       // The idle window's similarity of consecutive frames (see idleStart above).
       idleStart: idleStart,

@@ -209,6 +209,8 @@ pub struct GestureRecords {
     pub kind: GestureKind,
     pub dispatched: u64,
     pub records: Vec<Record>,
+    /// When the page had each watched move, `(seq, page ms)`.
+    pub delivered: Vec<(u64, f64)>,
 }
 
 /// Makes every gesture of the plan, one after another. Before each, the pointer is put at
@@ -243,9 +245,11 @@ pub async fn perform_all(
         }
         page.wait_quiet(settle, timeout).await?;
         page.drain().await.context("draining before a gesture")?;
+        page.take_delivered().await?;
         dispatch(page, &points, &g.gaps_ms, buttons).await?;
         page.wait_quiet(settle, timeout).await?;
         let drain = page.drain().await.context("draining a gesture")?;
+        let delivered = page.take_delivered().await?;
         if g.kind == GestureKind::Drag {
             let &(xn, yn) = points.last().unwrap_or(&(x0, y0));
             page.release(xn, yn).await?;
@@ -256,6 +260,7 @@ pub async fn perform_all(
             kind: g.kind,
             dispatched: points.len() as u64,
             records: drain.records,
+            delivered,
         });
     }
     Ok(out)

@@ -5,7 +5,9 @@
 //! - **Carried**: an input send carries the newest move before it; the older moves since
 //!   the previous send were *coalesced* into it (the app's flush timer, made visible as
 //!   `carried` and the age of the oldest move in the send). Every move's input-to-socket
-//!   ends at the send that carried it or its newer neighbour.
+//!   runs from when the page had it to the send that carried it or its newer neighbour;
+//!   the browser's hold before that (Chromium hands a `mousemove` over at its next
+//!   animation frame, its `timeStamp` being the OS's) is a figure of its own.
 //! - **Answered**: a carried move whose point the app drew: the page oracle's first frame
 //!   that changed the pixels at its point (`crates/arena-browser/assets/recorder.js`, moves
 //!   judged alone). A carried move with no such frame is *unanswered*.
@@ -14,7 +16,7 @@
 
 use arena_browser::{Record, RecordKind, SendClass};
 
-use crate::gesture::GestureKind;
+use crate::gesture::{GestureKind, GestureRecords};
 
 /// What became of one move.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,7 +41,10 @@ impl MoveOutcome {
 #[derive(Debug, Clone, PartialEq)]
 pub struct MoveRow {
     pub index: usize,
+    /// The event's `timeStamp`.
     pub t_input: f64,
+    /// When the page had it (the recorder's listener ran); `None` where not watched.
+    pub t_delivered: Option<f64>,
     /// The send that carried it (its own or a newer move's); `None`: no send followed.
     pub t_send: Option<f64>,
     /// Moves that send carried (this one among them).
@@ -51,8 +56,14 @@ pub struct MoveRow {
 }
 
 impl MoveRow {
+    /// From when the page had the move (its timeStamp where that is unknown) to the send.
     pub fn input_to_socket(&self) -> Option<f64> {
-        self.t_send.map(|s| s - self.t_input)
+        self.t_send
+            .map(|s| s - self.t_delivered.unwrap_or(self.t_input))
+    }
+    /// How long the browser held the move before the page had it.
+    pub fn browser_delivery(&self) -> Option<f64> {
+        self.t_delivered.map(|d| d - self.t_input)
     }
     pub fn move_to_pixels(&self) -> Option<f64> {
         self.t_answer.map(|a| a - self.t_input)
@@ -90,13 +101,11 @@ pub struct GestureLoops {
     pub counts: MoveCounts,
 }
 
-/// Accounts for gesture number `gesture` from its records (one drain, any order).
-pub fn account(
-    gesture: usize,
-    kind: GestureKind,
-    dispatched: u64,
-    records: &[Record],
-) -> GestureLoops {
+/// Accounts for gesture number `gesture` from its records (one drain, any order) and its
+/// moves' delivery times.
+pub fn account(gesture: usize, made: &GestureRecords, records: &[Record]) -> GestureLoops {
+    let (kind, dispatched) = (made.kind, made.dispatched);
+    let delivered = |seq: u64| made.delivered.iter().find(|d| d.0 == seq).map(|d| d.1);
     let mut recs: Vec<&Record> = records.iter().collect();
     recs.sort_by_key(|r| r.seq);
     let moves: Vec<&Record> = recs
@@ -118,7 +127,10 @@ pub fn account(
             })
             .map(|r| r.t_ms)
     };
-    let rows = carry(&moves, &sends, answer_of);
+    let mut rows = carry(&moves, &sends, answer_of);
+    for r in &mut rows {
+        r.t_delivered = delivered(moves[r.index].seq);
+    }
     let paints: Vec<f64> = recs
         .iter()
         .filter(|r| r.kind == RecordKind::Paint)
@@ -180,6 +192,7 @@ fn carry(
             rows.push(MoveRow {
                 index: i,
                 t_input: m.t_ms,
+                t_delivered: None,
                 t_send,
                 carried: (end - k) as u32,
                 oldest_age_ms: oldest,
@@ -271,7 +284,14 @@ mod tests {
             answer(10, 70.0, 4),
             rec(11, Paint, 70.0),
         ];
-        let g = account(0, GestureKind::Drag, 7, &r);
+        let made = GestureRecords {
+            kind: GestureKind::Drag,
+            dispatched: 7,
+            records: Vec::new(),
+            // The page had move 1 at 12 (the browser held it 4 ms); the rest unknown.
+            delivered: vec![(1, 12.0)],
+        };
+        let g = account(0, &made, &r);
         let o: Vec<_> = g.moves.iter().map(|m| m.outcome).collect();
         use MoveOutcome::*;
         assert_eq!(o, [Coalesced, Coalesced, Unanswered, Answered, Unanswered]);
@@ -288,7 +308,9 @@ mod tests {
         // input-to-socket ends at it.
         assert_eq!(g.moves[0].carried, 3);
         assert_eq!(g.moves[2].oldest_age_ms, Some(20.0));
-        assert_eq!(g.moves[1].input_to_socket(), Some(12.0));
+        assert_eq!(g.moves[1].input_to_socket(), Some(8.0));
+        assert_eq!(g.moves[1].browser_delivery(), Some(4.0));
+        assert_eq!(g.moves[0].input_to_socket(), Some(20.0));
         assert_eq!(g.moves[3].input_to_socket(), Some(16.0));
         assert_eq!(g.moves[3].move_to_pixels(), Some(46.0));
         assert_eq!(g.moves[4].t_send, None);

@@ -23,17 +23,18 @@ fn cell(v: Option<f64>) -> String {
 
 fn moves_csv(gestures: &[GestureLoops]) -> String {
     let mut s = String::from(
-        "gesture,kind,move,t_input_ms,t_send_ms,input_to_socket_ms,carried,oldest_age_ms,t_answer_ms,move_to_pixels_ms,outcome\n",
+        "gesture,kind,move,t_input_ms,t_delivered_ms,t_send_ms,input_to_socket_ms,carried,oldest_age_ms,t_answer_ms,move_to_pixels_ms,outcome\n",
     );
     for g in gestures {
         for m in &g.moves {
             let _ = writeln!(
                 s,
-                "{},{},{},{:.3},{},{},{},{},{},{},{}",
+                "{},{},{},{:.3},{},{},{},{},{},{},{},{}",
                 g.gesture,
                 g.kind.name(),
                 m.index,
                 m.t_input,
+                cell(m.t_delivered),
                 cell(m.t_send),
                 cell(m.input_to_socket()),
                 m.carried,
@@ -91,6 +92,7 @@ pub fn gesture_json(g: &GestureLoops) -> Value {
             "dispatched": c.dispatched, "folded_by_browser": c.folded, "answered": c.answered,
             "unanswered": c.unanswered, "coalesced": c.coalesced, "sends": c.sends,
         },
+        "browser_delivery_ms": figure(&of_moves(&g.moves, MoveRow::browser_delivery)),
         "input_to_socket_ms": figure(&of_moves(&g.moves, MoveRow::input_to_socket)),
         "move_to_pixels_ms": figure(&of_moves(&g.moves, MoveRow::move_to_pixels)),
         "moves_per_send": figure(&of_moves(&g.moves, |m| sent(m).then_some(f64::from(m.carried)))),
@@ -124,7 +126,8 @@ pub fn write(dir: &Path, gestures: &[GestureLoops]) -> Result<()> {
 }
 
 /// The figures of [`gesture_json`] a table shows, with their units.
-const TABLE_FIGURES: [(&str, &str); 6] = [
+const TABLE_FIGURES: [(&str, &str); 7] = [
+    ("browser_delivery_ms", "browser's hold of a move, ms"),
     ("input_to_socket_ms", "input-to-socket, ms"),
     ("moves_per_send", "moves a send carried"),
     ("oldest_age_ms", "oldest move in a send, ms"),

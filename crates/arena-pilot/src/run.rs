@@ -362,7 +362,7 @@ async fn gestures(
     g.gestures = made
         .iter()
         .enumerate()
-        .map(|(i, m)| crate::moves::account(i, m.kind, m.dispatched, &m.records))
+        .map(|(i, m)| crate::moves::account(i, m, &m.records))
         .collect();
     Ok(())
 }
