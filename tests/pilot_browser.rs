@@ -690,6 +690,8 @@ mod cpu;
 mod deflate;
 #[path = "pilot_browser/frames.rs"]
 mod frames;
+#[path = "pilot_browser/gestures.rs"]
+mod gestures;
 #[path = "pilot_browser/startup.rs"]
 mod startup;
 #[path = "pilot_browser/typing.rs"]

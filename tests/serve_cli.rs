@@ -181,3 +181,31 @@ fn serve_pilot_rejects_what_pilot_rejects_with_the_same_words() {
         "{knobs}"
     );
 }
+
+#[test]
+fn a_drag_path_outside_the_canvas_is_exit_2_naming_file_line_and_key() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("drag.toml");
+    std::fs::write(
+        &file,
+        "[arms.x]\n[[gestures]]\nkind = \"drag\"\npath = [[0.2, 0.5], [1.3, 0.5]]\n",
+    )
+    .unwrap();
+    let f = file.to_str().unwrap();
+    let (rc, err) = run_to_end(&[
+        "pilot",
+        "--pilot",
+        f,
+        "--arm",
+        "x",
+        "--chrome",
+        "/nonexistent/chromium",
+    ]);
+    assert_eq!(rc, Some(2), "{err}");
+    assert!(err.contains(&format!("{f}:4")), "file and line: {err}");
+    assert!(err.contains("`gestures[0].path`"), "the key: {err}");
+    assert!(
+        err.contains("point 1 [1.3, 0.5] is outside the canvas"),
+        "{err}"
+    );
+}

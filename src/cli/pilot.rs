@@ -108,6 +108,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
             for t in arena_compare::run_view::run_tables(&outcome.run) {
                 print(format!("\n{}", t.render(args.format)))?;
             }
+            if !outcome.gestures.is_empty() {
+                let t = arena_pilot::moves_out::gesture_table(&outcome.gestures);
+                print(format!("\n{}", t.render(args.format)))?;
+            }
         }
     }
     split.print(std::slice::from_ref(&outcome.run), args.format)?;

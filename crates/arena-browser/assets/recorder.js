@@ -262,7 +262,9 @@
     });
     var recordSend = function (ws, data, t) {
       var size = sizeOf(data);
-      push(KIND_SEND, t, size, classify(data, size), typeof data === 'string' ? EV_TEXT : EV_BINARY, 1, socketIndex(ws));
+      var cls = classify(data, size);
+      push(KIND_SEND, t, size, cls, typeof data === 'string' ? EV_TEXT : EV_BINARY, 1, socketIndex(ws));
+      if (cls === CLS_INPUT) coalescedAt();
     };
     proto.send = function send(data) {
       var t = now();
@@ -368,7 +370,14 @@
   };
   var onCoalesced = function (e) {
     push(KIND_COALESCED, e.timeStamp, 0, CLS_OTHER, NAME[e.type], e.isTrusted ? 1 : 0, inputTarget(e));
+    if (ORACLE !== null && e.isTrusted && ORACLE.moves[e.type]) {
+      // When the page had the move: its timeStamp is the OS's, and Chromium hands a
+      // mousemove over at its next animation frame.
+      if (delivered.length < 65536) delivered.push(written - 1, now());
+      watch(e, written - 1, true);
+    }
   };
+  var delivered = [];   // watched moves: seq, page time, flat
   var opts = { capture: true, passive: true };
   DISCRETE.forEach(function (t) { window.addEventListener(t, onDiscrete, opts); });
   COALESCED.forEach(function (t) { window.addEventListener(t, onCoalesced, opts); });
@@ -403,8 +412,10 @@
   if (cfg.answer) {
     var A = cfg.answer;
     ORACLE = { kind: A.kind, radius: +A.radius_px || 0, rect: A.rect || null, canvas: A.canvas || null,
-      window: +A.window_ms || 2000, events: Object.create(null), fn: null };
+      window: +A.window_ms || 2000, events: Object.create(null), fn: null,
+      moves: Object.create(null), moveRadius: +A.move_radius_px || 0 };
     (A.events || []).forEach(function (t) { ORACLE.events[t] = true; });
+    (A.move_events || []).forEach(function (t) { ORACLE.moves[t] = true; });
     if (A.kind === 'js') {
       try { ORACLE.fn = new Function('input', '"use strict"; return (' + A.js + ');'); } catch (err) {
         oracleError = 'js does not compile: ' + err;
@@ -435,7 +446,7 @@
   // The watched region in canvas pixels, or a reason it has none. The point and radius are
   // CSS px; a canvas whose backing store is k times its CSS size (a client sizing it by
   // devicePixelRatio) is read over k times as many pixels each way, at the same place.
-  function regionOf(canvas, x, y, rect) {
+  function regionOf(canvas, x, y, rect, radius) {
     var w = canvas.width, h = canvas.height;
     if (!(w > 0 && h > 0)) return 'the canvas has no pixels';
     if (rect || ORACLE.rect) {
@@ -447,7 +458,8 @@
     var b = canvas.getBoundingClientRect();
     var sx = b.width > 0 ? w / b.width : 1, sy = b.height > 0 ? h / b.height : 1;
     var cx = (x - b.left) * sx, cy = (y - b.top) * sy;
-    var rx = ORACLE.radius * sx, ry = ORACLE.radius * sy;
+    if (radius === undefined) radius = ORACLE.radius;
+    var rx = radius * sx, ry = radius * sy;
     var rx0 = Math.max(0, Math.floor(cx - rx)), ry0 = Math.max(0, Math.floor(cy - ry));
     var rx1 = Math.min(w, Math.floor(cx + rx) + 1), ry1 = Math.min(h, Math.floor(cy + ry) + 1);
     if (rx1 <= rx0 || ry1 <= ry0) return 'the input point is outside the canvas';
@@ -523,20 +535,22 @@
   // The region follows the text, so it is set per key rather than once for the oracle.
   var keyRegions = [];
   function typeRegions(list) { keyRegions = (list || []).slice(); return keyRegions.length; }
-  function watch(e, seq) {
+  // A pointer move (`move`) is judged alone, around its point at the move radius, and is
+  // not the input `waitAnswer` waits for.
+  function watch(e, seq, move) {
     var x = typeof e.clientX === 'number' ? e.clientX : null;
     var y = typeof e.clientY === 'number' ? e.clientY : null;
     var own = e.type === 'keydown' && keyRegions.length ? keyRegions.shift() : null;
     var p = { seq: seq, until: e.timeStamp + ORACLE.window, target: NO_TARGET, canvas: null, g: null, snap: null,
-      info: { type: e.type, t: e.timeStamp, x: x, y: y } };
-    latest = { seq: seq, t: e.timeStamp, done: null };
+      info: { type: e.type, t: e.timeStamp, x: x, y: y }, move: !!move };
+    if (!move) latest = { seq: seq, t: e.timeStamp, done: null };
     var t = now();
     if (ORACLE.kind === 'pixels') {
       var c = canvasAt(x, y);
       if (c === null) return verdict(t, CLS_OTHER, 'no_canvas', 0, NO_TARGET, seq, 'no canvas' + (ORACLE.canvas ? ' matching ' + ORACLE.canvas : '') + ' under the input');
       p.canvas = c;
       p.target = canvasIndex(c);
-      var g = regionOf(c, x, y, own);
+      var g = regionOf(c, x, y, own, move ? ORACLE.moveRadius : ORACLE.radius);
       if (typeof g === 'string') return verdict(t, CLS_OTHER, 'no_region', 0, p.target, seq, g);
       p.g = g;
       try { p.snap = readRegion(c, g); } catch (why) {
@@ -583,6 +597,21 @@
       if (p.poll && !oracleRafPending && raf) { oracleRafPending = true; raf(oracleFrame); }
     });
   }
+  // An input send carries the newest move the page had before it: the older moves still
+  // watched were coalesced into it and will never be drawn at their own points, so their
+  // watches end (the pilot's accounting, crates/arena-pilot/src/moves.rs, applies the same
+  // rule, by record order as here).
+  function coalescedAt() {
+    var newest = -1;
+    for (var i = 0; i < pending.length; i++) {
+      if (pending[i].move && !pending[i].carried) newest = i;
+    }
+    if (newest < 0) return;
+    pending[newest].carried = true;
+    for (var k = newest - 1; k >= 0; k--) {
+      if (pending[k].move && !pending[k].carried) pending.splice(k, 1);
+    }
+  }
   function overlaps(a, b) {
     return a.canvas === b.canvas && a.g.x < b.g.x + b.g.w && b.g.x < a.g.x + a.g.w &&
       a.g.y < b.g.y + b.g.h && b.g.y < a.g.y + a.g.h;
@@ -625,6 +654,11 @@
       }
       if (n === 0) continue;
       var ev = ORACLE.kind === 'pixels' ? 'pixels' : 'js';
+      if (p.move) {
+        verdict(t, CLS_INPUT, ev, n, p.target, p.seq, null);
+        pending.splice(i--, 1);
+        continue;
+      }
       var claimed = false;
       for (var k = 0; k < hits.length; k++) {
         if (ORACLE.kind !== 'pixels' || overlaps(hits[k], p)) { claimed = true; break; }
@@ -892,6 +926,7 @@
       probeOracleCost: probeOracleCost,
       // Turns the oracle off (a named fallback to the reply oracle).
       answerOff: function () { ORACLE = null; pending.length = 0; },
+      takeDelivered: function () { var d = delivered; delivered = []; return d; },
       canvasIndex: function (el) { return el ? canvasIndex(el) : NO_TARGET; },
       // The idle window's similarity of consecutive frames (see idleStart above).
       idleStart: idleStart,

@@ -29,7 +29,7 @@ pub use record::{
 };
 pub use recorder::{
     AppFields, AppRecorder, PageOracle, PageOracleKind, RecorderConfig, SocketChoice, StartupWatch,
-    DEFAULT_RADIUS_PX, RECORDER_JS,
+    DEFAULT_MOVE_RADIUS_PX, DEFAULT_RADIUS_PX, RECORDER_JS,
 };
 pub use trace::{align_marks, parse_trace, AlignMark, Trace, ALIGN_MARK, TRACE_CATEGORIES};
 

@@ -431,6 +431,16 @@ impl Page {
             .as_bool())
     }
 
+    /// The watched moves' delivery times since the last call, `(seq, page ms)`: when the
+    /// page had each (a `mousemove`'s `timeStamp` is the OS's, up to a frame earlier).
+    pub async fn take_delivered(&self) -> Result<Vec<(u64, f64)>> {
+        let v = self
+            .eval_json("window.__arenaRecorder.takeDelivered()")
+            .await?;
+        let flat: Vec<f64> = serde_json::from_value(v)?;
+        Ok(flat.chunks_exact(2).map(|p| (p[0] as u64, p[1])).collect())
+    }
+
     /// Stops the page's answer oracle (the run falls back to judging replies).
     pub async fn answer_off(&self) -> Result<()> {
         self.eval_json("window.__arenaRecorder.answerOff()").await?;

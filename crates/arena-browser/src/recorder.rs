@@ -107,6 +107,23 @@ pub struct PageOracle {
     pub events: Vec<String>,
     /// How long an input is watched, ms.
     pub window_ms: f64,
+    /// Coalesced event types watched as pointer moves (a gesture's `mousemove`): each is
+    /// judged on its own (it neither claims nor is claimed), around its point with
+    /// `move_radius_px`, and a move the app's next input send did not carry stops being
+    /// watched at that send (it was coalesced into a later move's).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub move_events: Vec<String>,
+    /// Half the side of the square watched around a move's point, CSS px.
+    #[serde(default = "default_move_radius")]
+    pub move_radius_px: f64,
+}
+
+/// Default move radius, CSS px: a 5 x 5 square, smaller than a move's step at a person's
+/// speed, so a mark drawn at one move's point does not answer its neighbour.
+pub const DEFAULT_MOVE_RADIUS_PX: f64 = 2.0;
+
+fn default_move_radius() -> f64 {
+    DEFAULT_MOVE_RADIUS_PX
 }
 
 /// Default pixels radius, CSS px: a 17 x 17 square, small enough to read every frame

@@ -140,20 +140,23 @@
       sendInput(TYPES[ev], x, y, e.button, e.timeStamp, ev);
     });
   }
-  // Mouse moves are coalesced and flushed every 20 ms, like the streamed toolkit's client.
+  // Mouse moves are coalesced and the newest is flushed on a timer, like the streamed
+  // toolkit's client (the `move_flush_ms` knob, <html data-move-flush>). The buttons held
+  // go in the code field: a move with the left button down is a drag.
+  const moveFlushMs = Math.max(1, Number(document.documentElement.dataset.moveFlush) || 20);
   let pendingMove = null;
   board.addEventListener('mousemove', (e) => {
     const [x, y] = canvasXY(e);
     lastX = x; lastY = y;
-    pendingMove = [x, y, e.timeStamp];
+    pendingMove = [x, y, e.buttons, e.timeStamp];
   });
   setInterval(() => {
     if (pendingMove) {
-      const [x, y, ts] = pendingMove;
+      const [x, y, buttons, ts] = pendingMove;
       pendingMove = null;
-      sendInput(TYPES.mousemove, x, y, 0, ts, 'mousemove');
+      sendInput(TYPES.mousemove, x, y, buttons, ts, 'mousemove');
     }
-  }, 20);
+  }, moveFlushMs);
   for (const ev of ['keydown', 'keyup']) {
     window.addEventListener(ev, (e) => sendInput(TYPES[ev], lastX, lastY, e.keyCode, e.timeStamp, ev));
   }

@@ -309,7 +309,11 @@ async fn write_frames<S: Socket>(
             _ => Duration::ZERO,
         };
         if !hold.is_zero() {
-            arena_sys::timer::sleep_exactly(hold).await;
+            // Held from when it was built, not from when the writer got to it: the delay is
+            // a latency every reply pays once, so replies closer together than the delay
+            // (a drag's) do not queue behind each other's holds.
+            let built = Duration::from_secs_f64((f.render_ms + f.encode_ms).max(0.0) / 1e3);
+            arena_sys::timer::sleep_until_exactly(f.started + built + hold).await;
         }
         let bytes = std::mem::take(&mut f.bytes);
         let len = bytes.len() as u64;

@@ -84,6 +84,9 @@ pub struct Knobs {
     /// LZ77 window of the server's compressor in bits, answered as
     /// `server_max_window_bits` (9-15; used only with `deflate`).
     pub deflate_bits: u8,
+    /// The client's mousemove flush timer, ms: moves are coalesced and the newest one is sent
+    /// on this tick (the field notes' patched client flushes every 20 ms, the stock one 100).
+    pub move_flush_ms: u32,
 }
 
 /// Default `los_work`: about 10 ms of CPU per firing click on the reference machine, release
@@ -94,6 +97,9 @@ pub const DEFAULT_LOS_WORK: u32 = 3600;
 /// enough that a flood of sessions, each a thread building a 672 KB first frame, stays in
 /// tens of MB.
 pub const DEFAULT_MAX_CONNECTIONS: u32 = 64;
+
+/// Default `move_flush_ms`: the patched client's flush timer (docs/fixture-protocol.md).
+pub const DEFAULT_MOVE_FLUSH_MS: u32 = 20;
 
 impl Default for Knobs {
     fn default() -> Self {
@@ -122,6 +128,7 @@ impl Default for Knobs {
             startup_ms: 0,
             deflate: false,
             deflate_bits: 15,
+            move_flush_ms: DEFAULT_MOVE_FLUSH_MS,
         }
     }
 }
@@ -152,6 +159,7 @@ pub const KNOB_NAMES: &[&str] = &[
     "startup_ms",
     "deflate",
     "deflate_bits",
+    "move_flush_ms",
 ];
 
 fn parse_bool(name: &str, value: &str) -> Result<bool, String> {
@@ -226,6 +234,7 @@ impl Knobs {
             "startup_ms" => self.startup_ms = parse_int(name, value, 0, 600_000)?,
             "deflate" => self.deflate = parse_bool(name, value)?,
             "deflate_bits" => self.deflate_bits = parse_int(name, value, 9, 15)?,
+            "move_flush_ms" => self.move_flush_ms = parse_int(name, value, 1, 1000)?,
             _ => {
                 return Err(format!(
                     "unknown knob `{name}` (known: {})",

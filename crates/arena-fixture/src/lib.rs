@@ -13,6 +13,7 @@ pub mod drive;
 pub mod knobs;
 pub mod los;
 pub mod pngenc;
+mod pointer;
 pub mod proto;
 pub mod scenario;
 pub mod server;

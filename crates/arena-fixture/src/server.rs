@@ -33,11 +33,16 @@ const FIXTURE_WORKER_JS: &str = include_str!("../assets/fixture-worker.js");
 
 /// Where the page template takes the `worker` knob (`<html data-worker="...">`).
 const WORKER_SLOT: &str = "{{worker}}";
+/// Where it takes the `move_flush_ms` knob (`<html data-move-flush="...">`).
+const MOVE_FLUSH_SLOT: &str = "{{move_flush_ms}}";
 
 /// The page with the knobs the client needs before its socket opens filled in: the
-/// `worker` knob as `<html data-worker="true|false">`, read by fixture.js at start.
+/// `worker` knob as `<html data-worker="true|false">` and the move flush timer as
+/// `data-move-flush`, read by fixture.js at start.
 fn render_index(knobs: &Knobs) -> String {
-    INDEX_HTML.replace(WORKER_SLOT, if knobs.worker { "true" } else { "false" })
+    INDEX_HTML
+        .replace(WORKER_SLOT, if knobs.worker { "true" } else { "false" })
+        .replace(MOVE_FLUSH_SLOT, &knobs.move_flush_ms.to_string())
 }
 
 /// WebSocket close codes the server uses.
@@ -436,5 +441,15 @@ mod tests {
         assert!(FIXTURE_JS.contains("dataset.worker"));
         assert!(FIXTURE_JS.contains("/fixture-worker.js"));
         assert!(FIXTURE_WORKER_JS.contains("new WebSocket"));
+    }
+
+    #[test]
+    fn the_page_carries_the_move_flush_knob() {
+        assert_eq!(INDEX_HTML.matches(MOVE_FLUSH_SLOT).count(), 1);
+        let mut k = Knobs::default();
+        assert!(render_index(&k).contains("data-move-flush=\"20\""));
+        k.move_flush_ms = 100;
+        assert!(render_index(&k).contains("data-move-flush=\"100\""));
+        assert!(FIXTURE_JS.contains("dataset.moveFlush"));
     }
 }

@@ -11,6 +11,7 @@ use crate::art::{content_hash, Board, Look, BOARD_H, BOARD_W, TILE_PX};
 use crate::knobs::{AckMode, Knobs, Phase};
 use crate::los;
 use crate::pngenc::encode_rgba;
+use crate::pointer::Pointer;
 use crate::proto::{FrameWriter, Input, InputKind};
 
 /// What caused a frame.
@@ -113,6 +114,8 @@ pub struct Session {
     hud_dirty: bool,
     cursor: (u16, u16),
     hover: Option<(u16, u16)>,
+    /// The pointer's last position, px, and the drag trail: see `crate::pointer`.
+    pointer: Pointer,
     arc: Vec<(u16, u16)>,
     marker: Option<(u16, u16)>,
     caret: bool,
@@ -167,6 +170,7 @@ impl Session {
             hud_dirty: true,
             cursor: (BOARD_W / 2, BOARD_H / 2),
             hover: None,
+            pointer: Pointer::default(),
             arc: Vec::new(),
             marker: None,
             caret: false,
@@ -317,6 +321,9 @@ impl Session {
                     }
                     self.hover = Some(t);
                     self.mark_tile(t);
+                }
+                for tile in self.pointer.on_move(i.x, i.y, i.code) {
+                    self.mark_tile(tile);
                 }
                 self.hud = format!("hover ({}, {})", t.0, t.1);
             }
@@ -510,6 +517,10 @@ impl Session {
             let cid = self.tile_constant(x, y, &mut w, &mut tally);
             draws.push((cid, x * TILE_PX, y * TILE_PX));
         }
+        let mut redrawn = vec![false; TILES];
+        for &(_, x, y) in &draws {
+            redrawn[Board::index(x / TILE_PX, y / TILE_PX)] = true;
+        }
         for (cid, x, y) in draws {
             w.draw(cid, x, y);
             let t = (x / TILE_PX, y / TILE_PX);
@@ -520,6 +531,7 @@ impl Session {
                 outline(&mut w, t, 1, [255, 255, 255, 160]);
             }
         }
+        self.pointer.draw(&mut w, &redrawn);
         self.dirty_count = 0;
         if self.hud_dirty {
             w.hud(&self.hud);
@@ -985,5 +997,58 @@ mod tests {
             assert!(a.iter().all(|&(x, y)| x < BOARD_W && y < BOARD_H));
         }
         assert_eq!(arc_tiles((15, 3)).len(), 3);
+    }
+
+    fn moved(s: &mut Session, x: u16, y: u16, buttons: u16) -> Vec<(u16, u16, [u8; 4])> {
+        s.on_input(Input {
+            kind: InputKind::MouseMove,
+            x,
+            y,
+            code: buttons,
+            t_ms: 1.0,
+        });
+        let f = s.build_frame().unwrap();
+        s.on_ack(f.id);
+        decode_frame(&f.bytes)
+            .unwrap()
+            .ops
+            .into_iter()
+            .filter_map(|o| match o {
+                Op::Fill {
+                    x,
+                    y,
+                    w: 4,
+                    h: 4,
+                    rgba,
+                } => Some((x, y, rgba)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn hover_marks_the_point_and_a_drag_leaves_a_trail() {
+        let mut s = session(&[]);
+        let f = s.build_frame().unwrap();
+        s.on_ack(f.id);
+        // Hover: one marker at the point, the old one gone with its tile's repaint.
+        assert_eq!(moved(&mut s, 100, 100, 0), [(98, 98, [255, 255, 255, 255])]);
+        assert_eq!(
+            moved(&mut s, 300, 100, 0),
+            [(298, 98, [255, 255, 255, 255])]
+        );
+        assert_eq!(s.pointer.trail_len(), 0, "a hover paints no trail");
+        // Drag: each move adds a dot; a repainted tile gets its dots back under the marker.
+        let trail = [255, 96, 32, 255];
+        assert_eq!(
+            moved(&mut s, 500, 300, 1),
+            [(498, 298, trail), (498, 298, [255, 255, 255, 255])]
+        );
+        let ops = moved(&mut s, 510, 300, 1);
+        assert!(
+            ops.contains(&(498, 298, trail)) && ops.contains(&(508, 298, trail)),
+            "{ops:?}"
+        );
+        assert_eq!(s.pointer.trail_len(), 2);
     }
 }

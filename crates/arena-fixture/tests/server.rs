@@ -988,3 +988,60 @@ async fn changes_wait_for_the_tick_and_share_a_frame() {
     );
     h.shutdown().await;
 }
+
+/// Drags across the board at 250 moves/s for `ms` (every move with the left button held,
+/// as fixture.js sends them), acking each frame as it comes; returns the reply frames the
+/// server built meanwhile.
+async fn drag_frames(pairs: &[(&str, &str)], ms: u64) -> usize {
+    let h = Server::start(knobs(pairs)).await.unwrap();
+    let mut c = Client::connect_nodelay(&h).await;
+    c.board().await;
+    let start = tokio::time::Instant::now();
+    let mut n: u16 = 0;
+    while start.elapsed() < Duration::from_millis(ms) {
+        let i = Input {
+            kind: InputKind::MouseMove,
+            x: 40 + (n * 3) % 880,
+            y: 320,
+            code: 1,
+            t_ms: 1.0,
+        };
+        c.send(encode_input(&i)).await;
+        n += 1;
+        let due = start + Duration::from_millis(4 * u64::from(n));
+        while let Ok(Some(f)) = tokio::time::timeout_at(due, c.frame(Duration::from_secs(1))).await
+        {
+            c.ack(f.id).await;
+        }
+    }
+    let replies = h
+        .frames()
+        .into_iter()
+        .filter(|f| f.kind == FrameKind::Reply)
+        .count();
+    h.shutdown().await;
+    replies
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tick8_sends_more_frames_per_second_than_stock_under_a_drag() {
+    // pilots/fixture.toml's arms: `stock` sets no knob, `tick8` sets tick_ms = "8". Moves
+    // come every 4 ms, so each tick has changes to flush: the tick alone sets the rate.
+    let (mut stock, mut tick8) = (0, 0);
+    for _ in 0..2 {
+        stock += drag_frames(&[], 400).await;
+        tick8 += drag_frames(&[("tick_ms", "8")], 400).await;
+    }
+    eprintln!(
+        "reply frames over 2 drags of 400 ms a side (interleaved): tick8 {tick8}, stock {stock}"
+    );
+    // 800 ms a side: at most 50 frames at a 16 ms tick, 100 at 8 ms.
+    assert!(
+        tick8 as f64 > stock as f64 * 1.4,
+        "reply frames over 2 drags of 400 ms: tick8 {tick8}, stock {stock}"
+    );
+    assert!(
+        stock <= 52,
+        "stock built {stock} frames in 800 ms at a 16 ms tick"
+    );
+}

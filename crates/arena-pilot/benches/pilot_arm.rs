@@ -68,6 +68,8 @@ async fn oracle_cost_us(browser: &arena_browser::Browser) -> anyhow::Result<Vec<
             canvas: None,
             events: vec!["mousedown".into()],
             window_ms: 2000.0,
+            move_events: Vec::new(),
+            move_radius_px: arena_browser::DEFAULT_MOVE_RADIUS_PX,
         }),
         ..arena_browser::RecorderConfig::default()
     };

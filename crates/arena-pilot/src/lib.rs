@@ -13,6 +13,9 @@
 //! 5. [`write`]: the run (summary, warnings, events), written as a run folder; with
 //!    `--trace`, [`trace`] merges the loops into Chromium's trace of the clicks.
 //!
+//! After the clicks, [`gesture`] makes the file's drags and hovers, and [`moves`] accounts
+//! for every move of each (its own rows, never pooled with the clicks).
+//!
 //! [`run`] chains them for one arm, [`ab`] interleaves arms; [`startup`] measures cold
 //! starts, round by round, with the same target and interleaving. Progress goes through a
 //! callback ([`progress`]); nothing here prints.
@@ -24,8 +27,11 @@ pub mod click;
 pub mod collect;
 pub mod cpu;
 pub mod glyphs;
+pub mod gesture;
 pub mod idle;
 mod link;
+pub mod moves;
+pub mod moves_out;
 pub mod oracle;
 pub mod pair;
 pub mod phase;

@@ -141,6 +141,8 @@ pub struct Plan<'a> {
     pub emulation: Option<arena_browser::Emulation>,
     /// What the inputs are: clicks (at `positions`), or another gesture's own loops.
     pub gesture: Gesture,
+    /// The drags and hovers made after the clicks, their moves and gaps drawn.
+    pub gestures: Vec<crate::gesture::GesturePlan>,
 }
 
 /// The run's kind of input; each gesture's loops are its own rows, never pooled.
@@ -240,6 +242,7 @@ impl<'a> Plan<'a> {
             sample,
             emulation,
             gesture,
+            gestures: crate::gesture::plan_gestures(&pilot.gestures, seed),
         };
         // The oracle reads the resolved plan, the effective timeout among it.
         plan.recorder.answer = match &plan.gesture {
@@ -287,6 +290,8 @@ fn page_oracle(plan: &Plan<'_>) -> Option<arena_browser::PageOracle> {
         canvas: Some(plan.canvas.clone()),
         events: plan.loop_events.clone(),
         window_ms: plan.timeout_ms as f64,
+        move_events: crate::gesture::watched_events(&plan.gestures),
+        move_radius_px: arena_browser::DEFAULT_MOVE_RADIUS_PX,
     })
 }
 

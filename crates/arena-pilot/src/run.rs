@@ -60,6 +60,9 @@ pub struct Outcome {
     pub run: Run,
     pub dir: PathBuf,
     pub cost: ToolCost,
+    /// The plan's drags and hovers, each accounted for (also in the run folder's
+    /// `gestures.json`, `moves.csv`, `frames_behind.csv`).
+    pub gestures: Vec<crate::moves::GestureLoops>,
 }
 
 impl Outcome {
@@ -115,6 +118,8 @@ struct Gathered {
     stalled: bool,
     /// The person's browser as the page saw it.
     browser: Option<arena_run::BrowserSettings>,
+    /// The gestures made after the clicks, accounted for.
+    gestures: Vec<crate::moves::GestureLoops>,
 }
 
 impl Gathered {
@@ -188,6 +193,7 @@ pub async fn run_arm(browser: &Browser, req: RunRequest<'_>) -> Result<Outcome> 
         phase_jitter_ms: 0.0,
         stalled: false,
         browser: None,
+        gestures: Vec::new(),
     };
     let body = match &page {
         Ok(p) => measure(p, &req, &target, &mut g).await,
@@ -237,12 +243,15 @@ pub async fn run_arm(browser: &Browser, req: RunRequest<'_>) -> Result<Outcome> 
     }
     run.write(&dir)
         .with_context(|| format!("writing the run folder {}", dir.display()))?;
+    crate::moves_out::write(&dir, &g.gestures)
+        .with_context(|| format!("writing the gestures into {}", dir.display()))?;
     let dir = staging.publish()?;
     g.cost.wall_ms = wall.elapsed().as_secs_f64() * 1e3;
     Ok(Outcome {
         run,
         dir,
         cost: g.cost,
+        gestures: std::mem::take(&mut g.gestures),
     })
 }
 
@@ -332,9 +341,10 @@ async fn measure(
     };
     g.phase("clicks");
     match &plan.gesture {
-        Gesture::Typing(t) => type_keys(&clicker, t, req, g).await,
-        Gesture::Clicks => click_all(&clicker, &rect, req, target, g).await,
+        Gesture::Typing(t) => type_keys(&clicker, t, req, g).await?,
+        Gesture::Clicks => click_all(&clicker, &rect, req, target, g).await?,
     }
+    gestures(page, plan, &rect, cancel, g).await
 }
 
 /// The typing stage ([`crate::typist`]), booked as the click loop is.
@@ -352,6 +362,32 @@ async fn type_keys(
         arm: &req.plan.arm_name,
     });
     g.cost.clicking_ms = start.elapsed().as_secs_f64() * 1e3;
+    Ok(())
+}
+
+/// The plan's drags and hovers, after the clicks' records are all collected (so no move
+/// is paired as a click), each accounted for on its own.
+async fn gestures(
+    page: &Page,
+    plan: &Plan<'_>,
+    rect: &CanvasRect,
+    cancel: &Cancel,
+    g: &mut Gathered,
+) -> Result<()> {
+    if plan.gestures.is_empty() {
+        return Ok(());
+    }
+    drain_into(page, &mut g.col, &mut g.cost)
+        .await
+        .context("draining the clicks before the gestures")?;
+    g.phase("gestures");
+    let pacing = (plan.settle, plan.timeout());
+    let made = crate::gesture::perform_all(page, rect, &plan.gestures, pacing, cancel).await?;
+    g.gestures = made
+        .iter()
+        .enumerate()
+        .map(|(i, m)| crate::moves::account(i, m, &m.records))
+        .collect();
     Ok(())
 }
 

@@ -39,6 +39,7 @@ struct RawPilot {
     arms: BTreeMap<String, Spanned<Arm>>,
     #[serde(default)]
     typing: Option<Spanned<crate::type_spec::RawTyping>>,
+    gestures: Vec<Spanned<crate::gesture::RawGesture>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -416,6 +417,8 @@ pub struct Pilot {
     pub arms: BTreeMap<String, Arm>,
     /// `[typing]`: text typed as loops instead of clicks.
     pub typing: Option<crate::type_spec::TypingSpec>,
+    /// `[[gestures]]`: drags and hovers made after the clicks.
+    pub gestures: Vec<crate::gesture::Gesture>,
 }
 
 struct Ctx<'a> {
@@ -480,6 +483,7 @@ impl Pilot {
             pacing,
             recorder: parse_recorder(&cx, raw.classifier, raw.recorder)?,
             arms: parse_arms(&cx, &target, raw.arms)?,
+            gestures: crate::gesture::parse_gestures(source, text, raw.gestures)?,
             target,
             clicks,
             answer,

@@ -36,6 +36,8 @@ pub(crate) fn typing_oracle(t: &TypingPlan, plan: &Plan<'_>) -> arena_browser::P
         canvas: Some(t.canvas.clone()),
         events: plan.loop_events.clone(),
         window_ms: plan.timeout_ms as f64,
+        move_events: crate::gesture::watched_events(&plan.gestures),
+        move_radius_px: arena_browser::DEFAULT_MOVE_RADIUS_PX,
     }
 }
 

@@ -1,0 +1,175 @@
+//! A run's gestures in its folder: `moves.csv` (a row per move), `frames_behind.csv` (a row
+//! per painted frame) and `gestures.json` (each gesture's counts and figures), every row
+//! and figure keyed by gesture number and kind, never pooled with the clicks
+//! (docs/run-format.md, "Gestures").
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use arena_report::{Cell, Column, Table};
+use arena_stats::Summary;
+use serde_json::{json, Value};
+
+use crate::moves::{GestureLoops, MoveRow};
+
+pub const MOVES_CSV: &str = "moves.csv";
+pub const FRAMES_BEHIND_CSV: &str = "frames_behind.csv";
+pub const GESTURES_JSON: &str = "gestures.json";
+
+fn cell(v: Option<f64>) -> String {
+    v.map(|x| format!("{x:.3}")).unwrap_or_default()
+}
+
+fn moves_csv(gestures: &[GestureLoops]) -> String {
+    let mut s = String::from(
+        "gesture,kind,move,t_input_ms,t_delivered_ms,t_send_ms,input_to_socket_ms,carried,oldest_age_ms,t_answer_ms,move_to_pixels_ms,outcome\n",
+    );
+    for g in gestures {
+        for m in &g.moves {
+            let _ = writeln!(
+                s,
+                "{},{},{},{:.3},{},{},{},{},{},{},{},{}",
+                g.gesture,
+                g.kind.name(),
+                m.index,
+                m.t_input,
+                cell(m.t_delivered),
+                cell(m.t_send),
+                cell(m.input_to_socket()),
+                m.carried,
+                cell(m.oldest_age_ms),
+                cell(m.t_answer),
+                cell(m.move_to_pixels()),
+                m.outcome.name()
+            );
+        }
+    }
+    s
+}
+
+fn behind_csv(gestures: &[GestureLoops]) -> String {
+    let mut s = String::from("gesture,kind,t_frame_ms,moves_behind,ms_behind\n");
+    for g in gestures {
+        for b in &g.behind {
+            let _ = writeln!(
+                s,
+                "{},{},{:.3},{},{:.3}",
+                g.gesture,
+                g.kind.name(),
+                b.t_frame,
+                b.moves,
+                b.ms
+            );
+        }
+    }
+    s
+}
+
+/// n, p50, p90 and max of `values` (ms or a count), `null` figures when there are none.
+pub fn figure(values: &[f64]) -> Value {
+    match Summary::of(values) {
+        Some(s) => json!({"n": s.n, "p50": s.p50, "p90": s.p90, "max": s.max}),
+        None => json!({"n": 0, "p50": null, "p90": null, "max": null}),
+    }
+}
+
+/// The figures of one gesture's moves.
+pub fn of_moves(rows: &[MoveRow], f: impl Fn(&MoveRow) -> Option<f64>) -> Vec<f64> {
+    rows.iter().filter_map(f).collect()
+}
+
+/// One gesture's document: counts that add up, and each figure with its n.
+pub fn gesture_json(g: &GestureLoops) -> Value {
+    let c = g.counts;
+    // The send-level figures once per send: on its carried (newest) move's row.
+    let sent =
+        |m: &MoveRow| m.outcome != crate::moves::MoveOutcome::Coalesced && m.t_send.is_some();
+    json!({
+        "gesture": g.gesture,
+        "kind": g.kind.name(),
+        "counts": {
+            "dispatched": c.dispatched, "folded_by_browser": c.folded, "answered": c.answered,
+            "unanswered": c.unanswered, "coalesced": c.coalesced, "sends": c.sends,
+        },
+        "browser_delivery_ms": figure(&of_moves(&g.moves, MoveRow::browser_delivery)),
+        "input_to_socket_ms": figure(&of_moves(&g.moves, MoveRow::input_to_socket)),
+        "move_to_pixels_ms": figure(&of_moves(&g.moves, MoveRow::move_to_pixels)),
+        "moves_per_send": figure(&of_moves(&g.moves, |m| sent(m).then_some(f64::from(m.carried)))),
+        "oldest_age_ms": figure(&of_moves(&g.moves, |m| if sent(m) { m.oldest_age_ms } else { None })),
+        "frames_behind_moves": figure(&g.behind.iter().map(|b| f64::from(b.moves)).collect::<Vec<_>>()),
+        "frames_behind_ms": figure(&g.behind.iter().map(|b| b.ms).collect::<Vec<_>>()),
+    })
+}
+
+/// Writes the three files into the run folder `dir` (nothing when the run had no gestures).
+pub fn write(dir: &Path, gestures: &[GestureLoops]) -> Result<()> {
+    if gestures.is_empty() {
+        return Ok(());
+    }
+    let doc = arena_report::json::document(
+        "gestures",
+        json!({ "gestures": gestures.iter().map(gesture_json).collect::<Vec<_>>() }),
+    );
+    let files = [
+        (MOVES_CSV, moves_csv(gestures)),
+        (FRAMES_BEHIND_CSV, behind_csv(gestures)),
+        (
+            GESTURES_JSON,
+            format!("{}\n", serde_json::to_string_pretty(&doc)?),
+        ),
+    ];
+    for (name, text) in files {
+        std::fs::write(dir.join(name), text).with_context(|| format!("writing {name}"))?;
+    }
+    Ok(())
+}
+
+/// The figures of [`gesture_json`] a table shows, with their units.
+const TABLE_FIGURES: [(&str, &str); 7] = [
+    ("browser_delivery_ms", "browser's hold of a move, ms"),
+    ("input_to_socket_ms", "input-to-socket, ms"),
+    ("moves_per_send", "moves a send carried"),
+    ("oldest_age_ms", "oldest move in a send, ms"),
+    ("move_to_pixels_ms", "move-to-pixels, ms"),
+    ("frames_behind_moves", "frames behind, moves"),
+    ("frames_behind_ms", "frames behind, ms"),
+];
+
+/// One table of the run's gestures: a row per gesture and figure, its n beside it, and a
+/// note per gesture with the counts that add up to the moves dispatched.
+pub fn gesture_table(gestures: &[GestureLoops]) -> Table {
+    let mut t = Table::new(
+        ["gesture", "kind", "figure"]
+            .into_iter()
+            .map(Column::left)
+            .chain(["n", "p50", "p90", "max"].into_iter().map(Column::right))
+            .collect(),
+    )
+    .with_title("gestures (each its own rows; never pooled with the clicks)");
+    for g in gestures {
+        let doc = gesture_json(g);
+        for (key, label) in TABLE_FIGURES {
+            let f = &doc[key];
+            let num = |k: &str| match f[k].as_f64() {
+                Some(v) => Cell::num(format!("{v:.1}"), v),
+                None => Cell::text("-"),
+            };
+            t.push_row(vec![
+                Cell::text(g.gesture.to_string()),
+                Cell::text(g.kind.name()),
+                Cell::text(label),
+                Cell::num(f["n"].to_string(), f["n"].as_f64().unwrap_or(0.0)),
+                num("p50"),
+                num("p90"),
+                num("max"),
+            ]);
+        }
+        let c = g.counts;
+        t.note(format!(
+            "gesture {} ({}): {} moves dispatched = {} answered + {} unanswered + {} coalesced into a later move's send + {} folded by the browser before the page saw them; {} sends",
+            g.gesture, g.kind.name(), c.dispatched, c.answered, c.unanswered, c.coalesced, c.folded, c.sends
+        ));
+    }
+    t
+}

@@ -1,0 +1,174 @@
+//! Drags and hovers on the fixture: every move accounted for, the server's delay seen on
+//! move-to-pixels only, and the client's flush timer on input-to-socket only.
+
+use super::*;
+use arena_pilot::moves::{GestureLoops, MoveOutcome, MoveRow};
+
+/// The built-in fixture pilot with one gesture of `kind` across the board (120 moves at a
+/// person's 60-120 moves/s), off the tile edges so a tile's hover outline is not a move's
+/// answer.
+fn gesture_pilot(kind: &str) -> Pilot {
+    let text = format!(
+        "{}\n[[gestures]]\nkind = \"{kind}\"\npath = [[0.1, 0.52], [0.9, 0.52]]\nmoves = 120\nrate_hz = [60, 120]\n",
+        arena_pilot::scenario::BUILTIN_FIXTURE_PILOT
+    );
+    Pilot::parse("gestures.toml", &text).expect("pilot")
+}
+
+/// One click (the run needs one), then the file's gesture; a fresh fixture per run.
+fn gesture_runs(pilot: &Pilot, arms: &[(&str, Vec<(String, String)>)], tmp: &Path) -> Vec<Outcome> {
+    let runs = arms
+        .iter()
+        .map(|(name, k)| {
+            let ov = Overrides {
+                knobs: k.clone(),
+                warmup: Some(0),
+                ..base_overrides(1)
+            };
+            (*name, ov)
+        })
+        .collect();
+    run_arms(pilot, runs, tmp)
+}
+
+fn pooled(outs: &[&Outcome], f: impl Fn(&MoveRow) -> Option<f64>) -> Summary {
+    let v: Vec<f64> = outs
+        .iter()
+        .flat_map(|o| &o.gestures)
+        .flat_map(|g| g.moves.iter().filter_map(&f))
+        .collect();
+    Summary::of(&v).expect("moves with the figure")
+}
+
+fn side<'a>(outs: &'a [Outcome], parity: usize) -> Vec<&'a Outcome> {
+    outs.iter().skip(parity).step_by(2).collect()
+}
+
+#[test]
+fn hover_delay_40_moves_move_to_pixels_by_40_and_input_to_socket_by_nothing() {
+    let _g = lock();
+    let pilot = gesture_pilot("hover");
+    // Four frames in flight, so no reply waits for the ack of the one before; the
+    // calibration's 1 ms tick and lazy encode (`calibration_overrides`), so the server adds
+    // its delay and little else; the stock 20 ms flush.
+    let arm = |d: &str| {
+        knobs(&[
+            ("in_flight", "4"),
+            ("tick_ms", "1"),
+            ("lazy_png", "true"),
+            ("delay_ms", d),
+        ])
+    };
+    let arms: Vec<_> = (0..6)
+        .map(|i| {
+            if i % 2 == 0 {
+                ("d0", arm("0"))
+            } else {
+                ("d40", arm("40"))
+            }
+        })
+        .collect();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let outs = gesture_runs(&pilot, &arms, tmp.path());
+    let (a, b) = (side(&outs, 0), side(&outs, 1));
+    let pix = (
+        pooled(&a, MoveRow::move_to_pixels),
+        pooled(&b, MoveRow::move_to_pixels),
+    );
+    let its = (
+        pooled(&a, MoveRow::input_to_socket),
+        pooled(&b, MoveRow::input_to_socket),
+    );
+    let (dp, ds) = (pix.1.p50 - pix.0.p50, its.1.p50 - its.0.p50);
+    eprintln!(
+        "hover, 3 runs a side interleaved: move-to-pixels p50 {:.1} -> {:.1} ms (n {} / {}), input-to-socket p50 {:.1} -> {:.1} ms (n {} / {})",
+        pix.0.p50, pix.1.p50, pix.0.n, pix.1.n, its.0.p50, its.1.p50, its.0.n, its.1.n
+    );
+    assert!(
+        pix.0.n >= 30 && pix.1.n >= 30,
+        "answered moves: {} / {}",
+        pix.0.n,
+        pix.1.n
+    );
+    assert!(
+        (dp - 40.0).abs() <= 3.0,
+        "move-to-pixels moved by {dp:.1} ms for 40"
+    );
+    assert!(
+        ds.abs() <= 1.0,
+        "input-to-socket moved by {ds:.1} ms for a server delay"
+    );
+}
+
+#[test]
+fn move_flush_20_against_100_bounds_input_to_socket_p90() {
+    let _g = lock();
+    let pilot = gesture_pilot("hover");
+    let arm = |f: &str| knobs(&[("move_flush_ms", f)]);
+    let arms: Vec<_> = (0..4)
+        .map(|i| {
+            if i % 2 == 0 {
+                ("f20", arm("20"))
+            } else {
+                ("f100", arm("100"))
+            }
+        })
+        .collect();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let outs = gesture_runs(&pilot, &arms, tmp.path());
+    let f20 = pooled(&side(&outs, 0), MoveRow::input_to_socket);
+    let f100 = pooled(&side(&outs, 1), MoveRow::input_to_socket);
+    eprintln!(
+        "hover input-to-socket, 2 runs a side: flush 20 ms p90 {:.1} ms (n {}), flush 100 ms p90 {:.1} ms (n {})",
+        f20.p90, f20.n, f100.p90, f100.n
+    );
+    assert!(f20.p90 <= 21.0, "flush 20 ms: p90 {:.1} ms", f20.p90);
+    assert!(f100.p90 <= 101.0, "flush 100 ms: p90 {:.1} ms", f100.p90);
+    // The timer is what sets it: a 100 ms flush holds most moves past 20 ms.
+    assert!(f100.p90 > 50.0, "flush 100 ms: p90 {:.1} ms", f100.p90);
+}
+
+fn accounted(g: &GestureLoops) {
+    let c = g.counts;
+    let of = |o| g.moves.iter().filter(|m| m.outcome == o).count() as u64;
+    assert_eq!(
+        (
+            of(MoveOutcome::Answered),
+            of(MoveOutcome::Unanswered),
+            of(MoveOutcome::Coalesced)
+        ),
+        (c.answered, c.unanswered, c.coalesced)
+    );
+    assert_eq!(
+        c.folded + c.answered + c.unanswered + c.coalesced,
+        c.dispatched,
+        "{c:?}"
+    );
+}
+
+#[test]
+fn a_drag_accounts_for_every_move_it_sent() {
+    let _g = lock();
+    let pilot = gesture_pilot("drag");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let outs = gesture_runs(&pilot, &[("stock", Vec::new())], tmp.path());
+    let g = &outs[0].gestures[0];
+    let c = g.counts;
+    eprintln!("drag: {c:?}");
+    assert_eq!(c.dispatched, 120);
+    accounted(g);
+    // The 20 ms flush carries several moves a send, and the trail answers the sent ones.
+    assert!(c.coalesced > 0 && c.answered > c.dispatched / 5, "{c:?}");
+    assert!(g
+        .moves
+        .iter()
+        .all(|m| m.outcome != MoveOutcome::Answered || m.t_answer > m.t_send));
+    assert!(!g.behind.is_empty(), "no frame trailed the pointer");
+    let csv = std::fs::read_to_string(outs[0].dir.join("moves.csv")).expect("moves.csv");
+    std::fs::write("/tmp/pointer-moves.csv", &csv).unwrap();
+    assert_eq!(
+        csv.lines().count() as u64,
+        1 + c.answered + c.unanswered + c.coalesced
+    );
+    assert!(csv.lines().skip(1).all(|l| l.starts_with("0,drag,")));
+}
