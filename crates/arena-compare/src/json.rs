@@ -192,7 +192,7 @@ pub fn run_json(run: &arena_run::Run, folder: Option<&std::path::Path>) -> Value
         "unit": "ms",
         "metrics": metrics,
         "cold": { "inputToPaint": summary_json(s.cold_input_to_paint.as_ref()) },
-        "typing": crate::typing::typing_json(s.typing.as_ref()),
+        "typing": typing_json(s.typing.as_ref()),
         "coalesced": {
             "inputs": s.coalesced_inputs,
             "inputToSocket": summary_json(s.coalesced_input_to_socket.as_ref()),
@@ -322,4 +322,22 @@ pub fn gate_json(g: &crate::gate::GateResult) -> Value {
             "findings": g.findings,
         }),
     )
+}
+
+/// `summary.typing` as the JSON documents carry it (`null` for a run that did not type).
+pub fn typing_json(ty: Option<&arena_run::TypingSummary>) -> Value {
+    let Some(ty) = ty else { return Value::Null };
+    json!({
+        "mode": ty.mode,
+        "unit": "ms",
+        "keys": ty.keys,
+        "answered": ty.answered,
+        "unanswered": ty.unanswered,
+        "claimed": ty.claimed,
+        "keydown_to_socket": summary_json(ty.keydown_to_socket.as_ref()),
+        "keydown_to_glyph": summary_json(ty.keydown_to_glyph.as_ref()),
+        "glyph_frames": ty.glyph_frames,
+        "frames_with_several": ty.frames_with_several,
+        "max_keys_behind": ty.max_keys_behind,
+    })
 }

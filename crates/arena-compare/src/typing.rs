@@ -3,11 +3,8 @@
 //! Never pooled with clicks: a typing run's loops are its keys alone.
 
 use arena_report::{fmt_count, fmt_ms, Cell, Column, Table};
-use arena_run::{Run, TypingSummary};
+use arena_run::Run;
 use arena_stats::Summary;
-use serde_json::{json, Value};
-
-use crate::json::summary_json;
 
 /// The typing table of `run`, when it typed.
 pub fn typing_table(run: &Run) -> Option<Table> {
@@ -61,22 +58,4 @@ fn row(name: &str, sum: &Option<Summary>) -> Vec<Cell> {
         ],
         None => vec![Cell::text(name), Cell::num("0", 0.0)],
     }
-}
-
-/// `summary.typing` as the JSON documents carry it (`null` for a run that did not type).
-pub fn typing_json(ty: Option<&TypingSummary>) -> Value {
-    let Some(ty) = ty else { return Value::Null };
-    json!({
-        "mode": ty.mode,
-        "unit": "ms",
-        "keys": ty.keys,
-        "answered": ty.answered,
-        "unanswered": ty.unanswered,
-        "claimed": ty.claimed,
-        "keydown_to_socket": summary_json(ty.keydown_to_socket.as_ref()),
-        "keydown_to_glyph": summary_json(ty.keydown_to_glyph.as_ref()),
-        "glyph_frames": ty.glyph_frames,
-        "frames_with_several": ty.frames_with_several,
-        "max_keys_behind": ty.max_keys_behind,
-    })
 }

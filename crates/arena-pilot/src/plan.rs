@@ -246,7 +246,7 @@ impl<'a> Plan<'a> {
         };
         // The oracle reads the resolved plan, the effective timeout among it.
         plan.recorder.answer = match &plan.gesture {
-            Gesture::Typing(t) => Some(crate::typist::typing_oracle(t, &plan)),
+            Gesture::Typing(t) => Some(typing_oracle(t, &plan)),
             Gesture::Clicks => page_oracle(&plan),
         };
         Ok(plan)
@@ -293,6 +293,22 @@ fn page_oracle(plan: &Plan<'_>) -> Option<arena_browser::PageOracle> {
         move_events: crate::gesture::watched_events(&plan.gestures),
         move_radius_px: arena_browser::DEFAULT_MOVE_RADIUS_PX,
     })
+}
+
+/// The in-page oracle for typing: pixels on the typing canvas, one region per key (set on
+/// the page by [`resolve_typing_answer`]).
+fn typing_oracle(t: &crate::type_spec::TypingPlan, plan: &Plan<'_>) -> arena_browser::PageOracle {
+    arena_browser::PageOracle {
+        kind: arena_browser::PageOracleKind::Pixels,
+        radius_px: arena_browser::DEFAULT_RADIUS_PX,
+        rect: None,
+        js: None,
+        canvas: Some(t.canvas.clone()),
+        events: plan.loop_events.clone(),
+        window_ms: plan.timeout_ms as f64,
+        move_events: crate::gesture::watched_events(&plan.gestures),
+        move_radius_px: arena_browser::DEFAULT_MOVE_RADIUS_PX,
+    }
 }
 
 /// The pilot file's gesture; typing needs `keydown` among the loop events.

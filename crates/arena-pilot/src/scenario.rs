@@ -39,6 +39,7 @@ struct RawPilot {
     arms: BTreeMap<String, Spanned<Arm>>,
     #[serde(default)]
     typing: Option<Spanned<crate::type_spec::RawTyping>>,
+    #[serde(default)]
     gestures: Vec<Spanned<crate::gesture::RawGesture>>,
 }
 

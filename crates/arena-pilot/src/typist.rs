@@ -15,7 +15,6 @@ use arena_run::AnswerInfo;
 use crate::answer::AnswerRule;
 use crate::click::Clicker;
 use crate::collect::{Collected, PhaseKind, ToolCost};
-use crate::plan::Plan;
 use crate::type_spec::{GlyphRegion, TypeMode, TypingPlan};
 
 /// At a person's pace, a sham watch of the coming key's region before every this many
@@ -24,22 +23,6 @@ const SHAM_EVERY: usize = 4;
 
 /// The shortest sham watch, ms: long enough to see a caret blinking at a few Hz.
 const SHAM_MIN_MS: f64 = 100.0;
-
-/// The in-page oracle for typing: pixels on the typing canvas, one region per key (set on
-/// the page by [`resolve_typing_answer`]).
-pub(crate) fn typing_oracle(t: &TypingPlan, plan: &Plan<'_>) -> arena_browser::PageOracle {
-    arena_browser::PageOracle {
-        kind: arena_browser::PageOracleKind::Pixels,
-        radius_px: arena_browser::DEFAULT_RADIUS_PX,
-        rect: None,
-        js: None,
-        canvas: Some(t.canvas.clone()),
-        events: plan.loop_events.clone(),
-        window_ms: plan.timeout_ms as f64,
-        move_events: crate::gesture::watched_events(&plan.gestures),
-        move_radius_px: arena_browser::DEFAULT_MOVE_RADIUS_PX,
-    }
-}
 
 /// Before any key: every key's region must be readable on the typing canvas (exit 2 naming
 /// the key that set it otherwise); then the page learns the regions, in key order.
