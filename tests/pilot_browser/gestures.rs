@@ -40,7 +40,7 @@ fn pooled(outs: &[&Outcome], f: impl Fn(&MoveRow) -> Option<f64>) -> Summary {
     Summary::of(&v).expect("moves with the figure")
 }
 
-fn side<'a>(outs: &'a [Outcome], parity: usize) -> Vec<&'a Outcome> {
+fn side(outs: &[Outcome], parity: usize) -> Vec<&Outcome> {
     outs.iter().skip(parity).step_by(2).collect()
 }
 
