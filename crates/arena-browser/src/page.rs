@@ -331,9 +331,13 @@ impl Page {
             Some((x, y)) => (x.to_string(), y.to_string()),
             None => ("null".into(), "null".into()),
         };
-        let v = self
-            .eval_json(&format!("window.__arenaRecorder.probeAnswer({x}, {y})"))
-            .await?;
+        self.probe(&format!("window.__arenaRecorder.probeAnswer({x}, {y})"))
+            .await
+    }
+
+    /// A recorder probe: its answer when `ok`, else `Err` with the reason it gave.
+    async fn probe(&self, js: &str) -> Result<Value> {
+        let v = self.eval_json(js).await?;
         if v.get("ok").and_then(Value::as_bool) == Some(true) {
             return Ok(v);
         }
@@ -405,17 +409,8 @@ impl Page {
     /// Whether the pixels oracle can watch region `rect` of its canvas; `Err` says why not.
     pub async fn probe_region(&self, rect: [f64; 4]) -> Result<Value> {
         let r = serde_json::to_string(&rect)?;
-        let v = self
-            .eval_json(&format!("window.__arenaRecorder.probeRegion({r})"))
-            .await?;
-        if v.get("ok").and_then(Value::as_bool) == Some(true) {
-            return Ok(v);
-        }
-        let why = v
-            .get("reason")
-            .and_then(Value::as_str)
-            .unwrap_or("the recorder gave no reason");
-        bail!("{why}")
+        self.probe(&format!("window.__arenaRecorder.probeRegion({r})"))
+            .await
     }
 
     /// A sham watch of region `rect` of the oracle's canvas (as [`Page::sham`]).

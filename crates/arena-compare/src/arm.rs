@@ -10,15 +10,7 @@ use arena_stats::Summary;
 /// coalesced input on its own line.
 pub fn arm_table(run: &Run) -> Table {
     let s = &run.meta.summary;
-    let mut t = Table::new(vec![
-        Column::left(""),
-        Column::right("n"),
-        Column::right("p50"),
-        Column::right("p90"),
-        Column::right("p99"),
-        Column::right("max"),
-    ])
-    .with_title(format!(
+    let mut t = Table::new(figure_columns()).with_title(format!(
         "arm {}: {} loops of discrete input ({}), figures of the answered ones; {}{}{}",
         run.meta.arm,
         fmt_count(s.loops as i64),
@@ -193,4 +185,16 @@ fn wire_note(w: &WireFigures) -> String {
             w.interface_bytes.map(fmt_bytes).unwrap_or_else(|| "-".into()),
         ),
     }
+}
+
+/// The columns of a run's figure table: a label, then n and the quantiles of each row.
+pub(crate) fn figure_columns() -> Vec<Column> {
+    vec![
+        Column::left(""),
+        Column::right("n"),
+        Column::right("p50"),
+        Column::right("p90"),
+        Column::right("p99"),
+        Column::right("max"),
+    ]
 }

@@ -2,21 +2,14 @@
 //! keydown to glyph, with every key counted, and for bursts how far the glyphs trailed.
 //! Never pooled with clicks: a typing run's loops are its keys alone.
 
-use arena_report::{fmt_count, fmt_ms, Cell, Column, Table};
+use arena_report::{fmt_count, fmt_ms, Cell, Table};
 use arena_run::Run;
 use arena_stats::Summary;
 
 /// The typing table of `run`, when it typed.
 pub fn typing_table(run: &Run) -> Option<Table> {
     let ty = run.meta.summary.typing.as_ref()?;
-    let mut t = Table::new(vec![
-        Column::left(""),
-        Column::right("n"),
-        Column::right("p50"),
-        Column::right("p90"),
-        Column::right("p99"),
-        Column::right("max"),
-    ])
+    let mut t = Table::new(crate::arm::figure_columns())
     .with_title(format!(
         "arm {}: typing ({}), {} keys, each keydown a loop closed by the first frame showing its glyph",
         run.meta.arm,
