@@ -35,15 +35,15 @@ pub fn arm_table(run: &Run) -> Table {
     } else {
         ("inputToPaint", Metric::InputToPaint)
     };
-    t.push_row(row("inputToSocket", &s.input_to_socket));
-    t.push_row(row("sendToRecv", &s.send_to_recv));
-    t.push_row(row("recvToDraw", &s.recv_to_draw));
+    t.push_row(figure_row("inputToSocket", &s.input_to_socket));
+    t.push_row(figure_row("sendToRecv", &s.send_to_recv));
+    t.push_row(figure_row("recvToDraw", &s.recv_to_draw));
     for (name, sum) in [
         ("inputToPaint", &s.input_to_paint),
         ("inputToPixels", &s.input_to_pixels),
     ] {
         if name == "inputToPaint" || sum.is_some() {
-            let cells = row(name, sum);
+            let cells = figure_row(name, sum);
             t.push_row(if name == headline.0 {
                 cells.into_iter().map(Cell::strong).collect()
             } else {
@@ -52,13 +52,17 @@ pub fn arm_table(run: &Run) -> Table {
         }
     }
     per_event_rows(&mut t, run, headline);
-    t.push_row(row("cold inputToPaint", &s.cold_input_to_paint));
-    t.push_row(row("coalesced inputToSocket", &s.coalesced_input_to_socket));
+    t.push_row(figure_row("cold inputToPaint", &s.cold_input_to_paint));
+    t.push_row(figure_row(
+        "coalesced inputToSocket",
+        &s.coalesced_input_to_socket,
+    ));
     notes(&mut t, run);
     t
 }
 
-fn row(name: &str, sum: &Option<Summary>) -> Vec<Cell> {
+/// One figure row: label, n and the quantiles in ms, or n = 0 when nothing had the figure.
+pub(crate) fn figure_row(name: &str, sum: &Option<Summary>) -> Vec<Cell> {
     match sum {
         Some(x) => vec![
             Cell::text(name),
@@ -86,7 +90,7 @@ fn per_event_rows(t: &mut Table, run: &Run, (name, metric): (&str, Metric)) {
             .filter(|l| !l.cold && l.event == ev)
             .filter_map(|l| metric.of(l))
             .collect();
-        t.push_row(row(&format!("  {name} {ev}"), &Summary::of(&v)));
+        t.push_row(figure_row(&format!("  {name} {ev}"), &Summary::of(&v)));
     }
 }
 

@@ -2,9 +2,8 @@
 //! keydown to glyph, with every key counted, and for bursts how far the glyphs trailed.
 //! Never pooled with clicks: a typing run's loops are its keys alone.
 
-use arena_report::{fmt_count, fmt_ms, Cell, Table};
+use arena_report::{fmt_count, Cell, Table};
 use arena_run::Run;
-use arena_stats::Summary;
 
 /// The typing table of `run`, when it typed.
 pub fn typing_table(run: &Run) -> Option<Table> {
@@ -16,8 +15,11 @@ pub fn typing_table(run: &Run) -> Option<Table> {
         ty.mode,
         fmt_count(ty.keys as i64)
     ));
-    t.push_row(row("keydown -> socket", &ty.keydown_to_socket));
-    let glyph: Vec<Cell> = row("keydown -> glyph", &ty.keydown_to_glyph)
+    t.push_row(crate::arm::figure_row(
+        "keydown -> socket",
+        &ty.keydown_to_socket,
+    ));
+    let glyph: Vec<Cell> = crate::arm::figure_row("keydown -> glyph", &ty.keydown_to_glyph)
         .into_iter()
         .map(Cell::strong)
         .collect();
@@ -37,18 +39,4 @@ pub fn typing_table(run: &Run) -> Option<Table> {
     ));
     t.note("times in ms on the page clock; n = keys; quantiles type 7");
     Some(t)
-}
-
-fn row(name: &str, sum: &Option<Summary>) -> Vec<Cell> {
-    match sum {
-        Some(x) => vec![
-            Cell::text(name),
-            Cell::num(fmt_count(x.n as i64), x.n as f64),
-            Cell::num(fmt_ms(x.p50), x.p50),
-            Cell::num(fmt_ms(x.p90), x.p90),
-            Cell::num(fmt_ms(x.p99), x.p99),
-            Cell::num(fmt_ms(x.max), x.max),
-        ],
-        None => vec![Cell::text(name), Cell::num("0", 0.0)],
-    }
 }
