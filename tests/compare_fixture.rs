@@ -15,9 +15,11 @@ fn text(o: &Output) -> String {
     )
 }
 
-/// One pilot run of `arm` (plus extra knobs) into `dir`: 20 clicks, 40 loops.
+/// One pilot run of `arm` (plus extra knobs) into `dir`: 20 clicks, 40 loops. A 400 ms
+/// window: replies land within tens of ms, and a loop the board leaves unanswered (every
+/// release on the deploy board) would otherwise spend 2 s of the run waiting for nothing.
 fn record(dir: &Path, arm: &str, knobs: &[&str]) -> PathBuf {
-    record_with(dir, arm, knobs, &["--clicks", "20"])
+    record_with(dir, arm, knobs, &["--clicks", "20", "--timeout", "400"])
 }
 
 /// One pilot run of `arm` with extra knobs and flags into `dir`.
