@@ -4,8 +4,6 @@
 //! reach the history as they are written and come back from it.
 
 pub mod from_history;
-pub mod outputs;
 pub mod progress;
-pub mod ranges;
 pub mod stdout;
 pub mod to_history;

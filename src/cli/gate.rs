@@ -9,9 +9,9 @@ use anyhow::anyhow;
 use arena_compare::{gate, load_runs, GateLimit, GateOptions};
 use arena_report::{Exit, Format};
 
-use super::common::outputs::{refuse_overwrite, Output};
 use super::common::stdout::{closed_pipe, print};
 use super::compare::StatsArgs;
+use arena_run::outputs::{refuse_overwrite, Output};
 
 #[derive(Debug, clap::Args)]
 pub struct GateArgs {

@@ -6,9 +6,9 @@ use std::process::ExitCode;
 
 use arena_logs::cli::LogsKind;
 
-use super::common::outputs::{refuse_overwrite, Output};
 use super::common::progress::{plain_total, Mode, Reporter};
 use super::common::stdout::print;
+use arena_run::outputs::{refuse_overwrite, Output};
 
 pub use arena_logs::cli::LogsArgs;
 

@@ -13,8 +13,8 @@ use arena_matrix::{run_matrix, MatrixOptions, MatrixResult, MatrixSpec, RunResul
 use arena_report::{Exit, ExitKind, Format, Table};
 
 use super::common::progress::{Mode, Reporter};
-use super::common::ranges;
 use super::common::stdout::{closed_pipe, print};
+use arena_report::ranges;
 use clap::{Args, ValueEnum};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

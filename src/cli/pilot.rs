@@ -10,10 +10,10 @@ use arena_report::{Exit, Format};
 use clap::Args as ClapArgs;
 
 use super::args::{RunArgs, TargetArgs};
-use super::common::outputs::{is_run_folder, refuse_overwrite, Output, Replacement};
 use super::common::progress::{Mode, Reporter};
 use super::common::stdout::print;
 use super::common::to_history::{self, ToHistoryArgs};
+use arena_run::outputs::{is_run_folder, refuse_overwrite, Output, Replacement};
 
 /// Drive the target with trusted clicks and measure each click's loop on the page's clock.
 #[derive(Debug, ClapArgs)]

@@ -7,13 +7,12 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use arena_compare::{compare, report_html, Metric, ReportOptions};
-use arena_report::Exit;
 
-use super::common::outputs::{refuse_overwrite, Output};
 use super::common::stdout::print;
 use super::compare::{
     compare_options, load_with_history, warn_comparison, ByArg, SplitArgs, StatsArgs,
 };
+use arena_run::outputs::{parent_exists, refuse_overwrite, Output};
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:
@@ -62,10 +61,10 @@ pub struct ReportArgs {
 pub fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
     let opts = compare_options(a.by, a.baseline.clone(), &a.metrics, &a.stats, &a.split)?;
     let (metrics, verdict, checks) = (opts.metrics.clone(), opts.verdict, opts.checks);
-    check_parent(&a.out, "--out")?;
+    parent_exists(&a.out, "--out")?;
     let mut outputs = vec![Output::file("--out", &a.out)];
     if let Some(png) = &a.screenshot {
-        check_parent(png, "--screenshot")?;
+        parent_exists(png, "--screenshot")?;
         outputs.push(Output::file("--screenshot", png));
     }
     refuse_overwrite(a.runs.iter().map(|p| p.as_path()), &outputs)?;
@@ -132,23 +131,6 @@ fn trend_section(
     };
     let t = arena_history::trend(store.as_ref(), &filter, &opts)?;
     arena_history::trend_section(&t)
-}
-
-/// `--out report/x.html` with no `report/`: said before any work, naming the folder.
-fn check_parent(file: &Path, flag: &str) -> anyhow::Result<()> {
-    let parent = match file.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => return Ok(()),
-    };
-    if !parent.is_dir() {
-        return Err(Exit::bad_input(format!(
-            "{flag} {}: folder {} does not exist (create it first)",
-            file.display(),
-            parent.display()
-        ))
-        .into());
-    }
-    Ok(())
 }
 
 /// A full-page PNG of the written report, from a headless Chromium closed afterwards.

@@ -13,8 +13,8 @@ use arena_report::{Exit, Format};
 use clap::Args as ClapArgs;
 
 use super::common::progress::{Mode, Reporter};
-use super::common::ranges;
 use super::common::stdout::print;
+use arena_report::ranges;
 
 /// Measure cold starts: from navigation to socket open, first frame, first bytes and the
 /// board on screen, each round in a fresh browser profile against a fresh target.

@@ -14,8 +14,8 @@ use arena_wire::{Capture, CaptureOptions, CaptureSource, SummaryOptions};
 use clap::{Args, Subcommand};
 
 use super::common::progress::{plain_total, Mode, Reporter};
-use super::common::ranges;
 use super::common::stdout::print;
+use arena_report::ranges;
 
 #[derive(Debug, Args)]
 pub struct WireArgs {
