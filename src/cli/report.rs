@@ -117,20 +117,14 @@ fn trend_section(
     metric: &str,
     runs: &[arena_run::Run],
 ) -> anyhow::Result<arena_compare::html::TrendSection> {
-    let opts = arena_history::TrendOptions::parse(metric)?;
-    let store = arena_history::open_default(h.db.as_deref())?;
-    let filter = arena_history::Filter {
-        branch: h.history_branch.clone(),
-        testbed: Some(
-            h.testbed
-                .clone()
-                .unwrap_or_else(arena_history::default_testbed),
-        ),
-        pilot: runs.first().map(|r| r.meta.pilot_hash.clone()),
-        ..Default::default()
-    };
-    let t = arena_history::trend(store.as_ref(), &filter, &opts)?;
-    arena_history::trend_section(&t)
+    let testbed = h.testbed.clone();
+    arena_history::branch_trend_section(
+        h.db.as_deref(),
+        h.history_branch.clone(),
+        testbed.unwrap_or_else(arena_history::default_testbed),
+        runs.first().map(|r| r.meta.pilot_hash.clone()),
+        metric,
+    )
 }
 
 /// A full-page PNG of the written report, from a headless Chromium closed afterwards.
