@@ -8,7 +8,7 @@ use arena_pilot::{
     block_on, run_ab, AbOutcome, AbRequest, BrowserOptions, Overrides, Pilot, Plan, Progress,
 };
 
-use super::common::progress::{Mode, Reporter};
+use arena_report::progress::{Mode, Reporter};
 use arena_report::ranges;
 use arena_report::Exit;
 use arena_run::Run;
@@ -228,7 +228,7 @@ impl RunArgs {
             if let Progress::RunWritten { dir, complete, .. } = p {
                 super::common::to_history::written(history, dir, complete);
             }
-            reporter.pilot(p)
+            reporter.show(p.shown())
         };
         let outcome = block_on(|cancel| async move {
             run_ab(AbRequest {

@@ -4,6 +4,5 @@
 //! reach the history as they are written and come back from it.
 
 pub mod from_history;
-pub mod progress;
 pub mod stdout;
 pub mod to_history;

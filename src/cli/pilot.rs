@@ -10,9 +10,9 @@ use arena_report::{Exit, Format};
 use clap::Args as ClapArgs;
 
 use super::args::{RunArgs, TargetArgs};
-use super::common::progress::{Mode, Reporter};
 use super::common::stdout::print;
 use super::common::to_history::{self, ToHistoryArgs};
+use arena_report::progress::{Mode, Reporter};
 use arena_run::outputs::{is_run_folder, refuse_overwrite, Output, Replacement};
 
 /// Drive the target with trusted clicks and measure each click's loop on the page's clock.
@@ -71,7 +71,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let plan = Plan::for_arm(&pilot, args.target.arm.as_deref(), &overrides)?;
     let sink = args.history.start()?;
     let reporter = Reporter::new(Mode::detect(args.run.chromium.quiet));
-    let show = |p: arena_pilot::Progress<'_>| reporter.pilot(p);
+    let show = |p: arena_pilot::Progress<'_>| reporter.show(p.shown());
     let split = args.run.split.clone();
     let outcome = block_on(|cancel| async move {
         let req = RunRequest {

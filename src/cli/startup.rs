@@ -12,8 +12,8 @@ use arena_pilot::{
 use arena_report::{Exit, Format};
 use clap::Args as ClapArgs;
 
-use super::common::progress::{Mode, Reporter};
 use super::common::stdout::print;
+use arena_report::progress::{Mode, Reporter};
 use arena_report::ranges;
 
 /// Measure cold starts: from navigation to socket open, first frame, first bytes and the
@@ -95,7 +95,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         link: plans.iter().find_map(|p| p.link.map(|l| l.to_string())),
     };
     let reporter = Reporter::new(Mode::detect(args.chromium.quiet));
-    let show = |p: arena_pilot::Progress<'_>| reporter.pilot(p);
+    let show = |p: arena_pilot::Progress<'_>| reporter.show(p.shown());
     let browser = args.chromium.options();
     let outcome = block_on(|cancel| async move {
         run_startup(StartupRequest {

@@ -1,7 +1,6 @@
 //! `arena-perf wire capture|summary`: capture a port off an interface into classic pcap,
 //! and account for its bytes per direction.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -13,8 +12,8 @@ use arena_report::{Exit, ExitKind, Format};
 use arena_wire::{Capture, CaptureOptions, CaptureSource, SummaryOptions};
 use clap::{Args, Subcommand};
 
-use super::common::progress::{plain_total, Mode, Reporter};
 use super::common::stdout::print;
+use arena_report::progress::{plain_total, Mode, Reporter};
 use arena_report::ranges;
 
 #[derive(Debug, Args)]
@@ -145,10 +144,7 @@ fn summarize_showing_progress(
     path: &std::path::Path,
     opts: &SummaryOptions,
 ) -> Result<arena_wire::WireSummary> {
-    let reporter = Reporter::new(match std::io::stderr().is_terminal() {
-        true => Mode::detect(false),
-        false => Mode::Quiet,
-    });
+    let reporter = Reporter::new(Mode::terminal_only(false));
     let file = arena_sys::fifo::open_announced(path, "pcap capture")
         .map_err(|e| anyhow::anyhow!("{}: cannot open: {e}", path.display()))?;
     let read = Arc::new(AtomicU64::new(0));
