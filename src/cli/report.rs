@@ -2,7 +2,7 @@
 //! CSS, script and SVG), with `compare --format json`'s document embedded and every figure
 //! drawn from it.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -103,7 +103,12 @@ pub fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
         runs.len()
     ))?;
     if let Some(png) = &a.screenshot {
-        let bytes = arena_pilot::block_on(|_cancel| screenshot(&a.out))?;
+        let bytes = arena_pilot::block_on(|_cancel| {
+            arena_browser::screenshot_file(
+                &a.out,
+                "document.documentElement.dataset.rendered === 'ok'",
+            )
+        })?;
         std::fs::write(png, bytes).with_context(|| format!("writing {}", png.display()))?;
         print(format!("wrote {}\n", png.display()))?;
     }
@@ -125,27 +130,4 @@ fn trend_section(
         runs.first().map(|r| r.meta.pilot_hash.clone()),
         metric,
     )
-}
-
-/// A full-page PNG of the written report, from a headless Chromium closed afterwards.
-async fn screenshot(html: &Path) -> anyhow::Result<Vec<u8>> {
-    let path = std::fs::canonicalize(html)?;
-    let url = format!("file://{}", path.display());
-    let browser = arena_browser::Browser::launch(arena_browser::LaunchOptions {
-        window: (1280, 900),
-        ..Default::default()
-    })
-    .await?;
-    let shot = async {
-        let page = browser.new_page(&url, None).await?;
-        page.wait_until(
-            "document.documentElement.dataset.rendered === 'ok'",
-            std::time::Duration::from_secs(10),
-        )
-        .await?;
-        page.screenshot_png(true).await
-    }
-    .await;
-    browser.close().await?;
-    shot
 }

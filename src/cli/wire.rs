@@ -145,31 +145,12 @@ fn summarize_showing_progress(
     opts: &SummaryOptions,
 ) -> Result<arena_wire::WireSummary> {
     let reporter = Reporter::new(Mode::terminal_only(false));
-    let file = arena_sys::fifo::open_announced(path, "pcap capture")
-        .map_err(|e| anyhow::anyhow!("{}: cannot open: {e}", path.display()))?;
     let read = Arc::new(AtomicU64::new(0));
-    let counted = Counted {
-        inner: std::io::BufReader::with_capacity(1 << 20, file),
-        read: read.clone(),
-    };
+    let counted = arena_wire::open_counted(path, read.clone())?;
     let name = path.display().to_string();
     let total = plain_total(&[path.to_path_buf()]);
     let poll = || read.load(Ordering::Relaxed);
     reporter.reading(total, &poll, || {
         arena_wire::summarize_reader(counted, &name, opts)
     })
-}
-
-/// A reader that counts what passes through it.
-struct Counted<R> {
-    inner: R,
-    read: Arc<AtomicU64>,
-}
-
-impl<R: std::io::Read> std::io::Read for Counted<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.read.fetch_add(n as u64, Ordering::Relaxed);
-        Ok(n)
-    }
 }
