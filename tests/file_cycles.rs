@@ -14,10 +14,9 @@ const ALLOWED: &[&[&str]] = &[
     &["pg", "sqlite", "store"],
     &["capture::af_packet", "capture::backend", "capture::libpcap"],
     // Not yet broken: a computed comparison, breakdown and gate store their rendered
-    // table (the tests read `.table`), and the fixture's connection, deflate and server.
+    // table (the tests read `.table`).
     &["breakdown", "breakdown_table", "by_run", "compare"],
     &["gate", "gate_table"],
-    &["conn", "deflate", "server"],
 ];
 
 fn modules(src: &Path) -> BTreeMap<Module, PathBuf> {
