@@ -3,14 +3,13 @@
 
 use std::path::PathBuf;
 
-use anyhow::{anyhow, Result};
+use anyhow::Result;
 use arena_pilot::{
     block_on, run_ab, AbOutcome, AbRequest, BrowserOptions, Overrides, Pilot, Plan, Progress,
 };
 
 use arena_report::progress::{Mode, Reporter};
 use arena_report::ranges;
-use arena_report::Exit;
 use arena_run::Run;
 use clap::Args as ClapArgs;
 
@@ -112,13 +111,7 @@ pub struct RunArgs {
 
 impl RunArgs {
     pub fn overrides(&self, url: Option<String>) -> Result<Overrides> {
-        let mut knobs = Vec::new();
-        for k in &self.knobs {
-            knobs.push(
-                arena_fixture::Knobs::parse_pair(k)
-                    .map_err(|e| anyhow!(Exit::bad_input(format!("--knob: {e}"))))?,
-            );
-        }
+        let knobs = Overrides::parse_knobs(&self.knobs)?;
         Ok(Overrides {
             url,
             clicks: self.clicks,

@@ -4,12 +4,12 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{anyhow, Result};
+use anyhow::Result;
 use arena_compare::{startup_json, startup_tables, StartupSetup};
 use arena_pilot::{
     block_on, run_startup, BoardRule, Overrides, Pilot, Plan, StartupOptions, StartupRequest,
 };
-use arena_report::{Exit, Format};
+use arena_report::Format;
 use clap::Args as ClapArgs;
 
 use super::common::stdout::print;
@@ -61,13 +61,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<ExitCode> {
     let pilot = Pilot::load_or_builtin(args.arms.pilot.as_ref())?;
-    let mut knobs = Vec::new();
-    for k in &args.knobs {
-        knobs.push(
-            arena_fixture::Knobs::parse_pair(k)
-                .map_err(|e| anyhow!(Exit::bad_input(format!("--knob: {e}"))))?,
-        );
-    }
+    let knobs = Overrides::parse_knobs(&args.knobs)?;
     let overrides = Overrides {
         url: args.url.clone(),
         knobs,
