@@ -75,7 +75,7 @@ impl Reporter {
     pub fn step(&self, what: &str, done: u64, of: u64) {
         match self.mode {
             Mode::Quiet => {}
-            Mode::Lines if done % 25 == 0 || done == of => eprintln!("{what} {done}/{of}"),
+            Mode::Lines if done.is_multiple_of(25) || done == of => eprintln!("{what} {done}/{of}"),
             Mode::Lines => {}
             Mode::Bar => {
                 let mut slot = self.bar.lock().unwrap();
