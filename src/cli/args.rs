@@ -3,14 +3,13 @@
 
 use std::path::PathBuf;
 
-use anyhow::{anyhow, Result};
+use anyhow::Result;
 use arena_pilot::{
     block_on, run_ab, AbOutcome, AbRequest, BrowserOptions, Overrides, Pilot, Plan, Progress,
 };
 
-use super::common::progress::{Mode, Reporter};
-use super::common::ranges;
-use arena_report::Exit;
+use arena_report::progress::{Mode, Reporter};
+use arena_report::ranges;
 use arena_run::Run;
 use clap::Args as ClapArgs;
 
@@ -34,7 +33,7 @@ pub struct RunArgs {
     pub settle: Option<u64>,
     /// End the run (exit 3, status `target_stalled`) when this many clicks in a row get no
     /// WebSocket message and no paint; 0 never does (default: `pacing.stall_clicks`, 3).
-    #[arg(long, value_name = "N", value_parser = ranges::stall_clicks, allow_negative_numbers = true)]
+    #[arg(long, value_name = "N", value_parser = arena_pilot::ranges::stall_clicks, allow_negative_numbers = true)]
     pub stall_clicks: Option<u32>,
     /// The first N clicks of each page are cold: reported apart from the warm figures.
     #[arg(long, value_name = "N")]
@@ -76,15 +75,15 @@ pub struct RunArgs {
     pub link: Option<arena_link::LinkSpec>,
     /// Show every run's page at this device pixel ratio (0 < RATIO <= 8; a 2x screen, a
     /// 1.25 laptop), over the arms' own `browser.dpr`. Recorded in run.json's `browser`.
-    #[arg(long, value_name = "RATIO", value_parser = ranges::dpr, allow_negative_numbers = true)]
+    #[arg(long, value_name = "RATIO", value_parser = arena_pilot::ranges::dpr, allow_negative_numbers = true)]
     pub dpr: Option<f64>,
     /// Show every run's page in a viewport of this many CSS px (`1280x800`; each side
     /// 100-8192), over the arms' own `browser.viewport`.
-    #[arg(long, value_name = "WxH", value_parser = ranges::viewport)]
+    #[arg(long, value_name = "WxH", value_parser = arena_pilot::ranges::viewport)]
     pub viewport: Option<(u32, u32)>,
     /// Slow every run's page's CPU by this factor (1-20; 4 is a slow laptop), over the
     /// arms' own `browser.cpu_throttle`.
-    #[arg(long, value_name = "RATE", value_parser = ranges::cpu_throttle, allow_negative_numbers = true)]
+    #[arg(long, value_name = "RATE", value_parser = arena_pilot::ranges::cpu_throttle, allow_negative_numbers = true)]
     pub cpu_throttle: Option<f64>,
     /// Record Chromium's own trace of the clicks into `trace.json` in the run folder, with
     /// the run's loops as a track of their own (one slice per answered loop, its stages
@@ -112,13 +111,7 @@ pub struct RunArgs {
 
 impl RunArgs {
     pub fn overrides(&self, url: Option<String>) -> Result<Overrides> {
-        let mut knobs = Vec::new();
-        for k in &self.knobs {
-            knobs.push(
-                arena_fixture::Knobs::parse_pair(k)
-                    .map_err(|e| anyhow!(Exit::bad_input(format!("--knob: {e}"))))?,
-            );
-        }
+        let knobs = Overrides::parse_knobs(&self.knobs)?;
         Ok(Overrides {
             url,
             clicks: self.clicks,
@@ -228,7 +221,7 @@ impl RunArgs {
             if let Progress::RunWritten { dir, complete, .. } = p {
                 super::common::to_history::written(history, dir, complete);
             }
-            reporter.pilot(p)
+            reporter.show(p.shown())
         };
         let outcome = block_on(|cancel| async move {
             run_ab(AbRequest {

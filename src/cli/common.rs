@@ -1,11 +1,9 @@
-//! What several subcommands share and none of them is: how progress looks on stderr, the
-//! rule that outputs never overwrite inputs, the ranges of the numeric flags, and how
-//! standard output is written (a failed write is an error, never a panic), and how runs
-//! reach the history as they are written and come back from it.
+//! What several subcommands share and none of them is: how standard output is written (a
+//! failed write is an error, never a panic), and the flags by which runs reach the history
+//! as they are written and come back from it. How progress looks, the outputs rule and the
+//! flag ranges are the libraries' (`arena_report::progress`, `arena_run::outputs`,
+//! `arena_report::ranges`, `arena_pilot::ranges`).
 
 pub mod from_history;
-pub mod outputs;
-pub mod progress;
-pub mod ranges;
 pub mod stdout;
 pub mod to_history;

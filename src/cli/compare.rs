@@ -11,9 +11,9 @@ use arena_report::{Exit, Format};
 use arena_run::Run;
 use arena_stats::{BootstrapOptions, NoiseRule, SmallSamples};
 
-use super::common::outputs::{refuse_overwrite, Output};
-use super::common::ranges;
 use super::common::stdout::print;
+use arena_report::ranges;
+use arena_run::outputs::{refuse_overwrite, Output};
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub enum ByArg {

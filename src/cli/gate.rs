@@ -9,9 +9,9 @@ use anyhow::anyhow;
 use arena_compare::{gate, load_runs, GateLimit, GateOptions};
 use arena_report::{Exit, Format};
 
-use super::common::outputs::{refuse_overwrite, Output};
 use super::common::stdout::{closed_pipe, print};
 use super::compare::StatsArgs;
+use arena_run::outputs::{refuse_overwrite, Output};
 
 #[derive(Debug, clap::Args)]
 pub struct GateArgs {
@@ -171,25 +171,12 @@ fn history_baseline(
     branch: &str,
     candidate: &[arena_run::Run],
 ) -> anyhow::Result<(Vec<arena_run::Run>, Option<String>)> {
-    let store = arena_history::open_default(a.db.as_deref())?;
     let testbed = a
         .testbed
         .clone()
         .unwrap_or_else(arena_history::default_testbed);
-    let last = a.last.unwrap_or(10);
-    let b =
-        arena_history::baseline_runs(store.as_ref(), branch, &testbed, candidate, last as usize)?;
-    let ids: Vec<String> = b.rows.iter().map(|r| r.id.to_string()).collect();
-    let note = format!(
-        "baseline: the last {} stored runs of {branch} on testbed {testbed} (asked for {}; ids {}){}",
-        b.runs.len(),
-        last,
-        ids.join(", "),
-        if b.not_comparable > 0 {
-            format!("; {} passed over as not measured alike", b.not_comparable)
-        } else {
-            String::new()
-        }
-    );
-    Ok((b.runs, Some(note)))
+    let last = a.last.unwrap_or(10) as usize;
+    let (runs, note) =
+        arena_history::history_baseline(a.db.as_deref(), branch, &testbed, candidate, last)?;
+    Ok((runs, Some(note)))
 }

@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use arena_history::{Added, Filter, NewRun, Origin, TrendOptions};
-use arena_report::{Cell, Column, Exit, Format, Table};
+use arena_history::{Filter, NewRun, Origin, TrendOptions};
+use arena_report::{Exit, Format, Table};
 use arena_run::Run;
 use clap::{Args, Subcommand};
 
@@ -145,11 +145,7 @@ fn render(format: Format, table: &Table, json: serde_json::Value) -> anyhow::Res
 }
 
 fn add(a: AddArgs) -> anyhow::Result<ExitCode> {
-    let origin = Origin {
-        branch: a.branch.or_else(arena_history::git_branch),
-        commit: a.commit.or_else(arena_history::git_commit),
-        testbed: a.testbed.unwrap_or_else(arena_history::default_testbed),
-    };
+    let origin = Origin::or_defaults(a.branch, a.commit, a.testbed);
     // Every run is validated before the first is stored: a bad folder stores nothing.
     let mut runs = Vec::new();
     for p in &a.runs {
@@ -158,29 +154,12 @@ fn add(a: AddArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let mut store = arena_history::open_default(a.db.db.as_deref())?;
-    let mut table = Table::new(vec![
-        Column::left("run"),
-        Column::right("id"),
-        Column::left("stored"),
-    ])
-    .with_title(format!("history add ({})", store.describe()));
-    let mut json_rows = Vec::new();
+    let mut added = Vec::new();
     for r in &runs {
-        let added = store.add(r)?;
-        let what = match added {
-            Added::New(_) => "added",
-            Added::Duplicate(_) => "already stored",
-        };
-        let source = r.source.clone().unwrap_or_default();
-        table.push_row(vec![
-            Cell::text(&source),
-            Cell::num(added.id().to_string(), added.id() as f64),
-            Cell::text(what),
-        ]);
-        json_rows.push(serde_json::json!({"run": source, "id": added.id(), "stored": what}));
+        added.push((r.source.clone().unwrap_or_default(), store.add(r)?));
     }
-    let doc = arena_report::json::document("history_add", serde_json::json!({ "runs": json_rows }));
-    render(a.db.format, &table, doc)?;
+    let table = arena_history::add_table(&store.describe(), &added);
+    render(a.db.format, &table, arena_history::add_json(&added))?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,14 +1,13 @@
 //! `arena-perf logs <stats|gc|classload|profile>`: the server-side evidence reducers
 //! (`crates/arena-logs`, which also owns the flags so its own binary tests the same parsing).
 
-use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use arena_logs::cli::LogsKind;
 
-use super::common::outputs::{refuse_overwrite, Output};
-use super::common::progress::{plain_total, Mode, Reporter};
 use super::common::stdout::print;
+use arena_report::progress::{plain_total, Mode, Reporter};
+use arena_run::outputs::{refuse_overwrite, Output};
 
 pub use arena_logs::cli::LogsArgs;
 
@@ -32,10 +31,7 @@ pub fn run(args: LogsArgs) -> anyhow::Result<ExitCode> {
     }
     // A long read shows a bar of bytes on a terminal (quiet elsewhere: the tables are the
     // record).
-    let reporter = Reporter::new(match std::io::stderr().is_terminal() {
-        true => Mode::detect(false),
-        false => Mode::Quiet,
-    });
+    let reporter = Reporter::new(Mode::terminal_only(false));
     let total = plain_total(args.files());
     let out = reporter.reading(total, &arena_logs::progress::bytes_read, || {
         arena_logs::cli::run(&args)

@@ -1,20 +1,19 @@
 //! `arena-perf matrix FILE.toml`: run every case x arm x repeat of a matrix file, print the
 //! table the field notes print, and keep every run's files.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 
 use anyhow::Result;
 use arena_matrix::spec::Stat;
-use arena_matrix::table::{cpu_table, fmt_figure, matrix_table, phases_table, threads_table};
-use arena_matrix::{run_matrix, MatrixOptions, MatrixResult, MatrixSpec, RunResult, RunStatus};
-use arena_report::{Exit, ExitKind, Format, Table};
+use arena_matrix::table::{all_tables, render_tables, run_line};
+use arena_matrix::{run_matrix, MatrixOptions, MatrixSpec};
+use arena_report::Format;
 
-use super::common::progress::{Mode, Reporter};
-use super::common::ranges;
 use super::common::stdout::{closed_pipe, print};
+use arena_report::progress::{Mode, Reporter};
+use arena_report::ranges;
 use clap::{Args, ValueEnum};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -65,10 +64,7 @@ pub fn run(a: MatrixArgs) -> Result<ExitCode> {
     let out_dir = a.out.clone().unwrap_or_else(arena_matrix::default_out_dir);
     let interrupt = arena_sys::interrupt::shared();
     // Off a terminal the matrix stays silent: its table is the record.
-    let reporter = Reporter::new(match std::io::stderr().is_terminal() {
-        true => Mode::detect(a.quiet),
-        false => Mode::Quiet,
-    });
+    let reporter = Reporter::new(Mode::terminal_only(a.quiet));
     let opts = MatrixOptions {
         out_dir: out_dir.clone(),
     };
@@ -77,7 +73,7 @@ pub fn run(a: MatrixArgs) -> Result<ExitCode> {
         reporter.step("matrix run", i as u64, n as u64);
     });
     reporter.done();
-    let tables = tables(&a, &result);
+    let tables = all_tables(&result, a.threads);
     // The Markdown of every table lands next to the runs, whatever is printed.
     let md: Vec<String> = tables
         .iter()
@@ -86,12 +82,14 @@ pub fn run(a: MatrixArgs) -> Result<ExitCode> {
     let _ = std::fs::write(out_dir.join("tables.md"), md.join("\n"));
     let text = match a.format {
         Format::Json => arena_report::json::to_text(&arena_matrix::matrix_json(&result)),
-        f => render(&tables, f),
+        f => render_tables(&tables, f),
     };
     // A closed pipe (`| head`) is not an error of the matrix; another failed write is
     // (exit 2), unless the matrix ended in an error of its own, which keeps its code.
     let printed = print(text);
-    let end = ending(&result, interrupt.load(Ordering::Relaxed), &out_dir);
+    let end = result
+        .ending(interrupt.load(Ordering::Relaxed), &out_dir)
+        .map(|()| ExitCode::SUCCESS);
     match printed {
         Err(e) if end.is_ok() => Err(e),
         Err(e) if !closed_pipe(&e) => {
@@ -121,70 +119,4 @@ fn apply_flags(a: &MatrixArgs, spec: &mut MatrixSpec) -> Result<()> {
         spec.shuffle_seed = a.seed;
     }
     Ok(())
-}
-
-/// One finished run, as its progress line says it.
-fn run_line(spec: &MatrixSpec, r: &RunResult) -> String {
-    let what = match (&r.status, &r.figure) {
-        (RunStatus::Ok, Some(f)) => format!("{} {}", fmt_figure(f.value), spec.unit),
-        (s, _) => s.short(),
-    };
-    format!(
-        "{} x {} {}{}: {what} ({:.1} s)",
-        spec.cases[r.case].name,
-        spec.arms[r.arm].name,
-        if r.warmup { "warm-up " } else { "r" },
-        r.repeat + 1,
-        r.wall_s
-    )
-}
-
-fn tables(a: &MatrixArgs, result: &MatrixResult) -> Vec<(&'static str, Table)> {
-    let mut tables = vec![("matrix", matrix_table(result)), ("cpu", cpu_table(result))];
-    if let Some(p) = phases_table(result) {
-        tables.push(("phases", p));
-    }
-    if a.threads {
-        tables.push(("threads", threads_table(result)));
-    }
-    tables
-}
-
-fn render(tables: &[(&str, Table)], format: Format) -> String {
-    match format {
-        // CSV is one table: the matrix (the others are in tables.md and the run folders).
-        Format::Csv => tables[0].1.render(Format::Csv),
-        f => {
-            let parts: Vec<String> = tables.iter().map(|(_, t)| t.render(f)).collect();
-            parts.join("\n")
-        }
-    }
-}
-
-/// Exit 130 when interrupted, 3 when no run gave a figure.
-fn ending(result: &MatrixResult, interrupted: bool, out_dir: &std::path::Path) -> Result<ExitCode> {
-    if result.interrupted || interrupted {
-        return Err(Exit::new(
-            ExitKind::Interrupted,
-            format!(
-                "interrupted: {} of {} runs finished, written to {}",
-                result.runs.len(),
-                result.planned_runs,
-                out_dir.display()
-            ),
-        )
-        .into());
-    }
-    let measured: Vec<_> = result.runs.iter().filter(|r| !r.warmup).collect();
-    if !measured.is_empty() && measured.iter().all(|r| r.figure.is_none()) {
-        return Err(Exit::new(
-            ExitKind::TargetFailed,
-            format!(
-                "no run gave a figure; see stderr.tail in the run folders under {}",
-                out_dir.display()
-            ),
-        )
-        .into());
-    }
-    Ok(ExitCode::SUCCESS)
 }

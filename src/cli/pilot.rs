@@ -6,14 +6,13 @@ use std::process::ExitCode;
 use anyhow::Result;
 use arena_compare::{arm_json, arm_table};
 use arena_pilot::{block_on, run_one, OutDir, Plan, RunRequest};
-use arena_report::{Exit, Format};
+use arena_report::Format;
 use clap::Args as ClapArgs;
 
 use super::args::{RunArgs, TargetArgs};
-use super::common::outputs::{is_run_folder, refuse_overwrite, Output, Replacement};
-use super::common::progress::{Mode, Reporter};
 use super::common::stdout::print;
 use super::common::to_history::{self, ToHistoryArgs};
+use arena_report::progress::{Mode, Reporter};
 
 /// Drive the target with trusted clicks and measure each click's loop on the page's clock.
 #[derive(Debug, ClapArgs)]
@@ -39,39 +38,18 @@ pub struct Args {
     pub history: ToHistoryArgs,
 }
 
-/// Where the run goes: `--out` checked first (before any browser or target starts),
-/// staged beside the old run when `--force` replaces one.
-fn out_dir(args: &Args) -> Result<(OutDir, Option<Replacement>)> {
-    let Some(dir) = &args.out else {
-        return Ok((OutDir::Under(PathBuf::from("reports")), None));
-    };
-    refuse_overwrite(
-        args.target.pilot.as_deref(),
-        &[Output::folder("--out", dir)],
-    )?;
-    if !(dir.is_dir() && is_run_folder(dir)) {
-        return Ok((OutDir::Exactly(dir.clone()), None));
-    }
-    if !args.force {
-        return Err(Exit::bad_input(format!(
-            "--out {}: the folder already holds a run; give --force to replace it whole, or \
-             another --out",
-            dir.display()
-        ))
-        .into());
-    }
-    let r = Replacement::stage(dir)?;
-    Ok((OutDir::Exactly(r.staging().to_path_buf()), Some(r)))
-}
-
 pub fn run(args: Args) -> Result<ExitCode> {
-    let (out, replacing) = out_dir(&args)?;
+    let (out, replacing) = OutDir::for_flag(
+        args.out.as_deref(),
+        args.force,
+        args.target.pilot.as_deref(),
+    )?;
     let pilot = args.target.load()?;
     let overrides = args.run.overrides(args.target.url.clone())?;
     let plan = Plan::for_arm(&pilot, args.target.arm.as_deref(), &overrides)?;
     let sink = args.history.start()?;
     let reporter = Reporter::new(Mode::detect(args.run.chromium.quiet));
-    let show = |p: arena_pilot::Progress<'_>| reporter.pilot(p);
+    let show = |p: arena_pilot::Progress<'_>| reporter.show(p.shown());
     let split = args.run.split.clone();
     let outcome = block_on(|cancel| async move {
         let req = RunRequest {
@@ -130,70 +108,5 @@ pub fn run(args: Args) -> Result<ExitCode> {
     match exit_error {
         Some(e) => Err(e),
         None => added.map(|()| ExitCode::SUCCESS),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use clap::Parser;
-
-    use crate::cli::Cli;
-
-    #[test]
-    fn zero_clicks_timeout_capacity_or_rounds_is_a_usage_error() {
-        let all: &[&[&str]] = &[&["pilot"], &["ab", "--arms", "a,b"], &["demo"]];
-        let cases = ["--clicks", "--timeout", "--capacity"]
-            .into_iter()
-            .map(|flag| (flag, all))
-            .chain([("--rounds", &all[1..])]);
-        for (flag, cmds) in cases {
-            for cmd in cmds {
-                let args = |v: &'static str| {
-                    let mut a = vec!["arena-perf"];
-                    a.extend(*cmd);
-                    a.extend([flag, v]);
-                    a
-                };
-                let e = Cli::try_parse_from(args("0")).unwrap_err();
-                assert_eq!(
-                    e.kind(),
-                    clap::error::ErrorKind::ValueValidation,
-                    "{cmd:?} {flag}"
-                );
-                assert!(Cli::try_parse_from(args("1")).is_ok(), "{cmd:?} {flag}");
-            }
-        }
-    }
-
-    #[test]
-    fn force_is_accepted_with_out_only() {
-        let parse = |a: &[&str]| Cli::try_parse_from([&["arena-perf", "pilot"], a].concat());
-        match parse(&["--out", "runs/a", "--force"]).unwrap().command {
-            crate::cli::Command::Pilot(p) => assert!(p.force),
-            other => panic!("{other:?}"),
-        }
-        let e = parse(&["--force"]).unwrap_err();
-        assert_eq!(e.kind(), clap::error::ErrorKind::MissingRequiredArgument);
-    }
-
-    #[test]
-    fn trace_reaches_the_plan_of_pilot_ab_and_demo() {
-        use crate::cli::Command;
-        let all: &[&[&str]] = &[&["pilot"], &["ab", "--arms", "a,b"], &["demo"]];
-        for cmd in all {
-            for (extra, want) in [(&["--trace"][..], true), (&[][..], false)] {
-                let mut a = vec!["arena-perf"];
-                a.extend(*cmd);
-                a.extend(extra);
-                let cli = Cli::try_parse_from(&a).unwrap();
-                let run = match cli.command {
-                    Command::Pilot(p) => p.run,
-                    Command::Ab(p) => p.run,
-                    Command::Demo(p) => p.run,
-                    _ => unreachable!("{a:?}"),
-                };
-                assert_eq!(run.overrides(None).unwrap().trace, want, "{a:?}");
-            }
-        }
     }
 }

@@ -5,9 +5,9 @@ use std::process::ExitCode;
 
 use arena_compare::{load_runs, Metric};
 
-use super::common::outputs::{refuse_overwrite, Output};
 use super::common::stdout::print;
 use super::compare::parse_metrics;
+use arena_run::outputs::{refuse_overwrite, Output};
 
 #[derive(Debug, clap::Args)]
 pub struct PlotArgs {

@@ -2,18 +2,17 @@
 //! CSS, script and SVG), with `compare --format json`'s document embedded and every figure
 //! drawn from it.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use arena_compare::{compare, report_html, Metric, ReportOptions};
-use arena_report::Exit;
 
-use super::common::outputs::{refuse_overwrite, Output};
 use super::common::stdout::print;
 use super::compare::{
     compare_options, load_with_history, warn_comparison, ByArg, SplitArgs, StatsArgs,
 };
+use arena_run::outputs::{parent_exists, refuse_overwrite, Output};
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:
@@ -62,10 +61,10 @@ pub struct ReportArgs {
 pub fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
     let opts = compare_options(a.by, a.baseline.clone(), &a.metrics, &a.stats, &a.split)?;
     let (metrics, verdict, checks) = (opts.metrics.clone(), opts.verdict, opts.checks);
-    check_parent(&a.out, "--out")?;
+    parent_exists(&a.out, "--out")?;
     let mut outputs = vec![Output::file("--out", &a.out)];
     if let Some(png) = &a.screenshot {
-        check_parent(png, "--screenshot")?;
+        parent_exists(png, "--screenshot")?;
         outputs.push(Output::file("--screenshot", png));
     }
     refuse_overwrite(a.runs.iter().map(|p| p.as_path()), &outputs)?;
@@ -104,7 +103,12 @@ pub fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
         runs.len()
     ))?;
     if let Some(png) = &a.screenshot {
-        let bytes = arena_pilot::block_on(|_cancel| screenshot(&a.out))?;
+        let bytes = arena_pilot::block_on(|_cancel| {
+            arena_browser::screenshot_file(
+                &a.out,
+                "document.documentElement.dataset.rendered === 'ok'",
+            )
+        })?;
         std::fs::write(png, bytes).with_context(|| format!("writing {}", png.display()))?;
         print(format!("wrote {}\n", png.display()))?;
     }
@@ -118,58 +122,12 @@ fn trend_section(
     metric: &str,
     runs: &[arena_run::Run],
 ) -> anyhow::Result<arena_compare::html::TrendSection> {
-    let opts = arena_history::TrendOptions::parse(metric)?;
-    let store = arena_history::open_default(h.db.as_deref())?;
-    let filter = arena_history::Filter {
-        branch: h.history_branch.clone(),
-        testbed: Some(
-            h.testbed
-                .clone()
-                .unwrap_or_else(arena_history::default_testbed),
-        ),
-        pilot: runs.first().map(|r| r.meta.pilot_hash.clone()),
-        ..Default::default()
-    };
-    let t = arena_history::trend(store.as_ref(), &filter, &opts)?;
-    arena_history::trend_section(&t)
-}
-
-/// `--out report/x.html` with no `report/`: said before any work, naming the folder.
-fn check_parent(file: &Path, flag: &str) -> anyhow::Result<()> {
-    let parent = match file.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => return Ok(()),
-    };
-    if !parent.is_dir() {
-        return Err(Exit::bad_input(format!(
-            "{flag} {}: folder {} does not exist (create it first)",
-            file.display(),
-            parent.display()
-        ))
-        .into());
-    }
-    Ok(())
-}
-
-/// A full-page PNG of the written report, from a headless Chromium closed afterwards.
-async fn screenshot(html: &Path) -> anyhow::Result<Vec<u8>> {
-    let path = std::fs::canonicalize(html)?;
-    let url = format!("file://{}", path.display());
-    let browser = arena_browser::Browser::launch(arena_browser::LaunchOptions {
-        window: (1280, 900),
-        ..Default::default()
-    })
-    .await?;
-    let shot = async {
-        let page = browser.new_page(&url, None).await?;
-        page.wait_until(
-            "document.documentElement.dataset.rendered === 'ok'",
-            std::time::Duration::from_secs(10),
-        )
-        .await?;
-        page.screenshot_png(true).await
-    }
-    .await;
-    browser.close().await?;
-    shot
+    let testbed = h.testbed.clone();
+    arena_history::branch_trend_section(
+        h.db.as_deref(),
+        h.history_branch.clone(),
+        testbed.unwrap_or_else(arena_history::default_testbed),
+        runs.first().map(|r| r.meta.pilot_hash.clone()),
+        metric,
+    )
 }

@@ -4,17 +4,17 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{anyhow, Result};
+use anyhow::Result;
 use arena_compare::{startup_json, startup_tables, StartupSetup};
 use arena_pilot::{
     block_on, run_startup, BoardRule, Overrides, Pilot, Plan, StartupOptions, StartupRequest,
 };
-use arena_report::{Exit, Format};
+use arena_report::Format;
 use clap::Args as ClapArgs;
 
-use super::common::progress::{Mode, Reporter};
-use super::common::ranges;
 use super::common::stdout::print;
+use arena_report::progress::{Mode, Reporter};
+use arena_report::ranges;
 
 /// Measure cold starts: from navigation to socket open, first frame, first bytes and the
 /// board on screen, each round in a fresh browser profile against a fresh target.
@@ -61,13 +61,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<ExitCode> {
     let pilot = Pilot::load_or_builtin(args.arms.pilot.as_ref())?;
-    let mut knobs = Vec::new();
-    for k in &args.knobs {
-        knobs.push(
-            arena_fixture::Knobs::parse_pair(k)
-                .map_err(|e| anyhow!(Exit::bad_input(format!("--knob: {e}"))))?,
-        );
-    }
+    let knobs = Overrides::parse_knobs(&args.knobs)?;
     let overrides = Overrides {
         url: args.url.clone(),
         knobs,
@@ -95,7 +89,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         link: plans.iter().find_map(|p| p.link.map(|l| l.to_string())),
     };
     let reporter = Reporter::new(Mode::detect(args.chromium.quiet));
-    let show = |p: arena_pilot::Progress<'_>| reporter.pilot(p);
+    let show = |p: arena_pilot::Progress<'_>| reporter.show(p.shown());
     let browser = args.chromium.options();
     let outcome = block_on(|cancel| async move {
         run_startup(StartupRequest {

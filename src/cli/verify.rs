@@ -11,8 +11,8 @@ use arena_report::{Exit, ExitKind, Format};
 use clap::Args as ClapArgs;
 
 use super::args::{RunArgs, TargetArgs};
-use super::common::ranges;
 use super::common::stdout::print;
+use arena_report::ranges;
 
 /// Clicks per run when `--clicks` is not given: 2 rounds give about 58 warm loops of each
 /// kind a side, enough for a median to within a millisecond or two on a quiet machine.
@@ -28,7 +28,7 @@ pub struct Args {
     pub target: TargetArgs,
     /// Round trip the link adds on the delayed side, ms.
     #[arg(long, value_name = "MS", default_value_t = 30.0,
-          value_parser = ranges::rtt_ms, allow_negative_numbers = true)]
+          value_parser = arena_pilot::ranges::rtt_ms, allow_negative_numbers = true)]
     pub rtt: f64,
     /// How far a median's shift may be from `--rtt` and still prove the path, ms.
     #[arg(long, value_name = "MS", default_value_t = 3.0,

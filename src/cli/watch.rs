@@ -10,8 +10,8 @@ use arena_pilot::{block_on, watch, BrowserOptions, WatchRequest};
 use arena_report::Format;
 use clap::Args as ClapArgs;
 
-use super::common::ranges;
 use super::common::stdout::print;
+use arena_report::ranges;
 
 /// Open URL in a fresh headless Chromium, keep its load, then record SECONDS with no
 /// input: frames, bytes, B/s, median gap, sizes, runs of near-identical frames.

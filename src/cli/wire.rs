@@ -1,7 +1,6 @@
 //! `arena-perf wire capture|summary`: capture a port off an interface into classic pcap,
 //! and account for its bytes per direction.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -13,9 +12,9 @@ use arena_report::{Exit, ExitKind, Format};
 use arena_wire::{Capture, CaptureOptions, CaptureSource, SummaryOptions};
 use clap::{Args, Subcommand};
 
-use super::common::progress::{plain_total, Mode, Reporter};
-use super::common::ranges;
 use super::common::stdout::print;
+use arena_report::progress::{plain_total, Mode, Reporter};
+use arena_report::ranges;
 
 #[derive(Debug, Args)]
 pub struct WireArgs {
@@ -145,35 +144,13 @@ fn summarize_showing_progress(
     path: &std::path::Path,
     opts: &SummaryOptions,
 ) -> Result<arena_wire::WireSummary> {
-    let reporter = Reporter::new(match std::io::stderr().is_terminal() {
-        true => Mode::detect(false),
-        false => Mode::Quiet,
-    });
-    let file = arena_sys::fifo::open_announced(path, "pcap capture")
-        .map_err(|e| anyhow::anyhow!("{}: cannot open: {e}", path.display()))?;
+    let reporter = Reporter::new(Mode::terminal_only(false));
     let read = Arc::new(AtomicU64::new(0));
-    let counted = Counted {
-        inner: std::io::BufReader::with_capacity(1 << 20, file),
-        read: read.clone(),
-    };
+    let counted = arena_wire::open_counted(path, read.clone())?;
     let name = path.display().to_string();
     let total = plain_total(&[path.to_path_buf()]);
     let poll = || read.load(Ordering::Relaxed);
     reporter.reading(total, &poll, || {
         arena_wire::summarize_reader(counted, &name, opts)
     })
-}
-
-/// A reader that counts what passes through it.
-struct Counted<R> {
-    inner: R,
-    read: Arc<AtomicU64>,
-}
-
-impl<R: std::io::Read> std::io::Read for Counted<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.read.fetch_add(n as u64, Ordering::Relaxed);
-        Ok(n)
-    }
 }

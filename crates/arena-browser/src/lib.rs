@@ -14,6 +14,7 @@ mod net;
 mod page;
 pub mod record;
 pub mod recorder;
+mod screenshot;
 mod trace;
 
 /// True while a pid runs; a zombie counts as gone (killed, only its parent's wait is
@@ -31,6 +32,7 @@ pub use recorder::{
     AppFields, AppRecorder, PageOracle, PageOracleKind, RecorderConfig, SocketChoice, StartupWatch,
     DEFAULT_MOVE_RADIUS_PX, DEFAULT_RADIUS_PX, RECORDER_JS,
 };
+pub use screenshot::screenshot_file;
 pub use trace::{align_marks, parse_trace, AlignMark, Trace, ALIGN_MARK, TRACE_CATEGORIES};
 
 /// Re-exported so callers can build raw CDP mouse events without depending on chromiumoxide.

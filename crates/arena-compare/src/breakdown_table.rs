@@ -4,9 +4,11 @@
 
 use arena_report::{fmt_count, fmt_ms, fmt_size, Cell, Column, Table};
 
-use crate::breakdown::{Breakdown, BreakdownCell, Split, COALESCED_ROW};
-use crate::compare::{delta_cell, quantile_text, CompareOptions, QUANTILES};
+use crate::breakdown_data::{Breakdown, BreakdownCell};
+use crate::cells::{delta_cell, quantile_text, QUANTILES};
+use crate::change::CompareOptions;
 use crate::group::By;
+use crate::split::{Split, COALESCED_ROW};
 
 pub(crate) fn table(b: &Breakdown, opts: &CompareOptions) -> Table {
     let many = b.columns.len() > 1;

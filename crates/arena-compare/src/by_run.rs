@@ -6,7 +6,7 @@ use arena_report::{fmt_count, fmt_ms, Cell, Column, Table};
 use arena_run::{Metric, Run};
 use arena_stats::quantile_sorted;
 
-use crate::compare::quantile_text;
+use crate::cells::quantile_text;
 use crate::findings::{annotate, check, CheckOptions};
 use crate::group::{digest, groups, By};
 

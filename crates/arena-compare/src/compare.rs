@@ -4,63 +4,17 @@
 use anyhow::Result;
 use arena_report::{fmt_count, fmt_ms, fmt_pct_change, Cell, Column, Exit, Table};
 use arena_run::{Metric, Run};
-use arena_stats::{
-    is_censored, mann_whitney_u_sorted, pct_change, MannWhitney, NoiseRule, QuantileChange,
-};
-use serde::Serialize;
+use arena_stats::{is_censored, pct_change, QuantileChange};
 
-use crate::breakdown::{breakdowns, Breakdown, Split};
-use crate::decide::{decide, holm_verdicts, interval_method};
-use crate::findings::{annotate, check, CheckOptions, Finding};
+use crate::breakdown::breakdowns;
+use crate::breakdown_data::Breakdown;
+pub(crate) use crate::cells::QUANTILES;
+use crate::cells::{change_cells, fmt_ms_signed, quantile_text};
+use crate::change::{metric_change, resolve_baseline};
+pub use crate::change::{CompareOptions, MetricChange};
+use crate::decide::{holm_verdicts, interval_method};
+use crate::findings::{annotate, check, Finding};
 use crate::group::{digest, groups, By, Group};
-
-#[derive(Debug, Clone)]
-pub struct CompareOptions {
-    pub by: By,
-    /// Column name or arm name of the baseline; the first column when `None`.
-    pub baseline: Option<String>,
-    /// Loop metrics to show; all four when empty.
-    pub metrics: Vec<Metric>,
-    pub verdict: NoiseRule,
-    pub checks: CheckOptions,
-    /// Breakdowns to add (`--split`), each a table of its own.
-    pub splits: Vec<Split>,
-    /// The reply size a breakdown counts answers at or over (`--reply-over`); the
-    /// first run's `idle_reply_bytes` when `None`.
-    pub reply_over: Option<u64>,
-}
-
-impl Default for CompareOptions {
-    fn default() -> Self {
-        CompareOptions {
-            by: By::Arm,
-            baseline: None,
-            metrics: Vec::new(),
-            verdict: NoiseRule::default(),
-            checks: CheckOptions::default(),
-            splits: Vec::new(),
-            reply_over: None,
-        }
-    }
-}
-
-/// One metric of one column against the baseline.
-#[derive(Debug, Clone, Serialize)]
-pub struct MetricChange {
-    pub column: String,
-    pub metric: &'static str,
-    /// Loops behind the figures, unanswered ones included.
-    pub n_baseline: usize,
-    pub n: usize,
-    /// Of those, unanswered loops censored at the window.
-    pub censored_baseline: usize,
-    pub censored: usize,
-    /// The U test of the pooled sides, for reference: it decides nothing (a location test
-    /// barely moves when a tail does).
-    pub mann_whitney: Option<MannWhitney>,
-    /// p50, p90, p99; `p` is Holm-adjusted over the column's checks.
-    pub quantiles: Vec<QuantileChange>,
-}
 
 /// What `compare` found: the table to print and the same facts as data.
 #[derive(Debug, Clone)]
@@ -93,134 +47,6 @@ impl Comparison {
 
 /// A count read off a column (bytes, frames, loops, ...).
 type GroupCount = fn(&Group) -> u64;
-
-pub const QUANTILES: [(f64, &str); 3] = [(0.5, "p50"), (0.9, "p90"), (0.99, "p99")];
-
-/// A signed millisecond figure with the true minus sign: `+3.1ms`, `−12.0ms`.
-pub fn fmt_ms_signed(ms: f64) -> String {
-    let s = fmt_ms(ms.abs());
-    if ms == f64::INFINITY {
-        // A change onto an unanswered loop: longer than the window, by how much unknown.
-        "+\u{221e}".into()
-    } else if ms == f64::NEG_INFINITY {
-        "\u{2212}\u{221e}".into()
-    } else if !ms.is_finite() {
-        s
-    } else if ms < 0.0 {
-        format!("\u{2212}{s}")
-    } else {
-        format!("+{s}")
-    }
-}
-
-pub fn fmt_p(p: f64) -> String {
-    if p < 0.001 {
-        "<0.001".into()
-    } else {
-        format!("{p:.3}")
-    }
-}
-
-/// A quantile in ms, or `> 2,000ms (window)` when it lands on an unanswered loop (the
-/// window when the runs record it).
-pub fn quantile_text(v: f64, window_ms: Option<u64>) -> String {
-    if !is_censored(v) {
-        return fmt_ms(v);
-    }
-    match window_ms {
-        Some(w) => format!("> {} (window)", fmt_ms(w as f64)),
-        None => "> window".into(),
-    }
-}
-
-/// The change of one quantile as a cell: `−21 % (−12.0ms)`, with ` ~` unless the
-/// verdict calls it real.
-pub fn delta_cell(c: &QuantileChange) -> Cell {
-    let mut text = if is_censored(c.candidate) && !is_censored(c.baseline) {
-        "beyond the window".to_string()
-    } else if is_censored(c.baseline) {
-        "-".to_string()
-    } else {
-        format!(
-            "{} ({})",
-            fmt_pct_change(c.delta_pct),
-            fmt_ms_signed(c.delta)
-        )
-    };
-    if !c.verdict.is_real() {
-        text.push_str(" ~");
-    }
-    let cell = if c.delta_pct.is_finite() {
-        Cell::num(text, c.delta_pct)
-    } else {
-        Cell::text(text)
-    };
-    if c.verdict.is_real() {
-        cell.strong()
-    } else {
-        cell
-    }
-}
-
-/// Δ, interval and p of one quantile change: the three cells every comparison shows.
-pub fn change_cells(c: &QuantileChange) -> [Cell; 3] {
-    let ci = match c.ci {
-        Some(ci) => Cell::text(format!(
-            "{} \u{2026} {}",
-            fmt_ms_signed(ci.lo),
-            fmt_ms_signed(ci.hi)
-        )),
-        None => Cell::text("-"),
-    };
-    let p = match c.p {
-        Some(p) => Cell::num(fmt_p(p), p),
-        None => Cell::text("-"),
-    };
-    [delta_cell(c), ci, p]
-}
-
-/// One metric of one column against the baseline's, from each side's runs (ascending,
-/// unanswered loops censored at the window): the quantiles' changes by
-/// [`crate::decide`]'s rule, with their raw p; the caller sets the verdicts with Holm over
-/// its family of checks. Every comparison of two samples (the comparison's figures, each
-/// breakdown row) is this one.
-pub(crate) fn metric_change(
-    column: &str,
-    m: Metric,
-    b: &[&[f64]],
-    c: &[&[f64]],
-    rule: &NoiseRule,
-) -> MetricChange {
-    let (pb, pc) = (arena_stats::pooled(b), arena_stats::pooled(c));
-    MetricChange {
-        column: column.to_string(),
-        metric: m.name(),
-        n_baseline: pb.len(),
-        n: pc.len(),
-        censored_baseline: pb.iter().filter(|v| is_censored(**v)).count(),
-        censored: pc.iter().filter(|v| is_censored(**v)).count(),
-        mann_whitney: mann_whitney_u_sorted(&pb, &pc),
-        quantiles: QUANTILES
-            .iter()
-            .filter_map(|&(q, _)| decide(b, c, q, rule).map(|d| d.change))
-            .collect(),
-    }
-}
-
-pub(crate) fn resolve_baseline(gs: &[Group], want: Option<&str>) -> Result<usize> {
-    let Some(want) = want else { return Ok(0) };
-    gs.iter()
-        .position(|g| g.name == want)
-        .or_else(|| gs.iter().position(|g| g.arm == want))
-        .ok_or_else(|| {
-            let names: Vec<&str> = gs.iter().map(|g| g.name.as_str()).collect();
-            Exit::bad_input(format!(
-                "--baseline {want}: no such arm or run among {}",
-                names.join(", ")
-            ))
-            .into()
-        })
-}
 
 pub fn compare(runs: &[Run], opts: &CompareOptions) -> Result<Comparison> {
     let data = digest(runs, opts.checks.include_cold);

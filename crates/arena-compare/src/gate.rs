@@ -17,79 +17,13 @@
 use anyhow::Result;
 use arena_report::{Exit, Table};
 use arena_run::{Metric, Run};
-use arena_stats::{fisher_exact_greater, holm, normal_quantile, NoiseRule, QuantileChange};
-use serde::Serialize;
+use arena_stats::{fisher_exact_greater, holm, normal_quantile, NoiseRule};
 
-use crate::decide::{decide, holm_verdicts, interval_method, power, Power};
+use crate::decide::{decide, holm_verdicts, interval_method, power};
 use crate::findings::{annotate, check, CheckOptions, Finding};
+pub use crate::gate_check::{CheckStatus, Counts, GateCheck, UnansweredCheck};
 use crate::group::{digest, Group, RunData};
 use crate::limit::{GateLimit, Limit, DEFAULT_UNANSWERED_PT};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CheckStatus {
-    Pass,
-    Fail,
-}
-
-/// One latency limit, decided.
-#[derive(Debug, Clone, Serialize)]
-pub struct GateCheck {
-    pub limit: Limit,
-    /// Loops behind each side's figure, unanswered ones included.
-    pub n_baseline: usize,
-    pub n_candidate: usize,
-    /// Of those, unanswered loops censored at the window.
-    pub censored_baseline: u64,
-    pub censored_candidate: u64,
-    /// The quantiles, the change and its interval (`p` is the raw p below).
-    pub change: QuantileChange,
-    /// Share of resamples at or under the limit: the p of "the change is within it".
-    pub p_limit: f64,
-    /// `p_limit` Holm-adjusted over the gate's checks: the check fails under alpha.
-    pub p_adjusted: f64,
-    pub power: Power,
-    pub status: CheckStatus,
-    pub reason: String,
-}
-
-/// Loops with and without an answer on one side.
-#[derive(Debug, Clone, Copy, Serialize)]
-pub struct Counts {
-    pub unanswered: u64,
-    /// Answered and unanswered loops (claimed ones are neither and are not counted).
-    pub loops: u64,
-}
-
-impl Counts {
-    pub fn share_pct(&self) -> f64 {
-        if self.loops == 0 {
-            0.0
-        } else {
-            100.0 * self.unanswered as f64 / self.loops as f64
-        }
-    }
-}
-
-/// The unanswered share, decided.
-#[derive(Debug, Clone, Serialize)]
-pub struct UnansweredCheck {
-    pub max_pt: f64,
-    /// The limit was not given: the default applies.
-    pub default: bool,
-    pub baseline: Counts,
-    pub candidate: Counts,
-    /// Candidate share minus baseline share, percentage points.
-    pub rise_pt: f64,
-    /// Fisher's exact test, one-sided: is the candidate's share greater?
-    pub p: f64,
-    pub p_adjusted: f64,
-    /// The rise past the limit the test sees with 80 % power, points (normal
-    /// approximation at the share the limit allows).
-    pub mde_pt: f64,
-    pub status: CheckStatus,
-    pub reason: String,
-}
 
 #[derive(Debug, Clone)]
 pub struct GateResult {
@@ -309,7 +243,7 @@ fn refuse_underpowered(checks: &[GateCheck], allow: bool) -> Result<Vec<String>>
             } else {
                 format!(
                     "the smallest rise it detects at 80 % power is {} of the baseline",
-                    crate::gate_table::fmt_mde(c.power.mde_pct)
+                    crate::cells::fmt_mde(c.power.mde_pct)
                 )
             };
             format!(

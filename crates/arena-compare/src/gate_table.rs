@@ -3,18 +3,8 @@
 use arena_report::{fmt_pct_change, Cell, Column, Table};
 use arena_stats::NoiseRule;
 
-use crate::compare::{change_cells, fmt_p, quantile_text};
-use crate::gate::{CheckStatus, Counts, GateCheck, UnansweredCheck};
-
-/// A minimum detectable change in percent: `+12 %`, or `none` when the runs cannot pin
-/// the quantile down at all.
-pub fn fmt_mde(pct: f64) -> String {
-    if pct.is_finite() {
-        fmt_pct_change(pct)
-    } else {
-        "none".into()
-    }
-}
+use crate::cells::{change_cells, fmt_mde, fmt_p, quantile_text};
+use crate::gate_check::{CheckStatus, Counts, GateCheck, UnansweredCheck};
 
 fn verdict_cell(status: CheckStatus, reason: &str) -> Cell {
     match status {

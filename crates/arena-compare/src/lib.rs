@@ -8,8 +8,11 @@
 
 mod arm;
 mod breakdown;
+mod breakdown_data;
 mod breakdown_table;
 mod by_run;
+mod cells;
+mod change;
 mod comparable;
 mod compare;
 mod cpu;
@@ -17,6 +20,7 @@ mod decide;
 mod findings;
 pub mod frames;
 mod gate;
+mod gate_check;
 mod gate_table;
 mod group;
 pub mod html;
@@ -26,6 +30,7 @@ mod json;
 mod limit;
 pub mod plot;
 pub mod run_view;
+mod split;
 mod startup;
 pub mod synthetic;
 pub mod trend_plot;
@@ -38,11 +43,9 @@ pub use breakdown::{
     breakdown, breakdowns, Breakdown, BreakdownCell, Split, COALESCED_ROW, SPLITS,
 };
 pub use by_run::by_run_table;
+pub use cells::{delta_cell, fmt_ms_signed, fmt_p, quantile_text, QUANTILES};
 pub use comparable::{comparability, refuse_mixed, sides, warn_mixed, Mixed};
-pub use compare::{
-    compare, delta_cell, fmt_ms_signed, fmt_p, quantile_text, CompareOptions, Comparison,
-    MetricChange, QUANTILES,
-};
+pub use compare::{compare, CompareOptions, Comparison, MetricChange};
 pub use cpu::{cpu_table, runs_cpu_table};
 pub use decide::{interval_method, Power};
 pub use findings::{annotate, check, CheckOptions, Finding};

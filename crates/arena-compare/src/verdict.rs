@@ -14,9 +14,9 @@ use arena_run::{Metric, Run};
 use arena_stats::{is_censored, pct_change, QuantileChange, Verdict};
 use serde_json::{json, Value};
 
-use crate::compare::{
-    change_cells, compare, fmt_ms_signed, quantile_text, CompareOptions, Comparison, QUANTILES,
-};
+use crate::cells::{change_cells, fmt_ms_signed, quantile_text, QUANTILES};
+use crate::change::CompareOptions;
+use crate::compare::{compare, Comparison};
 use crate::json::num;
 
 /// A count each run of a side recorded (bytes), in run order.

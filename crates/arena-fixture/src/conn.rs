@@ -16,19 +16,16 @@ use futures_util::{Sink, SinkExt, Stream, StreamExt};
 use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit, Semaphore};
 
 use crate::alloc;
+use crate::proto::close;
 use crate::proto::{parse_client, ClientMsg};
-use crate::server::{close, Shared};
 use crate::session::{BuiltFrame, FrameKind, InputOutcome, Session};
+use crate::shared::Shared;
 use crate::stats::{bump, thread_cpu, FrameStat, ServerStats};
 
 /// Client messages a session may have queued and not yet applied. Past it the reader stops
 /// reading and TCP pushes back on the client: a client that sends faster than its session
 /// works cannot grow the server's memory.
 const INPUT_QUEUE: usize = 256;
-
-/// tungstenite's read buffer, per connection. Client messages are 5 or 15 bytes; the
-/// default buffer (128 KiB, zero-filled when the socket opens) was 128 KiB of RSS each.
-pub(crate) const READ_BUFFER: usize = 4 * 1024;
 
 /// How long a closing connection's writer may take to flush before it is aborted: a client
 /// that stopped reading would otherwise hold its writer (and its session) forever.

@@ -12,9 +12,8 @@ use futures_util::{Sink, Stream};
 use yawc::close::CloseCode;
 use yawc::{DeflateOptions, Frame, HttpStream, OpCode, Options, WebSocket, WebSocketError};
 
-use crate::conn::READ_BUFFER;
 use crate::knobs::Knobs;
-use crate::proto::MAX_CLIENT_MESSAGE;
+use crate::proto::{MAX_CLIENT_MESSAGE, READ_BUFFER};
 
 /// The window the client may compress with: RFC 7692's default, answered explicitly
 /// because Chromium offers a bare `client_max_window_bits`, which yawc would otherwise

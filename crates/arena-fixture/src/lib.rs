@@ -18,6 +18,7 @@ pub mod proto;
 pub mod scenario;
 pub mod server;
 pub mod session;
+mod shared;
 pub mod stats;
 pub mod strip;
 

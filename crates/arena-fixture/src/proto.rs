@@ -29,6 +29,24 @@ pub const OP_STRIP: u8 = 0x07;
 /// Largest client message the server reads; anything bigger closes the connection.
 pub const MAX_CLIENT_MESSAGE: usize = 64 * 1024;
 
+/// tungstenite's read buffer, per connection. Client messages are 5 or 15 bytes; the
+/// default buffer (128 KiB, zero-filled when the socket opens) was 128 KiB of RSS each.
+pub(crate) const READ_BUFFER: usize = 4 * 1024;
+
+/// WebSocket close codes the server uses.
+pub mod close {
+    /// Server shutting down.
+    pub const GOING_AWAY: u16 = 1001;
+    /// Malformed binary message (unknown type byte, wrong length).
+    pub const PROTOCOL: u16 = 1002;
+    /// A text frame: the protocol is binary only.
+    pub const UNSUPPORTED: u16 = 1003;
+    /// A message over the size limit.
+    pub const TOO_BIG: u16 = 1009;
+    /// The session thread could not start or failed.
+    pub const INTERNAL: u16 = 1011;
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InputKind {
     MouseDown,

@@ -20,11 +20,13 @@ use tokio::sync::{watch, Semaphore};
 
 use crate::art::Board;
 use crate::bots::{Bots, Turns};
-use crate::conn::{connection, READ_BUFFER};
+use crate::conn::connection;
 use crate::deflate::DeflateSocket;
 use crate::knobs::Knobs;
-use crate::proto::MAX_CLIENT_MESSAGE;
+pub use crate::proto::close;
+use crate::proto::{MAX_CLIENT_MESSAGE, READ_BUFFER};
 use crate::session::FrameKind;
+use crate::shared::Shared;
 use crate::stats::{bump, Counters, FrameStat, ServerStats, StatsLog};
 
 const INDEX_HTML: &str = include_str!("../assets/index.html");
@@ -45,20 +47,6 @@ fn render_index(knobs: &Knobs) -> String {
         .replace(MOVE_FLUSH_SLOT, &knobs.move_flush_ms.to_string())
 }
 
-/// WebSocket close codes the server uses.
-pub mod close {
-    /// Server shutting down.
-    pub const GOING_AWAY: u16 = 1001;
-    /// Malformed binary message (unknown type byte, wrong length).
-    pub const PROTOCOL: u16 = 1002;
-    /// A text frame: the protocol is binary only.
-    pub const UNSUPPORTED: u16 = 1003;
-    /// A message over the size limit.
-    pub const TOO_BIG: u16 = 1009;
-    /// The session thread could not start or failed.
-    pub const INTERNAL: u16 = 1011;
-}
-
 /// How to start a server besides its knobs.
 #[derive(Debug, Clone, Default)]
 pub struct ServerOptions {
@@ -70,21 +58,6 @@ pub struct ServerOptions {
 
 /// Starts fixture servers.
 pub struct Server;
-
-/// What every request and connection of one server shares.
-pub(crate) struct Shared {
-    pub knobs: Knobs,
-    index_html: String,
-    pub board: Arc<Board>,
-    pub stats: Arc<ServerStats>,
-    pub next_conn: AtomicU64,
-    pub shutdown: watch::Receiver<bool>,
-    /// One permit per connection under `max_connections`, held until its session thread
-    /// has returned.
-    slots: Arc<Semaphore>,
-    /// The bots' turns, started by inputs (`bot_turn_ms`).
-    pub bot_turns: Arc<Turns>,
-}
 
 /// A running fixture server. Dropping it stops the server too; `shutdown` also waits.
 pub struct ServerHandle {

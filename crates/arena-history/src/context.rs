@@ -11,6 +11,22 @@ pub struct Origin {
     pub testbed: String,
 }
 
+impl Origin {
+    /// The flags' branch, commit and testbed, each missing one from `git` in the current
+    /// folder or the machine's name (`history add`, and `--history` on the pilot).
+    pub fn or_defaults(
+        branch: Option<String>,
+        commit: Option<String>,
+        testbed: Option<String>,
+    ) -> Origin {
+        Origin {
+            branch: branch.or_else(git_branch),
+            commit: commit.or_else(git_commit),
+            testbed: testbed.unwrap_or_else(default_testbed),
+        }
+    }
+}
+
 /// `git rev-parse` answers in milliseconds; the bound only keeps a stuck one from hanging
 /// a store.
 const GIT_LIMIT: std::time::Duration = std::time::Duration::from_secs(30);

@@ -30,12 +30,15 @@ mod trend;
 pub use context::{default_testbed, git_branch, git_commit, Origin};
 pub use record::{content_hash, NewRun};
 pub use schema::SCHEMA_VERSION;
-pub use select::{baseline_runs, selected_runs, Baseline, Selection};
+pub use select::{
+    baseline_runs, history_baseline, selected_runs, with_stored, Baseline, Selection,
+};
 pub use sink::{Sink, Stored};
 pub use store::{
     open, open_default, resolve, Added, Filter, RunRow, Store, StoredCounts, DB_ENV, DEFAULT_DB,
 };
 pub use tables::{
-    list_json, list_table, show_json, show_table, trend_json, trend_section, trend_table,
+    add_json, add_table, branch_trend_section, list_json, list_table, show_json, show_table,
+    trend_json, trend_section, trend_table,
 };
 pub use trend::{trend, Point, Step, Trend, TrendOptions};

@@ -6,7 +6,7 @@ use arena_compare::comparability;
 use arena_report::Exit;
 use arena_run::Run;
 
-use crate::store::{Filter, RunRow, Store};
+use crate::store::{open_default, Filter, RunRow, Store};
 
 /// The runs chosen and what was passed over.
 #[derive(Debug, Clone)]
@@ -78,6 +78,63 @@ pub fn baseline_runs(
     out.runs.reverse();
     out.rows.reverse();
     Ok(out)
+}
+
+impl Baseline {
+    /// The stored runs' ids, as `history list` shows them.
+    fn ids(&self) -> String {
+        let ids: Vec<String> = self.rows.iter().map(|r| r.id.to_string()).collect();
+        ids.join(", ")
+    }
+
+    /// `; N passed over as not measured alike`, or nothing when none was.
+    fn passed_over(&self) -> String {
+        match self.not_comparable {
+            0 => String::new(),
+            n => format!("; {n} passed over as not measured alike"),
+        }
+    }
+}
+
+/// The gate's `--baseline-history`: [`baseline_runs`] from the history `db` names (as
+/// `--db`), and the note put under the gate's table that says which runs they are.
+pub fn history_baseline(
+    db: Option<&str>,
+    branch: &str,
+    testbed: &str,
+    candidates: &[Run],
+    last: usize,
+) -> Result<(Vec<Run>, String)> {
+    let store = open_default(db)?;
+    let b = baseline_runs(store.as_ref(), branch, testbed, candidates, last)?;
+    let note = format!(
+        "baseline: the last {} stored runs of {branch} on testbed {testbed} (asked for {last}; ids {}){}",
+        b.runs.len(),
+        b.ids(),
+        b.passed_over()
+    );
+    Ok((b.runs, note))
+}
+
+/// `compare` and `report` with a history selection: the stored runs `sel` selects from the
+/// history `db` names, oldest first, then `folders`; and the note that says which stored
+/// runs they are.
+pub fn with_stored(
+    db: Option<&str>,
+    sel: &Selection,
+    folders: Vec<Run>,
+) -> Result<(Vec<Run>, String)> {
+    let store = open_default(db)?;
+    let b = selected_runs(store.as_ref(), sel, &folders)?;
+    let note = format!(
+        "from the history ({}): stored runs {}{}",
+        store.describe(),
+        b.ids(),
+        b.passed_over()
+    );
+    let mut runs = b.runs;
+    runs.extend(folders);
+    Ok((runs, note))
 }
 
 /// Which stored runs `compare` and `report` take beside (or instead of) folders.

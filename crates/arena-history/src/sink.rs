@@ -9,6 +9,7 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 
 use anyhow::{anyhow, Result};
+use arena_report::{Exit, ExitKind};
 
 use crate::context::Origin;
 use crate::record::NewRun;
@@ -87,6 +88,51 @@ impl Sink {
     /// Waits for every queued add and returns what each did, in the order sent.
     pub fn finish(mut self) -> Vec<Stored> {
         self.stop()
+    }
+
+    /// A run was written to `dir`: queued when complete; a run that ended early is not
+    /// added (its folder is kept; `history add` takes it if wanted), and the line that
+    /// says so is returned.
+    pub fn written(&self, dir: &Path, complete: bool) -> Option<String> {
+        if complete {
+            self.send(dir);
+            return None;
+        }
+        Some(format!(
+            "history: {} ended early and is not added to {}",
+            dir.display(),
+            self.describe()
+        ))
+    }
+
+    /// Waits for the adds: a line for stderr on what each did, and the first failed add as
+    /// the error the command ends with (its own exit code: 2 for a folder that fails
+    /// validation, 3 for a server that went away).
+    pub fn finish_said(self) -> (Vec<String>, Option<anyhow::Error>) {
+        let db = self.describe().to_string();
+        let mut lines = Vec::new();
+        let mut first: Option<anyhow::Error> = None;
+        for s in self.finish() {
+            let dir = s.dir.display();
+            match s.result {
+                Ok(Added::New(id)) => {
+                    lines.push(format!("history: {dir} stored as run {id} in {db}"))
+                }
+                Ok(Added::Duplicate(id)) => {
+                    lines.push(format!("history: {dir} already stored as run {id} in {db}"))
+                }
+                Err(e) => {
+                    let kind = ExitKind::of(&e).unwrap_or(ExitKind::BadInput);
+                    let msg = format!(
+                        "history: {dir} was not added to {db}: {e:#}; the run folder is kept \
+                         (`arena-perf history add {dir}` adds it later)"
+                    );
+                    lines.push(format!("arena-perf: {msg}"));
+                    first.get_or_insert(anyhow!(Exit::new(kind, msg)));
+                }
+            }
+        }
+        (lines, first)
     }
 
     fn stop(&mut self) -> Vec<Stored> {

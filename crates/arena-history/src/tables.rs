@@ -8,8 +8,8 @@ use arena_report::{fmt_ms, num, Cell, Column, Table};
 use arena_run::Run;
 use serde_json::{json, Value};
 
-use crate::store::{RunRow, StoredCounts};
-use crate::trend::Trend;
+use crate::store::{open_default, Added, Filter, RunRow, StoredCounts};
+use crate::trend::{trend, Trend, TrendOptions};
 
 fn short(hash: &str) -> String {
     hash.get(..12).unwrap_or(hash).to_string()
@@ -17,6 +17,41 @@ fn short(hash: &str) -> String {
 
 fn opt(v: &Option<String>) -> String {
     v.clone().unwrap_or_else(|| "-".into())
+}
+
+/// `history add`: what became of each run folder (`source`, as given), in the history
+/// `db` describes.
+pub fn add_table(db: &str, added: &[(String, Added)]) -> Table {
+    let mut table = Table::new(vec![
+        Column::left("run"),
+        Column::right("id"),
+        Column::left("stored"),
+    ])
+    .with_title(format!("history add ({db})"));
+    for (source, a) in added {
+        table.push_row(vec![
+            Cell::text(source),
+            Cell::num(a.id().to_string(), a.id() as f64),
+            Cell::text(stored(*a)),
+        ]);
+    }
+    table
+}
+
+/// `history add --format json`.
+pub fn add_json(added: &[(String, Added)]) -> Value {
+    let rows: Vec<Value> = added
+        .iter()
+        .map(|(source, a)| json!({"run": source, "id": a.id(), "stored": stored(*a)}))
+        .collect();
+    document("history_add", json!({ "runs": rows }))
+}
+
+fn stored(a: Added) -> &'static str {
+    match a {
+        Added::New(_) => "added",
+        Added::Duplicate(_) => "already stored",
+    }
 }
 
 /// `history list`: one row a stored run, oldest first.
@@ -281,6 +316,26 @@ pub fn trend_section(trend: &Trend) -> anyhow::Result<TrendSection> {
         svg: trend_svg(&series)?,
         notes: trend_notes(trend),
     })
+}
+
+/// `report --history METRIC.pQ`: the trend of `branch`'s stored runs on `testbed` with the
+/// compared runs' `pilot`, from the history `db` names, drawn with its steps marked.
+pub fn branch_trend_section(
+    db: Option<&str>,
+    branch: Option<String>,
+    testbed: String,
+    pilot: Option<String>,
+    metric: &str,
+) -> anyhow::Result<TrendSection> {
+    let opts = TrendOptions::parse(metric)?;
+    let store = open_default(db)?;
+    let filter = Filter {
+        branch,
+        testbed: Some(testbed),
+        pilot,
+        ..Default::default()
+    };
+    trend_section(&trend(store.as_ref(), &filter, &opts)?)
 }
 
 /// `history trend --format json`.

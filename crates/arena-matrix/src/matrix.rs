@@ -112,6 +112,35 @@ pub struct MatrixResult {
 }
 
 impl MatrixResult {
+    /// How the matrix ended: interrupted (by a signal or `interrupted`), or with no run
+    /// giving a figure, is an error with its exit code, naming where the runs are.
+    pub fn ending(&self, interrupted: bool, out_dir: &Path) -> anyhow::Result<()> {
+        if self.interrupted || interrupted {
+            return Err(arena_report::Exit::new(
+                arena_report::ExitKind::Interrupted,
+                format!(
+                    "interrupted: {} of {} runs finished, written to {}",
+                    self.runs.len(),
+                    self.planned_runs,
+                    out_dir.display()
+                ),
+            )
+            .into());
+        }
+        let measured: Vec<_> = self.runs.iter().filter(|r| !r.warmup).collect();
+        if !measured.is_empty() && measured.iter().all(|r| r.figure.is_none()) {
+            return Err(arena_report::Exit::new(
+                arena_report::ExitKind::TargetFailed,
+                format!(
+                    "no run gave a figure; see stderr.tail in the run folders under {}",
+                    out_dir.display()
+                ),
+            )
+            .into());
+        }
+        Ok(())
+    }
+
     /// Measured (non-warm-up) runs of one cell.
     pub fn runs_of(&self, case: usize, arm: usize) -> impl Iterator<Item = &RunResult> {
         self.runs

@@ -3,11 +3,11 @@
 
 use std::collections::BTreeMap;
 
-use arena_report::{fmt_count, fmt_pct_change, Cell, Column, Table};
+use arena_report::{fmt_count, fmt_pct_change, Cell, Column, Format, Table};
 
-use crate::matrix::MatrixResult;
+use crate::matrix::{MatrixResult, RunResult, RunStatus};
 use crate::reduce::{reduce, CellSummary, CellVerdict, Reduced};
-use crate::spec::{Better, Stat};
+use crate::spec::{Better, MatrixSpec, Stat};
 
 /// A figure as the notes write it: 115.2, 1,052, 0.734.
 pub fn fmt_figure(v: f64) -> String {
@@ -399,6 +399,46 @@ pub fn phases_table(m: &MatrixResult) -> Option<Table> {
         t.push_row(row);
     }
     Some(t)
+}
+
+/// One finished run, as its progress line says it.
+pub fn run_line(spec: &MatrixSpec, r: &RunResult) -> String {
+    let what = match (&r.status, &r.figure) {
+        (RunStatus::Ok, Some(f)) => format!("{} {}", fmt_figure(f.value), spec.unit),
+        (s, _) => s.short(),
+    };
+    format!(
+        "{} x {} {}{}: {what} ({:.1} s)",
+        spec.cases[r.case].name,
+        spec.arms[r.arm].name,
+        if r.warmup { "warm-up " } else { "r" },
+        r.repeat + 1,
+        r.wall_s
+    )
+}
+
+/// Every table of a matrix, named: the matrix, CPU, phases when sampled, threads when asked.
+pub fn all_tables(result: &MatrixResult, threads: bool) -> Vec<(&'static str, Table)> {
+    let mut tables = vec![("matrix", matrix_table(result)), ("cpu", cpu_table(result))];
+    if let Some(p) = phases_table(result) {
+        tables.push(("phases", p));
+    }
+    if threads {
+        tables.push(("threads", threads_table(result)));
+    }
+    tables
+}
+
+/// The tables in `format`, one after another.
+pub fn render_tables(tables: &[(&str, Table)], format: Format) -> String {
+    match format {
+        // CSV is one table: the matrix (the others are in tables.md and the run folders).
+        Format::Csv => tables[0].1.render(Format::Csv),
+        f => {
+            let parts: Vec<String> = tables.iter().map(|(_, t)| t.render(f)).collect();
+            parts.join("\n")
+        }
+    }
 }
 
 #[cfg(test)]

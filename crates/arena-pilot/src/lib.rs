@@ -38,6 +38,7 @@ pub mod phase;
 pub mod plan;
 pub mod prepare;
 pub mod progress;
+pub mod ranges;
 pub mod run;
 pub mod scenario;
 mod stall;

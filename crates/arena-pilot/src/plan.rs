@@ -47,6 +47,20 @@ pub struct Overrides {
     pub sample: Vec<String>,
 }
 
+impl Overrides {
+    /// `--knob NAME=VALUE` flags as the plan takes them; a bad one is exit 2 naming the
+    /// flag (`pilot`, `ab`, `demo` and `startup` take the same).
+    pub fn parse_knobs(flags: &[String]) -> Result<Vec<(String, String)>> {
+        flags
+            .iter()
+            .map(|k| {
+                arena_fixture::Knobs::parse_pair(k)
+                    .map_err(|e| anyhow!(Exit::bad_input(format!("--knob: {e}"))))
+            })
+            .collect()
+    }
+}
+
 /// Browser options shared by every run of a command.
 #[derive(Debug, Clone, Default)]
 pub struct BrowserOptions {

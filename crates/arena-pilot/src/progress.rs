@@ -31,3 +31,29 @@ pub type OnProgress<'a> = &'a (dyn Fn(Progress<'_>) + Send + Sync);
 
 /// The callback that ignores everything.
 pub fn silent(_: Progress<'_>) {}
+
+impl Progress<'_> {
+    /// How the command line shows this step: the browser and each run as a line, each
+    /// click as a step of the bar, which ends with the clicks.
+    pub fn shown(&self) -> arena_report::progress::Shown {
+        use arena_report::progress::Shown;
+        match *self {
+            Progress::Browser { version, pid } => {
+                Shown::Line(format!("browser: {version} (pid {pid})"))
+            }
+            Progress::Run {
+                index,
+                runs,
+                arm,
+                round,
+            } => Shown::Line(format!("run {index}/{runs}: arm {arm}, round {round}")),
+            Progress::Click { arm, done, of } => Shown::Step {
+                what: format!("arm {arm}: click"),
+                done,
+                of,
+            },
+            Progress::ClicksDone { .. } => Shown::Done,
+            Progress::RunWritten { .. } => Shown::Nothing,
+        }
+    }
+}

@@ -3,12 +3,13 @@
 //! collect what the page still holds, stop everything, pair, build and write the run.
 //! The run folder is written whatever happens after the page opened.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{anyhow, Context, Result};
 use arena_browser::{Browser, CanvasRect, Page};
 use arena_report::{Exit, ExitKind};
+use arena_run::outputs::{is_run_folder, refuse_overwrite, Output, Replacement};
 use arena_run::{AnswerInfo, IdleWindow, LoopSettings, Run, RunStatus, SocketSource, Warning};
 use arena_wire::RunCapture;
 
@@ -47,6 +48,33 @@ pub enum OutDir {
 }
 
 impl OutDir {
+    /// `pilot --out DIR [--force]`: where the run goes, `--out` checked first (before any
+    /// browser or target starts) against the `pilot` file it reads, staged beside the old
+    /// run when `--force` replaces one. Without `--out`, under `reports/`.
+    pub fn for_flag(
+        out: Option<&Path>,
+        force: bool,
+        pilot: Option<&Path>,
+    ) -> Result<(OutDir, Option<Replacement>)> {
+        let Some(dir) = out else {
+            return Ok((OutDir::Under(PathBuf::from("reports")), None));
+        };
+        refuse_overwrite(pilot, &[Output::folder("--out", dir)])?;
+        if !(dir.is_dir() && is_run_folder(dir)) {
+            return Ok((OutDir::Exactly(dir.to_path_buf()), None));
+        }
+        if !force {
+            return Err(Exit::bad_input(format!(
+                "--out {}: the folder already holds a run; give --force to replace it whole, \
+                 or another --out",
+                dir.display()
+            ))
+            .into());
+        }
+        let r = Replacement::stage(dir)?;
+        Ok((OutDir::Exactly(r.staging().to_path_buf()), Some(r)))
+    }
+
     fn dir(&self, started: SystemTime, arm: &str) -> PathBuf {
         match self {
             OutDir::Under(base) => arena_run::default_run_dir(base, started, arm),

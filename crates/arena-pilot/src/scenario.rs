@@ -716,7 +716,7 @@ pub const MAX_STALL_CLICKS: u32 = 1_000_000;
 
 /// The longest pause, quiet wait or per-click timeout a pilot file or flag may ask for: a
 /// day, in ms (more is a typo, and past `u64` ms a deadline overflows).
-pub const MAX_PACING_MS: u64 = 86_400_000;
+pub const MAX_PACING_MS: u64 = arena_report::ranges::DAY_MS;
 
 /// `[pacing]`: the pause, the per-click bound, the quiet wait, the loop events, the stall.
 fn parse_pacing(cx: &Ctx, raw: Option<Spanned<RawPacing>>) -> Result<Pacing> {

@@ -8,6 +8,7 @@
 mod exit;
 mod fmt;
 pub mod json;
+pub mod progress;
 pub mod ranges;
 mod table;
 pub mod toml_input;

@@ -18,6 +18,7 @@ mod figures;
 mod folder;
 mod layout;
 mod model;
+pub mod outputs;
 mod staging;
 mod startup;
 mod time;

@@ -27,7 +27,7 @@ pub use capture::{
 };
 pub use run_capture::RunCapture;
 pub use summary::{
-    compressed_messages, default_inflate_threads, summarize, summarize_reader,
+    compressed_messages, default_inflate_threads, open_counted, summarize, summarize_reader,
     summarize_reader_threads, summarize_threads, ConnInfo, DirSummary, FrameRef, SummaryOptions,
     WindowCounts, WindowRow, WireSummary,
 };

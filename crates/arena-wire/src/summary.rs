@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 use std::net::IpAddr;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -1126,6 +1127,32 @@ pub fn compressed_messages(
 /// Summarises a classic pcap from any reader; `name` appears in messages.
 pub fn summarize_reader<R: Read>(r: R, name: &str, opts: &SummaryOptions) -> Result<WireSummary> {
     run(PcapReader::new(r, name)?, opts, default_inflate_threads())
+}
+
+/// The pcap file at `path` opened for [`summarize_reader`] (a FIFO is announced while it
+/// waits for its writer), every byte read from it counted into `read`, which a progress
+/// bar polls.
+pub fn open_counted(path: &Path, read: Arc<AtomicU64>) -> Result<impl Read> {
+    let file = arena_sys::fifo::open_announced(path, "pcap capture")
+        .map_err(|e| anyhow::anyhow!("{}: cannot open: {e}", path.display()))?;
+    Ok(Counted {
+        inner: std::io::BufReader::with_capacity(1 << 20, file),
+        read,
+    })
+}
+
+/// A reader that counts what passes through it.
+struct Counted<R> {
+    inner: R,
+    read: Arc<AtomicU64>,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
 }
 
 /// [`summarize_reader`] with `threads` inflate threads (see [`summarize_threads`]).

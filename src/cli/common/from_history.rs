@@ -50,7 +50,6 @@ impl FromHistoryArgs {
             }
             return Ok((folders, None));
         }
-        let store = arena_history::open_default(self.db.as_deref())?;
         let sel = Selection {
             branch: self.history_branch.clone(),
             testbed: self
@@ -60,20 +59,7 @@ impl FromHistoryArgs {
             last: self.last.unwrap_or(10) as usize,
             ids: self.ids.clone(),
         };
-        let b = arena_history::selected_runs(store.as_ref(), &sel, &folders)?;
-        let ids: Vec<String> = b.rows.iter().map(|r| r.id.to_string()).collect();
-        let note = format!(
-            "from the history ({}): stored runs {}{}",
-            store.describe(),
-            ids.join(", "),
-            if b.not_comparable > 0 {
-                format!("; {} passed over as not measured alike", b.not_comparable)
-            } else {
-                String::new()
-            }
-        );
-        let mut runs = b.runs;
-        runs.extend(folders);
+        let (runs, note) = arena_history::with_stored(self.db.as_deref(), &sel, folders)?;
         Ok((runs, Some(note)))
     }
 }

@@ -5,9 +5,8 @@
 
 use std::path::Path;
 
-use anyhow::{anyhow, Result};
-use arena_history::{Added, Origin, Sink};
-use arena_report::{Exit, ExitKind};
+use anyhow::Result;
+use arena_history::{Origin, Sink};
 use clap::Args as ClapArgs;
 
 /// Where and as what each run is added to the history.
@@ -38,56 +37,26 @@ impl ToHistoryArgs {
         if !self.history {
             return Ok(None);
         }
-        let origin = Origin {
-            branch: self.branch.clone().or_else(arena_history::git_branch),
-            commit: self.commit.clone().or_else(arena_history::git_commit),
-            testbed: self
-                .testbed
-                .clone()
-                .unwrap_or_else(arena_history::default_testbed),
-        };
+        let (b, c, t) = (&self.branch, &self.commit, &self.testbed);
+        let origin = Origin::or_defaults(b.clone(), c.clone(), t.clone());
         Sink::start(self.db.as_deref(), origin).map(Some)
     }
 }
 
-/// A run was written to `dir`: queued for the history when complete; a run that ended
-/// early is not added (its folder is kept; `history add` takes it if wanted).
+/// A run was written to `dir`: queued for the history when complete (`Sink::written`).
 pub fn written(sink: Option<&Sink>, dir: &Path, complete: bool) {
-    match sink {
-        Some(s) if complete => s.send(dir),
-        Some(s) => eprintln!(
-            "history: {} ended early and is not added to {}",
-            dir.display(),
-            s.describe()
-        ),
-        None => {}
+    if let Some(line) = sink.and_then(|s| s.written(dir, complete)) {
+        eprintln!("{line}");
     }
 }
 
 /// Waits for the adds and says what each did on stderr; the first failed add is the
-/// error the command ends with (its own exit code: 2 for a folder that fails validation,
-/// 3 for a server that went away).
+/// error the command ends with.
 pub fn finish(sink: Option<Sink>) -> Result<()> {
     let Some(sink) = sink else { return Ok(()) };
-    let db = sink.describe().to_string();
-    let mut first: Option<anyhow::Error> = None;
-    for s in sink.finish() {
-        let dir = s.dir.display();
-        match s.result {
-            Ok(Added::New(id)) => eprintln!("history: {dir} stored as run {id} in {db}"),
-            Ok(Added::Duplicate(id)) => {
-                eprintln!("history: {dir} already stored as run {id} in {db}")
-            }
-            Err(e) => {
-                let kind = ExitKind::of(&e).unwrap_or(ExitKind::BadInput);
-                let msg = format!(
-                    "history: {dir} was not added to {db}: {e:#}; the run folder is kept \
-                     (`arena-perf history add {dir}` adds it later)"
-                );
-                eprintln!("arena-perf: {msg}");
-                first.get_or_insert(anyhow!(Exit::new(kind, msg)));
-            }
-        }
+    let (lines, first) = sink.finish_said();
+    for line in lines {
+        eprintln!("{line}");
     }
     first.map_or(Ok(()), Err)
 }

@@ -10,9 +10,9 @@
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
+use crate::{EVENTS_JSONL, LOOPS_CSV, RUN_JSON};
 use anyhow::Result;
 use arena_report::Exit;
-use arena_run::{EVENTS_JSONL, LOOPS_CSV, RUN_JSON};
 
 /// Something a command writes, and the flag that named it.
 #[derive(Debug, Clone, Copy)]
@@ -142,6 +142,23 @@ fn same_file(a: &Path, b: &Path) -> bool {
 #[cfg(not(unix))]
 fn same_file(_: &Path, _: &Path) -> bool {
     false
+}
+
+/// `--out report/x.html` with no `report/`: said before any work, naming the folder.
+pub fn parent_exists(file: &Path, flag: &str) -> Result<()> {
+    let parent = match file.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => return Ok(()),
+    };
+    if !parent.is_dir() {
+        return Err(Exit::bad_input(format!(
+            "{flag} {}: folder {} does not exist (create it first)",
+            file.display(),
+            parent.display()
+        ))
+        .into());
+    }
+    Ok(())
 }
 
 /// Refuses (exit 2) any of `outputs` that would overwrite one of `inputs` (files, run

@@ -5,10 +5,19 @@
 use std::io::IsTerminal;
 use std::sync::Mutex;
 
-use arena_pilot::Progress;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// How progress is shown.
+/// How one step of a library's progress looks: a line above the bar, a step of the bar,
+/// the bar's end, or nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Shown {
+    Line(String),
+    Step { what: String, done: u64, of: u64 },
+    Done,
+    Nothing,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
     Quiet,
@@ -20,6 +29,15 @@ pub enum Mode {
 
 impl Mode {
     /// The mode for stderr as it is: a bar only on a terminal without `NO_COLOR`.
+    /// As [`Mode::detect`] on a terminal, and quiet elsewhere: for commands whose output is
+    /// the record (a matrix, a long read), where progress lines would only fill a log.
+    pub fn terminal_only(quiet: bool) -> Mode {
+        match std::io::stderr().is_terminal() {
+            true => Mode::detect(quiet),
+            false => Mode::Quiet,
+        }
+    }
+
     pub fn detect(quiet: bool) -> Mode {
         let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
         match (quiet, std::io::stderr().is_terminal() && !no_color) {
@@ -57,7 +75,7 @@ impl Reporter {
     pub fn step(&self, what: &str, done: u64, of: u64) {
         match self.mode {
             Mode::Quiet => {}
-            Mode::Lines if done % 25 == 0 || done == of => eprintln!("{what} {done}/{of}"),
+            Mode::Lines if done.is_multiple_of(25) || done == of => eprintln!("{what} {done}/{of}"),
             Mode::Lines => {}
             Mode::Bar => {
                 let mut slot = self.bar.lock().unwrap();
@@ -77,20 +95,13 @@ impl Reporter {
     }
 
     /// A pilot event, shown.
-    pub fn pilot(&self, p: Progress<'_>) {
-        match p {
-            Progress::Browser { version, pid } => {
-                self.line(&format!("browser: {version} (pid {pid})"))
-            }
-            Progress::Run {
-                index,
-                runs,
-                arm,
-                round,
-            } => self.line(&format!("run {index}/{runs}: arm {arm}, round {round}")),
-            Progress::Click { arm, done, of } => self.step(&format!("arm {arm}: click"), done, of),
-            Progress::ClicksDone { .. } => self.done(),
-            Progress::RunWritten { .. } => {}
+    /// Shows one step of a library's progress (`arena_pilot::Progress::shown`).
+    pub fn show(&self, s: Shown) {
+        match s {
+            Shown::Line(text) => self.line(&text),
+            Shown::Step { what, done, of } => self.step(&what, done, of),
+            Shown::Done => self.done(),
+            Shown::Nothing => {}
         }
     }
 }
