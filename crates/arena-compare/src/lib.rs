@@ -23,6 +23,7 @@ pub mod html;
 pub mod idle;
 mod input;
 mod json;
+pub mod json_types;
 mod limit;
 pub mod plot;
 pub mod run_view;
@@ -51,7 +52,7 @@ pub use group::{digest, groups, numbered_runs, run_names, By, Group, RunData};
 pub use html::{report_html, ReportOptions};
 pub use input::{load_runs, load_runs_with_events};
 pub use json::{
-    ab_json, arm_json, breakdown_json, comparison_json, gate_json, num, run_json, summary_json,
+    ab_json, arm_json, breakdown_json, comparison_json, gate_json, num, run_json,
     JSON_SCHEMA_VERSION,
 };
 pub use limit::{GateLimit, Limit, DEFAULT_UNANSWERED_PT};
