@@ -358,10 +358,5 @@ pub fn ab_document(
         .iter()
         .map(|o| (&o.run, Some(o.dir.as_path())))
         .collect();
-    let mut doc = arena_compare::ab_json(kind, &runs, cmp);
-    if let Some(m) = doc.as_object_mut() {
-        let v = verdict.map_or(serde_json::Value::Null, |v| v.to_json());
-        m.insert("verdict".into(), v);
-    }
-    arena_report::json::to_text(&doc)
+    arena_report::json::to_text(&arena_compare::ab_verdict_json(kind, &runs, cmp, verdict))
 }

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use crate::breakdown::{Breakdown, BreakdownCell, Split};
 use crate::compare::{Comparison, MetricChange, QUANTILES};
-use crate::json_types::{AbDoc, GateCheckDoc, GateDoc, PowerDoc};
+use crate::json_types::{AbDoc, AbVerdictDoc, GateCheckDoc, GateDoc, PowerDoc};
 use crate::json_types::{
     BreakdownCellDoc, BreakdownDoc, BytesDoc, ChangesDoc, CoalescedDoc, ColdDoc, CompareChange,
     CompareDoc, LoopsDoc, MetricDoc, RecordsDoc, RunDoc, SendsDoc, TypingDoc,
@@ -226,11 +226,32 @@ pub fn ab_json(
     runs: &[(&arena_run::Run, Option<&std::path::Path>)],
     comparison: Option<&Comparison>,
 ) -> Value {
-    let doc = AbDoc {
-        runs: runs.iter().map(|(r, f)| run_doc(r, *f)).collect(),
-        comparison: comparison.map(comparison_doc),
+    Document::new(kind, ab_doc(runs, comparison)).to_value()
+}
+
+/// [`ab_json`] with the verdict of `ab`'s and `demo`'s tables as `verdict` (`null` when
+/// nothing was compared): the document those commands print.
+pub fn ab_verdict_json(
+    kind: &str,
+    runs: &[(&arena_run::Run, Option<&std::path::Path>)],
+    comparison: Option<&Comparison>,
+    verdict: Option<&crate::verdict::Verdicts>,
+) -> Value {
+    let doc = AbVerdictDoc {
+        ab: ab_doc(runs, comparison),
+        verdict: verdict.map(|v| v.to_doc()),
     };
     Document::new(kind, doc).to_value()
+}
+
+fn ab_doc<'a>(
+    runs: &[(&'a arena_run::Run, Option<&std::path::Path>)],
+    comparison: Option<&'a Comparison>,
+) -> AbDoc<'a> {
+    AbDoc {
+        runs: runs.iter().map(|(r, f)| run_doc(r, *f)).collect(),
+        comparison: comparison.map(comparison_doc),
+    }
 }
 
 /// `gate --format json`: every check with its limit, its figures and its verdict, and

@@ -202,6 +202,15 @@ pub struct AbDoc<'a> {
     pub comparison: Option<crate::json::CompareDocument<'a>>,
 }
 
+/// `ab` and `demo` as they print it: [`AbDoc`] and the verdict under the tables (`null`
+/// when nothing was compared).
+#[derive(Debug, Clone, Serialize)]
+pub struct AbVerdictDoc<'a> {
+    #[serde(flatten)]
+    pub ab: AbDoc<'a>,
+    pub verdict: Option<VerdictsDoc<'a>>,
+}
+
 /// `gate --format json`.
 #[derive(Debug, Clone, Serialize)]
 pub struct GateDoc<'a> {
@@ -388,6 +397,20 @@ mod tests {
         assert_eq!(v["baseline"], 40.0);
         assert!(v["candidate"].is_null());
         assert_eq!(v["significant"], true);
+    }
+
+    #[test]
+    fn abs_document_keeps_a_null_verdict_beside_its_runs_and_comparison() {
+        let doc = AbVerdictDoc {
+            ab: AbDoc {
+                runs: Vec::new(),
+                comparison: None,
+            },
+            verdict: None,
+        };
+        let v = serde_json::to_value(doc).unwrap();
+        assert_eq!(keys(&v), ["comparison", "runs", "verdict"]);
+        assert!(v["verdict"].is_null() && v["comparison"].is_null());
     }
 
     #[test]

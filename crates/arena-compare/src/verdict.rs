@@ -538,7 +538,12 @@ impl Verdicts {
     /// The verdict as data: the `verdict` object of `ab`'s and `demo`'s documents
     /// (`docs/schema/ab.json`), one entry per candidate arm in `arms`.
     pub fn to_json(&self) -> Value {
-        arena_report::json::to_value(&VerdictsDoc {
+        arena_report::json::to_value(&self.to_doc())
+    }
+
+    /// The verdict as its typed document ([`Verdicts::to_json`] writes it).
+    pub fn to_doc(&self) -> VerdictsDoc<'_> {
+        VerdictsDoc {
             baseline: &self.baseline,
             metric: self.metric,
             unit: "ms",
@@ -547,7 +552,7 @@ impl Verdicts {
             alpha: self.alpha,
             noise_bar_pct: self.noise_bar_pct,
             arms: self.arms.iter().map(arm_doc).collect(),
-        })
+        }
     }
 }
 
