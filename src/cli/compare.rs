@@ -265,13 +265,7 @@ pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
         cmp.table.note(note);
     }
     if a.format == Format::Json {
-        let mut v = arena_compare::comparison_json(&cmp);
-        if a.cpu {
-            v["cpu"] = arena_compare::run_names(&runs)
-                .iter()
-                .map(|(name, r)| serde_json::json!({ "run": name, "cpu": r.meta.cpu }))
-                .collect();
-        }
+        let v = arena_compare::comparison_cpu_json(&cmp, a.cpu.then_some(runs.as_slice()));
         print(format!("{}\n", serde_json::to_string_pretty(&v)?))?;
     } else {
         print(cmp.table.render(a.format))?;

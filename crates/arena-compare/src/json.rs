@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use crate::breakdown::{Breakdown, BreakdownCell, Split};
 use crate::compare::{Comparison, MetricChange, QUANTILES};
-use crate::json_types::{AbDoc, AbVerdictDoc, GateCheckDoc, GateDoc, PowerDoc};
+use crate::json_types::{AbDoc, AbVerdictDoc, GateCheckDoc, GateDoc, PowerDoc, RunCpuDoc};
 use crate::json_types::{
     BreakdownCellDoc, BreakdownDoc, BytesDoc, ChangesDoc, CoalescedDoc, ColdDoc, CompareChange,
     CompareDoc, LoopsDoc, MetricDoc, RecordsDoc, RunDoc, SendsDoc, TypingDoc,
@@ -29,6 +29,21 @@ pub type CompareDocument<'a> = Document<'a, CompareDoc<'a>>;
 /// The comparison as one JSON document.
 pub fn comparison_json(c: &Comparison) -> Value {
     to_value(&comparison_doc(c))
+}
+
+/// [`comparison_json`] with each of `runs`' CPU as `cpu` when given (`compare --cpu`).
+pub fn comparison_cpu_json(c: &Comparison, runs: Option<&[arena_run::Run]>) -> Value {
+    let mut doc = comparison_doc(c);
+    doc.body.cpu = runs.map(|runs| {
+        crate::group::run_names(runs)
+            .into_iter()
+            .map(|(run, r)| RunCpuDoc {
+                run,
+                cpu: &r.meta.cpu,
+            })
+            .collect()
+    });
+    to_value(&doc)
 }
 
 /// The comparison as its typed document ([`comparison_json`] writes it).
@@ -63,6 +78,7 @@ pub fn comparison_doc(c: &Comparison) -> CompareDocument<'_> {
             metrics,
             findings: &c.findings,
             breakdowns: c.breakdowns.iter().map(breakdown_doc).collect(),
+            cpu: None,
         },
     )
 }

@@ -30,6 +30,16 @@ pub struct CompareDoc<'a> {
     pub metrics: BTreeMap<&'static str, MetricDoc>,
     pub findings: &'a [Finding],
     pub breakdowns: Vec<BreakdownDoc<'a>>,
+    /// Each run's CPU (`compare --cpu` only; absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<Vec<RunCpuDoc<'a>>>,
+}
+
+/// One run's CPU as sampled, `null` for a run without it.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunCpuDoc<'a> {
+    pub run: String,
+    pub cpu: &'a Option<arena_run::RunCpu>,
 }
 
 /// One metric of the comparison: each figure keyed by column.

@@ -52,8 +52,8 @@ pub use group::{digest, groups, numbered_runs, run_names, By, Group, RunData};
 pub use html::{report_html, ReportOptions};
 pub use input::{load_runs, load_runs_with_events};
 pub use json::{
-    ab_json, ab_verdict_json, arm_json, breakdown_json, comparison_json, gate_json, num, run_json,
-    JSON_SCHEMA_VERSION,
+    ab_json, ab_verdict_json, arm_json, breakdown_json, comparison_cpu_json, comparison_json,
+    gate_json, num, run_json, JSON_SCHEMA_VERSION,
 };
 pub use limit::{GateLimit, Limit, DEFAULT_UNANSWERED_PT};
 pub use startup::{startup_json, startup_tables, StartupSetup};
