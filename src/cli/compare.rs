@@ -167,6 +167,7 @@ pub struct CompareArgs {
     /// inputToPaint. All four by default.
     #[arg(long = "metric", value_name = "M")]
     pub metrics: Vec<String>,
+    /// Output format; `json` prints the document of docs/schema/compare.json.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
     /// Also show each run's CPU by process and phase (runs made with the fixture or
