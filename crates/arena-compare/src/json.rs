@@ -128,21 +128,13 @@ fn breakdown_doc(b: &Breakdown) -> BreakdownDoc<'_> {
     }
 }
 
-fn breakdown_cell_doc(c: &BreakdownCell) -> BreakdownCellDoc<'_> {
+fn breakdown_cell_doc(cell: &BreakdownCell) -> BreakdownCellDoc<'_> {
     BreakdownCellDoc {
-        row: &c.row,
-        column: &c.column,
-        loops: c.loops,
-        answered: c.answered,
-        unanswered: c.unanswered,
-        claimed: c.claimed,
-        cold: c.cold,
-        replies_over: c.replies_over,
-        n: c.n,
-        p50: c.quantiles[0],
-        p90: c.quantiles[1],
-        p99: c.quantiles[2],
-        changes: c.change.as_ref().map(changes_doc),
+        cell,
+        p50: cell.quantiles[0],
+        p90: cell.quantiles[1],
+        p99: cell.quantiles[2],
+        changes: cell.change.as_ref().map(changes_doc),
     }
 }
 

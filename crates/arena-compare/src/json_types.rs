@@ -10,6 +10,7 @@ use arena_run::TypingSummary;
 use arena_stats::{ChangeJson, Summary};
 use serde::Serialize;
 
+use crate::breakdown::BreakdownCell;
 use crate::decide::Power;
 use crate::findings::Finding;
 use crate::gate::{CheckStatus, UnansweredCheck};
@@ -100,18 +101,12 @@ pub struct BreakdownDoc<'a> {
     pub cells: Vec<BreakdownCellDoc<'a>>,
 }
 
-/// One row and column of a breakdown.
+/// One row and column of a breakdown: the cell's counts as it serializes them, then its
+/// quantiles by name and its changes.
 #[derive(Debug, Clone, Serialize)]
 pub struct BreakdownCellDoc<'a> {
-    pub row: &'a str,
-    pub column: &'a str,
-    pub loops: u64,
-    pub answered: u64,
-    pub unanswered: u64,
-    pub claimed: u64,
-    pub cold: u64,
-    pub replies_over: u64,
-    pub n: u64,
+    #[serde(flatten)]
+    pub cell: &'a BreakdownCell,
     pub p50: Option<f64>,
     pub p90: Option<f64>,
     pub p99: Option<f64>,
@@ -421,6 +416,53 @@ mod tests {
         let v = serde_json::to_value(doc).unwrap();
         assert_eq!(keys(&v), ["comparison", "runs", "verdict"]);
         assert!(v["verdict"].is_null() && v["comparison"].is_null());
+    }
+
+    #[test]
+    fn a_breakdown_cell_names_its_quantiles_and_leaves_out_the_raw_ones() {
+        let cell = BreakdownCell {
+            row: "mousedown".into(),
+            column: "stock".into(),
+            loops: 3,
+            answered: 2,
+            unanswered: 1,
+            claimed: 0,
+            cold: 0,
+            replies_over: 2,
+            n: 2,
+            quantiles: [Some(10.0), None, None],
+            change: None,
+        };
+        let v = serde_json::to_value(BreakdownCellDoc {
+            cell: &cell,
+            p50: cell.quantiles[0],
+            p90: cell.quantiles[1],
+            p99: cell.quantiles[2],
+            changes: None,
+        })
+        .unwrap();
+        assert_eq!(
+            keys(&v),
+            [
+                "answered",
+                "changes",
+                "claimed",
+                "cold",
+                "column",
+                "loops",
+                "n",
+                "p50",
+                "p90",
+                "p99",
+                "replies_over",
+                "row",
+                "unanswered"
+            ]
+        );
+        assert_eq!(
+            (v["p50"].as_f64(), v["loops"].as_u64()),
+            (Some(10.0), Some(3))
+        );
     }
 
     #[test]
