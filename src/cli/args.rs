@@ -256,6 +256,7 @@ pub struct SeriesArgs {
     /// Folder the run folders are written under.
     #[arg(long, value_name = "DIR", default_value = "reports")]
     pub out: PathBuf,
+    /// Output format; `json` prints the document of docs/schema/ab.json (ab, demo).
     #[arg(long, value_enum, default_value_t = arena_report::Format::Table)]
     pub format: arena_report::Format,
 }
@@ -351,10 +352,5 @@ pub fn ab_document(
         .iter()
         .map(|o| (&o.run, Some(o.dir.as_path())))
         .collect();
-    let mut doc = arena_compare::ab_json(kind, &runs, cmp);
-    if let Some(m) = doc.as_object_mut() {
-        let v = verdict.map_or(serde_json::Value::Null, |v| v.to_json());
-        m.insert("verdict".into(), v);
-    }
-    arena_report::json::to_text(&doc)
+    arena_report::json::to_text(&arena_compare::ab_verdict_json(kind, &runs, cmp, verdict))
 }

@@ -167,6 +167,7 @@ pub struct CompareArgs {
     /// inputToPaint. All four by default.
     #[arg(long = "metric", value_name = "M")]
     pub metrics: Vec<String>,
+    /// Output format; `json` prints the document of docs/schema/compare.json.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
     /// Also show each run's CPU by process and phase (runs made with the fixture or
@@ -265,13 +266,7 @@ pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
         cmp.table.note(note);
     }
     if a.format == Format::Json {
-        let mut v = arena_compare::comparison_json(&cmp);
-        if a.cpu {
-            v["cpu"] = arena_compare::run_names(&runs)
-                .iter()
-                .map(|(name, r)| serde_json::json!({ "run": name, "cpu": r.meta.cpu }))
-                .collect();
-        }
+        let v = arena_compare::comparison_cpu_json(&cmp, a.cpu.then_some(runs.as_slice()));
         print(format!("{}\n", serde_json::to_string_pretty(&v)?))?;
     } else {
         print(cmp.table.render(a.format))?;

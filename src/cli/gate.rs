@@ -61,6 +61,7 @@ pub struct GateArgs {
     /// on stderr and the exit code stays the verdict's.
     #[arg(long, value_name = "FILE")]
     pub summary: Option<PathBuf>,
+    /// Output format; `json` prints the document of docs/schema/gate.json.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
     #[command(flatten)]

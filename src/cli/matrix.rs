@@ -54,6 +54,7 @@ pub struct MatrixArgs {
     /// No per-run progress lines on stderr.
     #[arg(long)]
     pub quiet: bool,
+    /// Output format; `json` prints the document of docs/schema/matrix.json.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
 }

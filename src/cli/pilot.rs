@@ -30,6 +30,7 @@ pub struct Args {
     /// leaves the old run or the new one, never a mix.
     #[arg(long, requires = "out")]
     pub force: bool,
+    /// Output format; `json` prints the document of docs/schema/pilot.json.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
     #[command(flatten)]

@@ -24,10 +24,13 @@ pub struct BreakdownCell {
     /// Values behind the quantiles (warm answered loops with the metric, unless cold
     /// loops were asked in).
     pub n: u64,
-    /// p50, p90, p99 in ms; `None` for an empty row.
+    /// p50, p90, p99 in ms; `None` for an empty row. Its JSON document names them
+    /// (`crate::json_types::BreakdownCellDoc`).
+    #[serde(skip)]
     pub quantiles: [Option<f64>; 3],
     /// Against the baseline column's same row; `None` for the baseline itself and for
     /// coalesced input (only its per-run summary is kept).
+    #[serde(skip)]
     pub change: Option<MetricChange>,
 }
 

@@ -19,9 +19,8 @@
 use arena_report::{fmt_bytes, fmt_count, fmt_ms, Cell, Column, Table};
 use arena_run::{Event, Run, WireDirection};
 use arena_stats::quantile_sorted;
-use serde_json::{json, Value};
-
-use crate::json::num;
+use serde::Serialize;
+use serde_json::Value;
 
 /// The default gap that ends a burst, ms.
 pub const BURST_GAP_MS: f64 = 1000.0;
@@ -73,14 +72,19 @@ pub fn run_sources(runs: &[Run]) -> Vec<FrameSource> {
         .collect()
 }
 
-/// Frames, bytes and the size quantiles (type 7) of one window.
-#[derive(Debug, Clone, PartialEq)]
+/// Frames, bytes and the size quantiles (type 7) of one window; serialized as
+/// `docs/schema/frames.json` writes a window.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FrameFigures {
     pub frames: u64,
     pub bytes: u64,
+    #[serde(rename = "p50_bytes")]
     pub p50: Option<f64>,
+    #[serde(rename = "p90_bytes")]
     pub p90: Option<f64>,
+    #[serde(rename = "p99_bytes")]
     pub p99: Option<f64>,
+    #[serde(rename = "largest_bytes")]
     pub largest: Option<u64>,
 }
 
@@ -218,57 +222,101 @@ pub fn frames_table(sources: &[FrameSource], gap_ms: f64) -> Table {
     t
 }
 
-pub(crate) fn figures_json(f: &FrameFigures) -> Value {
-    json!({
-        "frames": f.frames,
-        "bytes": f.bytes,
-        "p50_bytes": f.p50.map(num),
-        "p90_bytes": f.p90.map(num),
-        "p99_bytes": f.p99.map(num),
-        "largest_bytes": f.largest,
-    })
+/// A cold window's figures with its first-paint burst (`null` when it received nothing).
+#[derive(Debug, Clone, Serialize)]
+pub struct ColdDoc {
+    #[serde(flatten)]
+    pub figures: FrameFigures,
+    pub first_paint: Option<BurstDoc>,
 }
 
-/// A cold window's figures with its first-paint burst (`null` when it received nothing).
+/// The first-paint burst as the documents write it.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct BurstDoc {
+    pub bytes: u64,
+    pub frames: u64,
+    pub window_ms: f64,
+    pub start_ms: f64,
+}
+
+/// `--format json` of the frame table (`docs/schema/frames.json`).
+#[derive(Debug, Clone, Serialize)]
+pub struct FramesDoc<'a> {
+    pub burst_gap_ms: f64,
+    pub runs: Vec<FrameRunDoc<'a>>,
+}
+
+/// One run's cold and warm windows and what the wire carried.
+#[derive(Debug, Clone, Serialize)]
+pub struct FrameRunDoc<'a> {
+    pub run: &'a str,
+    pub cold: Option<ColdDoc>,
+    pub warm: FrameFigures,
+    pub wire: Option<WireFramesDoc>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct WireFramesDoc {
+    pub frames: u64,
+    pub app_bytes: u64,
+}
+
+pub(crate) fn cold_doc(c: &[Receipt], gap_ms: f64) -> ColdDoc {
+    ColdDoc {
+        figures: figures(c),
+        first_paint: first_paint_burst(c, gap_ms).map(|b| BurstDoc {
+            bytes: b.bytes,
+            frames: b.frames,
+            window_ms: b.end_ms - b.start_ms,
+            start_ms: b.start_ms,
+        }),
+    }
+}
+
+/// A cold window's figures with its first-paint burst, as a JSON value.
 pub(crate) fn cold_json(c: &[Receipt], gap_ms: f64) -> Value {
-    let burst = first_paint_burst(c, gap_ms).map(|b| {
-        json!({
-            "bytes": b.bytes,
-            "frames": b.frames,
-            "window_ms": num(b.end_ms - b.start_ms),
-            "start_ms": num(b.start_ms),
-        })
-    });
-    let mut v = figures_json(&figures(c));
-    v["first_paint"] = burst.unwrap_or(Value::Null);
-    v
+    arena_report::json::to_value(&cold_doc(c, gap_ms))
 }
 
 /// `--format json` of the frame table (`docs/schema/frames.json`).
 pub fn frames_json(sources: &[FrameSource], gap_ms: f64) -> Value {
-    let list: Vec<Value> = sources
+    let runs = sources
         .iter()
-        .map(|s| {
-            let cold = s.cold.as_ref().map(|c| {
-                cold_json(c, gap_ms)
-            });
-            json!({
-                "run": s.name,
-                "cold": cold,
-                "warm": figures_json(&figures(&s.warm)),
-                "wire": s.wire.as_ref().map(|w| json!({"frames": w.frames, "app_bytes": w.app_bytes})),
-            })
+        .map(|s| FrameRunDoc {
+            run: &s.name,
+            cold: s.cold.as_ref().map(|c| cold_doc(c, gap_ms)),
+            warm: figures(&s.warm),
+            wire: s.wire.as_ref().map(|w| WireFramesDoc {
+                frames: w.frames,
+                app_bytes: w.app_bytes,
+            }),
         })
         .collect();
-    arena_report::json::document(
-        "frames",
-        json!({ "burst_gap_ms": num(gap_ms), "runs": list }),
-    )
+    let doc = FramesDoc {
+        burst_gap_ms: gap_ms,
+        runs,
+    };
+    arena_report::json::Document::new("frames", doc).to_value()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cold_window_is_its_figures_with_the_first_paint_burst() {
+        let r = [(26_000.0, 400), (26_620.0, 100), (30_000.0, 5)];
+        let v = cold_json(&r, BURST_GAP_MS);
+        assert_eq!(
+            (v["frames"].as_u64(), v["largest_bytes"].as_u64()),
+            (Some(3), Some(400))
+        );
+        assert_eq!(v["first_paint"]["window_ms"], 620.0);
+        assert_eq!(v["first_paint"]["bytes"], 500);
+        let empty = cold_json(&[], BURST_GAP_MS);
+        assert!(empty["first_paint"].is_null() && empty["p50_bytes"].is_null());
+        assert_eq!(empty["frames"], 0);
+    }
 
     #[test]
     fn the_heaviest_gap_separated_group_is_the_first_paint() {

@@ -8,150 +8,133 @@
 //! .metrics.sendToRecv.changes["lazy-png"].p50   {delta, delta_pct, ci_low, ci_high, p, verdict}
 //! ```
 
-use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
 
-use crate::breakdown::{Breakdown, Split};
+use arena_report::json::{to_value, Document};
+use serde_json::Value;
+
+use crate::breakdown::{Breakdown, BreakdownCell, Split};
 use crate::compare::{Comparison, MetricChange, QUANTILES};
+use crate::json_types::{AbDoc, AbVerdictDoc, GateCheckDoc, GateDoc, PowerDoc, RunCpuDoc};
+use crate::json_types::{
+    BreakdownCellDoc, BreakdownDoc, BytesDoc, ChangesDoc, CoalescedDoc, ColdDoc, CompareChange,
+    CompareDoc, LoopsDoc, MetricDoc, RecordsDoc, RunDoc, SendsDoc, TypingDoc,
+};
 
 pub use arena_report::{num, JSON_SCHEMA_VERSION};
 
+/// `compare`'s document with its version and kind.
+pub type CompareDocument<'a> = Document<'a, CompareDoc<'a>>;
+
 /// The comparison as one JSON document.
 pub fn comparison_json(c: &Comparison) -> Value {
-    let mut metrics = Map::new();
+    to_value(&comparison_doc(c))
+}
+
+/// [`comparison_json`] with each of `runs`' CPU as `cpu` when given (`compare --cpu`).
+pub fn comparison_cpu_json(c: &Comparison, runs: Option<&[arena_run::Run]>) -> Value {
+    let mut doc = comparison_doc(c);
+    doc.body.cpu = runs.map(|runs| {
+        crate::group::run_names(runs)
+            .into_iter()
+            .map(|(run, r)| RunCpuDoc {
+                run,
+                cpu: &r.meta.cpu,
+            })
+            .collect()
+    });
+    to_value(&doc)
+}
+
+/// The comparison as its typed document ([`comparison_json`] writes it).
+pub fn comparison_doc(c: &Comparison) -> CompareDocument<'_> {
+    let mut metrics: BTreeMap<&'static str, MetricDoc> = BTreeMap::new();
     for ch in &c.changes {
-        let m = metrics
-            .entry(ch.metric.to_string())
-            .or_insert_with(empty_metric)
-            .as_object_mut()
-            .expect("a metric is an object");
-        set(m, "n", &c.baseline, json!(ch.n_baseline));
-        set(m, "n", &ch.column, json!(ch.n));
-        set(m, "censored", &c.baseline, json!(ch.censored_baseline));
-        set(m, "censored", &ch.column, json!(ch.censored));
+        let m = metrics.entry(ch.metric).or_default();
+        m.n.insert(c.baseline.clone(), ch.n_baseline);
+        m.n.insert(ch.column.clone(), ch.n);
+        m.censored.insert(c.baseline.clone(), ch.censored_baseline);
+        m.censored.insert(ch.column.clone(), ch.censored);
         for (q, name) in QUANTILES {
-            if let Some(qc) = ch.quantiles.iter().find(|x| x.q == q) {
-                set(m, name, &c.baseline, num(qc.baseline));
-                set(m, name, &ch.column, num(qc.candidate));
+            if let (Some(qc), Some(col)) =
+                (ch.quantiles.iter().find(|x| x.q == q), m.quantile_mut(name))
+            {
+                col.insert(c.baseline.clone(), qc.baseline);
+                col.insert(ch.column.clone(), qc.candidate);
             }
         }
-        set(m, "changes", &ch.column, changes_json(ch));
+        m.changes.insert(ch.column.clone(), changes_doc(ch));
     }
-    json!({
-        "schema_version": JSON_SCHEMA_VERSION,
-        "kind": "compare",
-        "by": c.by,
-        "baseline": c.baseline,
-        "columns": c.columns,
-        "unit": "ms",
-        "figures": "every warm loop; an unanswered one is censored at the window: a quantile that lands on one is null, with its column's censored count",
-        "interval_method": c.method,
-        "multiple_testing": "holm over each column's checks",
-        "metrics": metrics,
-        "findings": c.findings,
-        "breakdowns": c.breakdowns.iter().map(breakdown_json).collect::<Vec<_>>(),
-    })
+    Document::new(
+        "compare",
+        CompareDoc {
+            by: c.by,
+            baseline: &c.baseline,
+            columns: &c.columns,
+            unit: "ms",
+            figures: "every warm loop; an unanswered one is censored at the window: a quantile that lands on one is null, with its column's censored count",
+            interval_method: &c.method,
+            multiple_testing: "holm over each column's checks",
+            metrics,
+            findings: &c.findings,
+            breakdowns: c.breakdowns.iter().map(breakdown_doc).collect(),
+            cpu: None,
+        },
+    )
 }
 
 /// One metric's change against the baseline: `{p50: {delta, delta_pct, ci_low, ci_high,
-/// p, verdict}, p90, p99, mann_whitney_p}`.
-fn changes_json(ch: &MetricChange) -> Value {
-    let mut changes = Map::new();
-    for (q, name) in QUANTILES {
-        let Some(qc) = ch.quantiles.iter().find(|x| x.q == q) else {
-            continue;
-        };
-        let ci = qc.ci.as_ref();
-        changes.insert(
-            name.to_string(),
-            json!({
-                "delta": num(qc.delta),
-                "delta_pct": num(qc.delta_pct),
-                "ci_low": ci.map_or(Value::Null, |c| num(c.lo)),
-                "ci_high": ci.map_or(Value::Null, |c| num(c.hi)),
-                "p": qc.p.map_or(Value::Null, num),
-                "beyond_window": arena_stats::is_censored(qc.baseline) || arena_stats::is_censored(qc.candidate),
-                "verdict": qc.verdict,
-            }),
-        );
+/// p, verdict, beyond_window}, p90, p99, mann_whitney_p}`.
+fn changes_doc(ch: &MetricChange) -> ChangesDoc {
+    let quantile = |q: f64| {
+        ch.quantiles
+            .iter()
+            .find(|x| x.q == q)
+            .map(|qc| CompareChange {
+                change: qc.into(),
+                beyond_window: arena_stats::is_censored(qc.baseline)
+                    || arena_stats::is_censored(qc.candidate),
+            })
+    };
+    ChangesDoc {
+        p50: quantile(QUANTILES[0].0),
+        p90: quantile(QUANTILES[1].0),
+        p99: quantile(QUANTILES[2].0),
+        mann_whitney_p: ch.mann_whitney.as_ref().map(|u| u.p),
     }
-    changes.insert(
-        "mann_whitney_p".into(),
-        ch.mann_whitney.as_ref().map_or(Value::Null, |u| num(u.p)),
-    );
-    Value::Object(changes)
 }
 
 /// One `--split` as data: `.rows` in order, `.cells[]` one per row and column with its
 /// counts, its quantiles in ms and its `changes` against the baseline's same row (the
 /// comparison's shape; `null` for the baseline and coalesced input).
 pub fn breakdown_json(b: &Breakdown) -> Value {
-    let bounds = match &b.split {
-        Split::ReplySize(v) => json!(v),
-        _ => Value::Null,
-    };
-    let cells: Vec<Value> = b
-        .cells
-        .iter()
-        .map(|c| {
-            let q = |i: usize| c.quantiles[i].map_or(Value::Null, num);
-            json!({
-                "row": c.row,
-                "column": c.column,
-                "loops": c.loops,
-                "answered": c.answered,
-                "unanswered": c.unanswered,
-                "claimed": c.claimed,
-                "cold": c.cold,
-                "replies_over": c.replies_over,
-                "n": c.n,
-                "p50": q(0),
-                "p90": q(1),
-                "p99": q(2),
-                "changes": c.change.as_ref().map_or(Value::Null, changes_json),
-            })
-        })
-        .collect();
-    json!({
-        "split": b.split.name(),
-        "bounds_bytes": bounds,
-        "metric": b.metric.name(),
-        "unit": "ms",
-        "reply_over_bytes": b.reply_over,
-        "baseline": b.baseline,
-        "columns": b.columns,
-        "rows": b.rows,
-        "cells": cells,
-    })
+    to_value(&breakdown_doc(b))
 }
 
-fn empty_metric() -> Value {
-    let mut m = Map::new();
-    for key in ["n", "censored", "p50", "p90", "p99", "changes"] {
-        m.insert(key.into(), Value::Object(Map::new()));
-    }
-    Value::Object(m)
-}
-
-/// `m[key][column] = v`.
-fn set(m: &mut Map<String, Value>, key: &str, column: &str, v: Value) {
-    if let Some(Value::Object(inner)) = m.get_mut(key) {
-        inner.insert(column.to_string(), v);
+fn breakdown_doc(b: &Breakdown) -> BreakdownDoc<'_> {
+    BreakdownDoc {
+        split: b.split.name(),
+        bounds_bytes: match &b.split {
+            Split::ReplySize(v) => Some(v.as_slice()),
+            _ => None,
+        },
+        metric: b.metric.name(),
+        unit: "ms",
+        reply_over_bytes: b.reply_over,
+        baseline: &b.baseline,
+        columns: &b.columns,
+        rows: &b.rows,
+        cells: b.cells.iter().map(breakdown_cell_doc).collect(),
     }
 }
 
-/// A latency summary in ms as `{n, min, mean, p50, p90, p99, max}`, or `null`.
-pub fn summary_json(s: Option<&arena_stats::Summary>) -> Value {
-    match s {
-        Some(s) => json!({
-            "n": s.n,
-            "min": num(s.min),
-            "mean": num(s.mean),
-            "p50": num(s.p50),
-            "p90": num(s.p90),
-            "p99": num(s.p99),
-            "max": num(s.max),
-        }),
-        None => Value::Null,
+fn breakdown_cell_doc(cell: &BreakdownCell) -> BreakdownCellDoc<'_> {
+    BreakdownCellDoc {
+        cell,
+        p50: cell.quantiles[0],
+        p90: cell.quantiles[1],
+        p99: cell.quantiles[2],
+        changes: cell.change.as_ref().map(changes_doc),
     }
 }
 
@@ -165,9 +148,14 @@ pub fn summary_json(s: Option<&arena_stats::Summary>) -> Value {
 /// .bytes.received_bytes       WebSocket payload the page received
 /// ```
 pub fn run_json(run: &arena_run::Run, folder: Option<&std::path::Path>) -> Value {
+    to_value(&run_doc(run, folder))
+}
+
+/// One run as its typed document ([`run_json`] writes it).
+pub fn run_doc<'a>(run: &'a arena_run::Run, folder: Option<&std::path::Path>) -> RunDoc<'a> {
     let m = &run.meta;
     let s = &m.summary;
-    let metrics: Map<String, Value> = [
+    let metrics = [
         (arena_run::Metric::InputToSocket, &s.input_to_socket),
         (arena_run::Metric::SendToRecv, &s.send_to_recv),
         (arena_run::Metric::RecvToDraw, &s.recv_to_draw),
@@ -175,65 +163,67 @@ pub fn run_json(run: &arena_run::Run, folder: Option<&std::path::Path>) -> Value
         (arena_run::Metric::InputToPixels, &s.input_to_pixels),
     ]
     .into_iter()
-    .map(|(metric, sum)| (metric.name().to_string(), summary_json(sum.as_ref())))
+    .map(|(metric, sum)| (metric.name(), sum.as_ref()))
     .collect();
-    json!({
-        "arm": m.arm,
-        "url": m.url,
-        "knobs": m.knobs,
-        "browser": m.browser,
-        "status": m.status,
-        "status_message": m.status_message,
-        "started_at": m.started_at,
-        "ended_at": m.ended_at,
-        "seed": m.seed,
-        "socket_source": m.socket_source,
-        "run_folder": folder.map(|f| f.display().to_string()),
-        "unit": "ms",
-        "metrics": metrics,
-        "cold": { "inputToPaint": summary_json(s.cold_input_to_paint.as_ref()) },
-        "typing": typing_json(s.typing.as_ref()),
-        "coalesced": {
-            "inputs": s.coalesced_inputs,
-            "inputToSocket": summary_json(s.coalesced_input_to_socket.as_ref()),
+    RunDoc {
+        arm: &m.arm,
+        url: &m.url,
+        knobs: &m.knobs,
+        browser: &m.browser,
+        status: &m.status,
+        status_message: &m.status_message,
+        started_at: &m.started_at,
+        ended_at: &m.ended_at,
+        seed: m.seed,
+        socket_source: &m.socket_source,
+        run_folder: folder.map(|f| f.display().to_string()),
+        unit: "ms",
+        metrics,
+        cold: ColdDoc {
+            input_to_paint: s.cold_input_to_paint.as_ref(),
         },
-        "loops": {
-            "clicks_planned": s.clicks_planned,
-            "inputs_dispatched": s.inputs_dispatched,
-            "total": s.loops,
-            "answered": s.answered,
-            "unanswered": s.unanswered,
-            "claimed": s.claimed,
-            "cold": s.cold,
-            "invariant_violations": s.invariant_violations,
+        typing: s.typing.as_ref().map(typing_doc),
+        coalesced: CoalescedDoc {
+            inputs: s.coalesced_inputs,
+            input_to_socket: s.coalesced_input_to_socket.as_ref(),
         },
-        "bytes": {
-            "received_bytes": s.bytes_received,
-            "frames_received": s.frames_received,
-            "sent_bytes": s.bytes_sent,
-            "idle_reply_bytes": s.idle_reply_bytes,
-            "replies_over_idle": s.replies_over_idle,
+        loops: LoopsDoc {
+            clicks_planned: s.clicks_planned,
+            inputs_dispatched: s.inputs_dispatched,
+            total: s.loops,
+            answered: s.answered,
+            unanswered: s.unanswered,
+            claimed: s.claimed,
+            cold: s.cold,
+            invariant_violations: s.invariant_violations,
         },
-        "sends": {
-            "input": s.sends_input,
-            "ack": s.sends_ack,
-            "other": s.sends_other,
+        bytes: BytesDoc {
+            received_bytes: s.bytes_received,
+            frames_received: s.frames_received,
+            sent_bytes: s.bytes_sent,
+            idle_reply_bytes: s.idle_reply_bytes,
+            replies_over_idle: s.replies_over_idle,
         },
-        "records": {
-            "drained": s.records,
-            "dropped": s.dropped_records,
-            "stale": s.stale_records,
+        sends: SendsDoc {
+            input: s.sends_input,
+            ack: s.sends_ack,
+            other: s.sends_other,
         },
-        "answer": m.answer,
-        "wire": m.wire,
-        "cpu": m.cpu,
-        "warnings": m.warnings,
-    })
+        records: RecordsDoc {
+            drained: s.records,
+            dropped: s.dropped_records,
+            stale: s.stale_records,
+        },
+        answer: &m.answer,
+        wire: &m.wire,
+        cpu: &m.cpu,
+        warnings: &m.warnings,
+    }
 }
 
 /// `pilot --format json`: one run as a document (`docs/schema/pilot.json`).
 pub fn arm_json(run: &arena_run::Run, folder: Option<&std::path::Path>) -> Value {
-    arena_report::json::document("pilot", run_json(run, folder))
+    Document::new("pilot", run_doc(run, folder)).to_value()
 }
 
 /// `ab` and `demo` with `--format json`: every run in the order it ran, then the
@@ -244,100 +234,79 @@ pub fn ab_json(
     runs: &[(&arena_run::Run, Option<&std::path::Path>)],
     comparison: Option<&Comparison>,
 ) -> Value {
-    let list: Vec<Value> = runs.iter().map(|(r, f)| run_json(r, *f)).collect();
-    arena_report::json::document(
-        kind,
-        json!({
-            "runs": list,
-            "comparison": comparison.map_or(Value::Null, comparison_json),
-        }),
-    )
+    Document::new(kind, ab_doc(runs, comparison)).to_value()
+}
+
+/// [`ab_json`] with the verdict of `ab`'s and `demo`'s tables as `verdict` (`null` when
+/// nothing was compared): the document those commands print.
+pub fn ab_verdict_json(
+    kind: &str,
+    runs: &[(&arena_run::Run, Option<&std::path::Path>)],
+    comparison: Option<&Comparison>,
+    verdict: Option<&crate::verdict::Verdicts>,
+) -> Value {
+    let doc = AbVerdictDoc {
+        ab: ab_doc(runs, comparison),
+        verdict: verdict.map(|v| v.to_doc()),
+    };
+    Document::new(kind, doc).to_value()
+}
+
+fn ab_doc<'a>(
+    runs: &[(&'a arena_run::Run, Option<&std::path::Path>)],
+    comparison: Option<&'a Comparison>,
+) -> AbDoc<'a> {
+    AbDoc {
+        runs: runs.iter().map(|(r, f)| run_doc(r, *f)).collect(),
+        comparison: comparison.map(comparison_doc),
+    }
 }
 
 /// `gate --format json`: every check with its limit, its figures and its verdict, and
 /// whether the gate failed (`docs/schema/gate.json`).
 pub fn gate_json(g: &crate::gate::GateResult) -> Value {
-    let checks: Vec<Value> = g
-        .checks
-        .iter()
-        .map(|c| {
-            let ch = &c.change;
-            let ci = ch.ci.as_ref();
-            json!({
-                "limit": {
-                    "metric": c.limit.metric,
-                    "stat": c.limit.stat,
-                    "q": c.limit.q,
-                    "max_pct": c.limit.max_pct,
-                },
-                "n_baseline": c.n_baseline,
-                "n_candidate": c.n_candidate,
-                "censored_baseline": c.censored_baseline,
-                "censored_candidate": c.censored_candidate,
-                "baseline": num(ch.baseline),
-                "candidate": num(ch.candidate),
-                "baseline_beyond_window": arena_stats::is_censored(ch.baseline),
-                "candidate_beyond_window": arena_stats::is_censored(ch.candidate),
-                "delta": num(ch.delta),
-                "delta_pct": num(ch.delta_pct),
-                "ci_low": ci.map_or(Value::Null, |c| num(c.lo)),
-                "ci_high": ci.map_or(Value::Null, |c| num(c.hi)),
-                "p_limit": num(c.p_limit),
-                "p_adjusted": num(c.p_adjusted),
-                "power": {
-                    "mde_pct": num(c.power.mde_pct),
-                    "at_the_max": c.power.at_the_max,
-                    "loops_needed": c.power.loops_needed,
-                    "underpowered": c.power.underpowered(c.limit.max_pct),
-                },
-                "status": c.status,
-                "reason": c.reason,
-            })
-        })
-        .collect();
-    let u = &g.unanswered;
-    let counts = |c: &crate::gate::Counts| json!({"unanswered": c.unanswered, "loops": c.loops});
-    arena_report::json::document(
-        "gate",
-        json!({
-            "failed": g.failed(),
-            "unit": "ms",
-            "alpha": g.alpha,
-            "interval_method": g.method,
-            "multiple_testing": "holm",
-            "checks": checks,
-            "unanswered": {
-                "max_pt": u.max_pt,
-                "default": u.default,
-                "baseline": counts(&u.baseline),
-                "candidate": counts(&u.candidate),
-                "rise_pt": num(u.rise_pt),
-                "p": num(u.p),
-                "p_adjusted": num(u.p_adjusted),
-                "mde_pt": num(u.mde_pt),
-                "status": u.status,
-                "reason": u.reason,
-            },
-            "underpowered_allowed": g.underpowered,
-            "findings": g.findings,
-        }),
-    )
+    let doc = GateDoc {
+        failed: g.failed(),
+        unit: "ms",
+        alpha: g.alpha,
+        interval_method: &g.method,
+        multiple_testing: "holm",
+        checks: g.checks.iter().map(gate_check_doc).collect(),
+        unanswered: &g.unanswered,
+        underpowered_allowed: &g.underpowered,
+        findings: &g.findings,
+    };
+    Document::new("gate", doc).to_value()
+}
+
+fn gate_check_doc(c: &crate::gate::GateCheck) -> GateCheckDoc<'_> {
+    let ch = &c.change;
+    GateCheckDoc {
+        limit: &c.limit,
+        n_baseline: c.n_baseline,
+        n_candidate: c.n_candidate,
+        censored_baseline: c.censored_baseline,
+        censored_candidate: c.censored_candidate,
+        baseline: ch.baseline,
+        candidate: ch.candidate,
+        baseline_beyond_window: arena_stats::is_censored(ch.baseline),
+        candidate_beyond_window: arena_stats::is_censored(ch.candidate),
+        delta: ch.delta,
+        delta_pct: ch.delta_pct,
+        ci_low: ch.ci.map(|ci| ci.lo),
+        ci_high: ch.ci.map(|ci| ci.hi),
+        p_limit: c.p_limit,
+        p_adjusted: c.p_adjusted,
+        power: PowerDoc {
+            power: c.power,
+            underpowered: c.power.underpowered(c.limit.max_pct),
+        },
+        status: c.status,
+        reason: &c.reason,
+    }
 }
 
 /// `summary.typing` as the JSON documents carry it (`null` for a run that did not type).
-pub fn typing_json(ty: Option<&arena_run::TypingSummary>) -> Value {
-    let Some(ty) = ty else { return Value::Null };
-    json!({
-        "mode": ty.mode,
-        "unit": "ms",
-        "keys": ty.keys,
-        "answered": ty.answered,
-        "unanswered": ty.unanswered,
-        "claimed": ty.claimed,
-        "keydown_to_socket": summary_json(ty.keydown_to_socket.as_ref()),
-        "keydown_to_glyph": summary_json(ty.keydown_to_glyph.as_ref()),
-        "glyph_frames": ty.glyph_frames,
-        "frames_with_several": ty.frames_with_several,
-        "max_keys_behind": ty.max_keys_behind,
-    })
+fn typing_doc(typing: &arena_run::TypingSummary) -> TypingDoc<'_> {
+    TypingDoc { unit: "ms", typing }
 }

@@ -27,6 +27,7 @@ pub mod html;
 pub mod idle;
 mod input;
 mod json;
+pub mod json_types;
 mod limit;
 pub mod plot;
 pub mod run_view;
@@ -54,8 +55,8 @@ pub use group::{digest, groups, numbered_runs, run_names, By, Group, RunData};
 pub use html::{report_html, ReportOptions};
 pub use input::{load_runs, load_runs_with_events};
 pub use json::{
-    ab_json, arm_json, breakdown_json, comparison_json, gate_json, num, run_json, summary_json,
-    JSON_SCHEMA_VERSION,
+    ab_json, ab_verdict_json, arm_json, breakdown_json, comparison_cpu_json, comparison_json,
+    gate_json, num, run_json, JSON_SCHEMA_VERSION,
 };
 pub use limit::{GateLimit, Limit, DEFAULT_UNANSWERED_PT};
 pub use startup::{startup_json, startup_tables, StartupSetup};

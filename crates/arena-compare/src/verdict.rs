@@ -12,12 +12,14 @@
 use arena_report::{fmt_count, fmt_pct_change, Cell, Column, Format, Table};
 use arena_run::{Metric, Run};
 use arena_stats::{is_censored, pct_change, QuantileChange, Verdict};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::cells::{change_cells, fmt_ms_signed, quantile_text, QUANTILES};
 use crate::change::CompareOptions;
 use crate::compare::{compare, Comparison};
-use crate::json::num;
+use crate::json_types::{
+    ArmVerdictDoc, CountsDoc, RoundDoc, VerdictChange, VerdictQuantiles, VerdictsDoc,
+};
 
 /// A count each run of a side recorded (bytes), in run order.
 #[derive(Debug, Clone, PartialEq)]
@@ -536,78 +538,75 @@ impl Verdicts {
     /// The verdict as data: the `verdict` object of `ab`'s and `demo`'s documents
     /// (`docs/schema/ab.json`), one entry per candidate arm in `arms`.
     pub fn to_json(&self) -> Value {
-        json!({
-            "baseline": self.baseline,
-            "metric": self.metric,
-            "unit": "ms",
-            "figures": "every warm loop; an unanswered one is censored at the window: a quantile that lands on one is null",
-            "interval_method": self.method,
-            "alpha": self.alpha,
-            "noise_bar_pct": self.noise_bar_pct,
-            "arms": self.arms.iter().map(arm_json).collect::<Vec<_>>(),
-        })
+        arena_report::json::to_value(&self.to_doc())
     }
-}
 
-fn change_json(c: &QuantileChange) -> Value {
-    let ci = c.ci.as_ref();
-    json!({
-        "baseline": num(c.baseline),
-        "candidate": num(c.candidate),
-        "delta": num(c.delta),
-        "delta_pct": num(c.delta_pct),
-        "ci_low": ci.map_or(Value::Null, |c| num(c.lo)),
-        "ci_high": ci.map_or(Value::Null, |c| num(c.hi)),
-        "p": c.p.map_or(Value::Null, num),
-        "verdict": c.verdict,
-        "significant": c.verdict.is_real(),
-    })
+    /// The verdict as its typed document ([`Verdicts::to_json`] writes it).
+    pub fn to_doc(&self) -> VerdictsDoc<'_> {
+        VerdictsDoc {
+            baseline: &self.baseline,
+            metric: self.metric,
+            unit: "ms",
+            figures: "every warm loop; an unanswered one is censored at the window: a quantile that lands on one is null",
+            interval_method: &self.method,
+            alpha: self.alpha,
+            noise_bar_pct: self.noise_bar_pct,
+            arms: self.arms.iter().map(arm_doc).collect(),
+        }
+    }
 }
 
 /// `{p50: {...}, p90: {...}, p99: {...}}`, the quantiles present.
-fn quantiles_json(qs: &[QuantileChange]) -> Value {
-    let mut m = serde_json::Map::new();
-    for c in qs {
-        if let Some((_, name)) = QUANTILES.iter().find(|(q, _)| *q == c.q) {
-            m.insert(name.to_string(), change_json(c));
-        }
+fn quantiles_doc(qs: &[QuantileChange]) -> VerdictQuantiles {
+    qs.iter()
+        .filter_map(|c| {
+            let (_, name) = QUANTILES.iter().find(|(q, _)| *q == c.q)?;
+            let change = VerdictChange {
+                baseline: c.baseline,
+                candidate: c.candidate,
+                change: c.into(),
+                significant: c.verdict.is_real(),
+            };
+            Some((*name, change))
+        })
+        .collect()
+}
+
+fn counts_doc<'a>(s: &'a SideCounts, v: &CountsVerdict) -> CountsDoc<'a> {
+    CountsDoc {
+        baseline_per_run: &s.baseline,
+        candidate_per_run: &s.candidate,
+        identical: v.identical,
+        change_pct: v.change_pct,
     }
-    Value::Object(m)
 }
 
-fn counts_json(s: &SideCounts, v: &CountsVerdict) -> Value {
-    json!({
-        "baseline_per_run": s.baseline,
-        "candidate_per_run": s.candidate,
-        "identical": v.identical,
-        "change_pct": num(v.change_pct),
-    })
-}
-
-fn arm_json(a: &ArmVerdict) -> Value {
+fn arm_doc(a: &ArmVerdict) -> ArmVerdictDoc<'_> {
     let v = &a.input;
-    let rounds: Vec<Value> = v
-        .rounds
-        .iter()
-        .map(|r| json!({"round": r.round, "quantiles": quantiles_json(&r.quantiles)}))
-        .collect();
-    json!({
-        "arm": v.candidate,
-        "n_baseline": v.n_baseline,
-        "n_candidate": v.n_candidate,
-        "runs_baseline": v.runs_baseline,
-        "runs_candidate": v.runs_candidate,
-        "quantiles": quantiles_json(&v.pooled),
-        "rounds": rounds,
-        "bytes": counts_json(&v.bytes, &a.bytes),
-        "wire": match (&v.wire, &a.wire) {
-            (Some(s), Some(w)) => counts_json(s, w),
-            _ => Value::Null,
+    ArmVerdictDoc {
+        arm: &v.candidate,
+        n_baseline: v.n_baseline,
+        n_candidate: v.n_candidate,
+        runs_baseline: v.runs_baseline,
+        runs_candidate: v.runs_candidate,
+        quantiles: quantiles_doc(&v.pooled),
+        rounds: v
+            .rounds
+            .iter()
+            .map(|r| RoundDoc {
+                round: r.round,
+                quantiles: quantiles_doc(&r.quantiles),
+            })
+            .collect(),
+        bytes: counts_doc(&v.bytes, &a.bytes),
+        wire: match (&v.wire, &a.wire) {
+            (Some(s), Some(w)) => Some(counts_doc(s, w)),
+            _ => None,
         },
-        "runs_agree": a.agree,
-        "disagreements": a.disagreements,
-        "sentence": a.sentence,
-    })
+        runs_agree: a.agree,
+        disagreements: &a.disagreements,
+        sentence: &a.sentence,
+    }
 }
 
 #[cfg(test)]

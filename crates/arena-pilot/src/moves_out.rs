@@ -9,7 +9,8 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use arena_report::{Cell, Column, Table};
 use arena_stats::Summary;
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::moves::{GestureLoops, MoveRow};
 
@@ -66,11 +67,49 @@ fn behind_csv(gestures: &[GestureLoops]) -> String {
     s
 }
 
+/// One gesture in `gestures.json`; the type is the document's shape.
+#[derive(Debug, Clone, Serialize)]
+pub struct GestureDoc {
+    pub gesture: usize,
+    pub kind: &'static str,
+    pub counts: CountsDoc,
+    pub browser_delivery_ms: FigureDoc,
+    pub input_to_socket_ms: FigureDoc,
+    pub move_to_pixels_ms: FigureDoc,
+    pub moves_per_send: FigureDoc,
+    pub oldest_age_ms: FigureDoc,
+    pub frames_behind_moves: FigureDoc,
+    pub frames_behind_ms: FigureDoc,
+}
+
+/// A gesture's moves by how each ended; they add up to `dispatched`.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct CountsDoc {
+    pub dispatched: u64,
+    pub folded_by_browser: u64,
+    pub answered: u64,
+    pub unanswered: u64,
+    pub coalesced: u64,
+    pub sends: u64,
+}
+
+/// n, p50, p90 and max of a figure (ms or a count), `null` figures when there are none.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct FigureDoc {
+    pub n: u64,
+    pub p50: Option<f64>,
+    pub p90: Option<f64>,
+    pub max: Option<f64>,
+}
+
 /// n, p50, p90 and max of `values` (ms or a count), `null` figures when there are none.
-pub fn figure(values: &[f64]) -> Value {
-    match Summary::of(values) {
-        Some(s) => json!({"n": s.n, "p50": s.p50, "p90": s.p90, "max": s.max}),
-        None => json!({"n": 0, "p50": null, "p90": null, "max": null}),
+pub fn figure(values: &[f64]) -> FigureDoc {
+    let s = Summary::of(values);
+    FigureDoc {
+        n: s.map_or(0, |s| s.n),
+        p50: s.map(|s| s.p50),
+        p90: s.map(|s| s.p90),
+        max: s.map(|s| s.max),
     }
 }
 
@@ -80,26 +119,52 @@ pub fn of_moves(rows: &[MoveRow], f: impl Fn(&MoveRow) -> Option<f64>) -> Vec<f6
 }
 
 /// One gesture's document: counts that add up, and each figure with its n.
-pub fn gesture_json(g: &GestureLoops) -> Value {
+pub fn gesture_doc(g: &GestureLoops) -> GestureDoc {
     let c = g.counts;
     // The send-level figures once per send: on its carried (newest) move's row.
     let sent =
         |m: &MoveRow| m.outcome != crate::moves::MoveOutcome::Coalesced && m.t_send.is_some();
-    json!({
-        "gesture": g.gesture,
-        "kind": g.kind.name(),
-        "counts": {
-            "dispatched": c.dispatched, "folded_by_browser": c.folded, "answered": c.answered,
-            "unanswered": c.unanswered, "coalesced": c.coalesced, "sends": c.sends,
+    let behind = |f: fn(&crate::moves::BehindRow) -> f64| {
+        figure(&g.behind.iter().map(f).collect::<Vec<_>>())
+    };
+    GestureDoc {
+        gesture: g.gesture,
+        kind: g.kind.name(),
+        counts: CountsDoc {
+            dispatched: c.dispatched,
+            folded_by_browser: c.folded,
+            answered: c.answered,
+            unanswered: c.unanswered,
+            coalesced: c.coalesced,
+            sends: c.sends,
         },
-        "browser_delivery_ms": figure(&of_moves(&g.moves, MoveRow::browser_delivery)),
-        "input_to_socket_ms": figure(&of_moves(&g.moves, MoveRow::input_to_socket)),
-        "move_to_pixels_ms": figure(&of_moves(&g.moves, MoveRow::move_to_pixels)),
-        "moves_per_send": figure(&of_moves(&g.moves, |m| sent(m).then_some(f64::from(m.carried)))),
-        "oldest_age_ms": figure(&of_moves(&g.moves, |m| if sent(m) { m.oldest_age_ms } else { None })),
-        "frames_behind_moves": figure(&g.behind.iter().map(|b| f64::from(b.moves)).collect::<Vec<_>>()),
-        "frames_behind_ms": figure(&g.behind.iter().map(|b| b.ms).collect::<Vec<_>>()),
-    })
+        browser_delivery_ms: figure(&of_moves(&g.moves, MoveRow::browser_delivery)),
+        input_to_socket_ms: figure(&of_moves(&g.moves, MoveRow::input_to_socket)),
+        move_to_pixels_ms: figure(&of_moves(&g.moves, MoveRow::move_to_pixels)),
+        moves_per_send: figure(&of_moves(&g.moves, |m| {
+            sent(m).then_some(f64::from(m.carried))
+        })),
+        oldest_age_ms: figure(&of_moves(&g.moves, |m| {
+            if sent(m) {
+                m.oldest_age_ms
+            } else {
+                None
+            }
+        })),
+        frames_behind_moves: behind(|b| f64::from(b.moves)),
+        frames_behind_ms: behind(|b| b.ms),
+    }
+}
+
+/// [`gesture_doc`] as a JSON value, for reading a figure by its key.
+pub fn gesture_json(g: &GestureLoops) -> Value {
+    arena_report::json::to_value(&gesture_doc(g))
+}
+
+/// `gestures.json`: every gesture of the run.
+#[derive(Debug, Clone, Serialize)]
+pub struct GesturesDoc {
+    pub gestures: Vec<GestureDoc>,
 }
 
 /// Writes the three files into the run folder `dir` (nothing when the run had no gestures).
@@ -107,9 +172,11 @@ pub fn write(dir: &Path, gestures: &[GestureLoops]) -> Result<()> {
     if gestures.is_empty() {
         return Ok(());
     }
-    let doc = arena_report::json::document(
+    let doc = arena_report::json::Document::new(
         "gestures",
-        json!({ "gestures": gestures.iter().map(gesture_json).collect::<Vec<_>>() }),
+        GesturesDoc {
+            gestures: gestures.iter().map(gesture_doc).collect(),
+        },
     );
     let files = [
         (MOVES_CSV, moves_csv(gestures)),
@@ -172,4 +239,24 @@ pub fn gesture_table(gestures: &[GestureLoops]) -> Table {
         ));
     }
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_figure_with_no_values_is_n_zero_and_null_quantiles() {
+        let none = serde_json::to_value(figure(&[])).unwrap();
+        assert_eq!(
+            none,
+            serde_json::json!({"n": 0, "p50": null, "p90": null, "max": null})
+        );
+        let some = serde_json::to_value(figure(&[4.0, 1.0, 2.0])).unwrap();
+        assert_eq!(
+            (some["n"].as_u64(), some["max"].as_f64()),
+            (Some(3), Some(4.0))
+        );
+        assert_eq!(some["p50"], 2.0);
+    }
 }

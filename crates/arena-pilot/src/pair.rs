@@ -17,7 +17,7 @@
 use std::collections::{BTreeMap, HashSet};
 
 use arena_browser::{Record, RecordKind, SendClass};
-use arena_run::{Loop, Outcome, Warning};
+use arena_run::{Loop, Outcome, RunSummary, Warning};
 
 use super::answer::{assign_sends, AnswerRule, Attribution, Chain, LoopInput};
 
@@ -78,26 +78,19 @@ impl PairConfig {
 /// here.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PairStats {
-    /// Records considered (after removing stale and duplicate ones).
-    pub records: u64,
-    pub stale: u64,
+    /// The run summary's traffic and record counts, counted here into its own fields
+    /// (`records`, `stale_records`, `dropped_records`, `bytes_received`, `sends_*`,
+    /// `coalesced_inputs`, `invariant_violations`): `write::summarize` completes this
+    /// summary rather than copying them. `records` is after removing stale and duplicate
+    /// records; `dropped_records` is what the drain reports overwritten in the ring
+    /// buffer or what is missing from the seq sequence, whichever is larger.
+    pub summary: RunSummary,
     pub duplicates: u64,
-    /// Overwritten in the ring buffer (reported by the drain), or missing from the seq
-    /// sequence, whichever is larger.
-    pub dropped: u64,
     pub untrusted_inputs: u64,
-    pub coalesced_inputs: u64,
     /// inputToSocket of coalesced input that reached an input-classified send.
     pub coalesced_input_to_socket: Vec<f64>,
     /// Discrete inputs with no input-classified send before the next one.
     pub inputs_without_send: u64,
-    pub bytes_received: u64,
-    pub frames_received: u64,
-    pub bytes_sent: u64,
-    pub sends_input: u64,
-    pub sends_ack: u64,
-    pub sends_other: u64,
-    pub invariant_violations: u64,
     /// First loop index where the invariant failed, for the warning text.
     pub first_violation: Option<u64>,
     /// Loops whose only candidate answer already closed an earlier loop.
@@ -196,7 +189,7 @@ fn clean<'r>(records: &'r [Record], cfg: &PairConfig, stats: &mut PairStats) -> 
     let mut recs: Vec<&Record> = Vec::with_capacity(records.len());
     for r in records {
         if own_space(r) && r.seq < cfg.cleared_at_seq {
-            stats.stale += 1;
+            stats.summary.stale_records += 1;
         } else if !seen.insert((r.seq, own_space(r))) {
             stats.duplicates += 1;
         } else {
@@ -223,7 +216,7 @@ fn clean<'r>(records: &'r [Record], cfg: &PairConfig, stats: &mut PairStats) -> 
     } else {
         recs.sort_by_key(|r| r.seq);
     }
-    stats.records = recs.len() as u64;
+    stats.summary.records = recs.len() as u64;
     let own: Vec<u64> = recs
         .iter()
         .filter(|r| own_space(r))
@@ -235,7 +228,7 @@ fn clean<'r>(records: &'r [Record], cfg: &PairConfig, stats: &mut PairStats) -> 
         }
         None => 0,
     };
-    stats.dropped = cfg.dropped.max(holes);
+    stats.summary.dropped_records = cfg.dropped.max(holes);
     recs
 }
 
@@ -244,15 +237,15 @@ fn count_traffic(recs: &[&Record], stats: &mut PairStats) {
     for r in recs {
         match r.kind {
             RecordKind::WsRecv => {
-                stats.bytes_received += u64::from(r.size);
-                stats.frames_received += 1;
+                stats.summary.bytes_received += u64::from(r.size);
+                stats.summary.frames_received += 1;
             }
             RecordKind::WsSend => {
-                stats.bytes_sent += u64::from(r.size);
+                stats.summary.bytes_sent += u64::from(r.size);
                 match r.class {
-                    SendClass::Input => stats.sends_input += 1,
-                    SendClass::Ack => stats.sends_ack += 1,
-                    SendClass::Other => stats.sends_other += 1,
+                    SendClass::Input => stats.summary.sends_input += 1,
+                    SendClass::Ack => stats.summary.sends_ack += 1,
+                    SendClass::Other => stats.summary.sends_other += 1,
                 }
             }
             _ => {}
@@ -295,7 +288,7 @@ fn make_loop(
     let chain_t = [Some(t_input), t_send, t_recv, t_draw, t_paint];
     let present: Vec<f64> = chain_t.iter().flatten().copied().collect();
     if present.windows(2).any(|w| w[0] > w[1]) {
-        stats.invariant_violations += 1;
+        stats.summary.invariant_violations += 1;
         stats.first_violation.get_or_insert(index);
     }
     Loop {
@@ -349,7 +342,7 @@ fn coalesced(recs: &[&Record], cfg: &PairConfig, stats: &mut PairStats) {
     let coalesced: Vec<usize> = (0..recs.len())
         .filter(|&i| recs[i].kind == RecordKind::InputCoalesced)
         .collect();
-    stats.coalesced_inputs = coalesced.len() as u64;
+    stats.summary.coalesced_inputs = coalesced.len() as u64;
     for (n, &ci) in coalesced.iter().enumerate() {
         let bound = coalesced.get(n + 1).copied().unwrap_or(recs.len());
         let deadline = recs[ci].t_ms + cfg.window_ms;
@@ -411,17 +404,17 @@ fn answer_warnings(w: &mut Vec<Warning>, loops: &[Loop], s: &PairStats, cfg: &Pa
 }
 
 fn record_warnings(w: &mut Vec<Warning>, s: &PairStats) {
-    warn(w, s.stale, "stale_records", format!(
+    warn(w, s.summary.stale_records, "stale_records", format!(
         "{} records predate the clear on attach and were ignored: the recorder was not cleared, so earlier activity would have been counted",
-        s.stale
+        s.summary.stale_records
     ));
     warn(w, s.duplicates, "counts_climb", format!(
         "{} records were drained more than once: the recorder returns more than \"since the last drain\", so record counts climb across iterations; duplicates ignored",
         s.duplicates
     ));
-    warn(w, s.dropped, "dropped_records", format!(
+    warn(w, s.summary.dropped_records, "dropped_records", format!(
         "{} records were overwritten in the page's ring buffer before they could be read: loops near them may be mispaired; raise the recorder capacity or drain more often",
-        s.dropped
+        s.summary.dropped_records
     ));
 }
 
@@ -450,11 +443,11 @@ fn loop_warnings(w: &mut Vec<Warning>, loops: &[Loop], s: &PairStats) {
     );
     warn(
         w,
-        s.invariant_violations,
+        s.summary.invariant_violations,
         "invariant",
         format!(
             "{} loops break t_input <= t_send <= t_recv <= t_draw <= t_paint (first: loop {})",
-            s.invariant_violations,
+            s.summary.invariant_violations,
             s.first_violation.unwrap_or(0)
         ),
     );
@@ -579,7 +572,7 @@ mod tests {
         assert_eq!(l.recv_to_draw, Some(1.0));
         assert_eq!(l.input_to_paint, Some(60.0));
         assert_eq!((l.reply_bytes, l.reply_frames), (6000, 1));
-        assert_eq!(p.stats.invariant_violations, 0);
+        assert_eq!(p.stats.summary.invariant_violations, 0);
         assert!(p.warnings.is_empty(), "{:?}", p.warnings);
     }
 
@@ -601,8 +594,8 @@ mod tests {
         let l = &p.loops[0];
         assert_eq!(l.t_send, Some(12.0));
         assert_eq!(l.send_to_recv, Some(40.0));
-        assert_eq!(p.stats.sends_ack, 3);
-        assert_eq!(p.stats.sends_input, 1);
+        assert_eq!(p.stats.summary.sends_ack, 3);
+        assert_eq!(p.stats.summary.sends_input, 1);
     }
 
     #[test]
@@ -671,7 +664,7 @@ mod tests {
             .paint(90.0);
         let p = pair(&s.recs, &cfg());
         assert_eq!(p.loops.len(), 1, "a mousemove is never a loop");
-        assert_eq!(p.stats.coalesced_inputs, 2);
+        assert_eq!(p.stats.summary.coalesced_inputs, 2);
         // The second mousemove's next input send is the click's: 10.5 ms.
         assert_eq!(p.stats.coalesced_input_to_socket, vec![20.0, 10.5]);
     }
@@ -717,7 +710,7 @@ mod tests {
         let p = pair(&s.recs, &c);
         assert_eq!(p.loops.len(), 1);
         assert_eq!(p.loops[0].t_input, 200.0);
-        assert_eq!(p.stats.stale, 5);
+        assert_eq!(p.stats.summary.stale_records, 5);
         assert!(p.warnings.iter().any(|w| w.code == "stale_records"));
     }
 
@@ -748,11 +741,11 @@ mod tests {
         let mut holed = s.recs.clone();
         holed.remove(1);
         let p = pair(&holed, &cfg());
-        assert_eq!(p.stats.dropped, 1);
+        assert_eq!(p.stats.summary.dropped_records, 1);
         let mut c = cfg();
         c.dropped = 40;
         let p = pair(&s.recs, &c);
-        assert_eq!(p.stats.dropped, 40);
+        assert_eq!(p.stats.summary.dropped_records, 40);
         assert!(p.warnings.iter().any(|w| w.code == "dropped_records"));
     }
 
@@ -766,7 +759,7 @@ mod tests {
             .draw(13.0)
             .paint(20.0);
         let p = pair(&s.recs, &cfg());
-        assert_eq!(p.stats.invariant_violations, 1);
+        assert_eq!(p.stats.summary.invariant_violations, 1);
         assert!(p.warnings.iter().any(|w| w.code == "invariant"));
     }
 
@@ -804,9 +797,9 @@ mod tests {
         c.cdp_sockets = true;
         c.cleared_at_seq = 10;
         let p = pair(&s.recs, &c);
-        assert_eq!(p.stats.stale, 0);
+        assert_eq!(p.stats.summary.stale_records, 0);
         assert_eq!(p.stats.duplicates, 0);
-        assert_eq!(p.stats.dropped, 0);
+        assert_eq!(p.stats.summary.dropped_records, 0);
         let l = &p.loops[0];
         assert_eq!(
             (l.t_send, l.t_recv, l.t_draw),

@@ -125,27 +125,17 @@ pub fn events_of(records: &[Record]) -> Vec<Event> {
     events
 }
 
-/// The run's summary: what the loops give (arena-run's one definition), and the traffic.
+/// The run's summary: the traffic pairing counted into it, completed with what the
+/// loops give (arena-run's one definition).
 fn summarize(ctx: &RunContext, loops: &[Loop], stats: &PairStats) -> RunSummary {
     let mut summary = RunSummary {
         clicks_planned: ctx.clicks_planned,
         inputs_dispatched: ctx.inputs_dispatched,
-        bytes_received: stats.bytes_received,
-        frames_received: stats.frames_received,
-        bytes_sent: stats.bytes_sent,
-        sends_input: stats.sends_input,
-        sends_ack: stats.sends_ack,
-        sends_other: stats.sends_other,
         idle_reply_bytes: ctx.idle_reply_bytes,
-        coalesced_inputs: stats.coalesced_inputs,
         coalesced_input_to_socket: Summary::of(&stats.coalesced_input_to_socket),
-        records: stats.records,
-        dropped_records: stats.dropped,
-        stale_records: stats.stale,
-        invariant_violations: stats.invariant_violations,
         input_phase: None,
         sham: None,
-        ..RunSummary::default()
+        ..stats.summary.clone()
     };
     summary.count_loops(loops);
     summary
@@ -277,6 +267,16 @@ mod tests {
         assert_eq!(s.send_to_recv.unwrap().n, 3);
         assert_eq!(s.send_to_recv.unwrap().p50, 39.5);
         assert_eq!(s.sends_ack, 4);
+        // Pairing's counts are the summary's own fields.
+        assert_eq!(
+            (
+                s.bytes_received,
+                s.frames_received,
+                s.sends_input,
+                s.records
+            ),
+            (20000, 4, 4, recs.len() as u64)
+        );
         assert_eq!(s.replies_over_4kb, 4);
         assert_eq!(run.events[1].kind, "ws_send");
         assert_eq!(run.events[1].class, "input");

@@ -3,6 +3,7 @@
 //! figure that does not exist is `null`, units are in the key (`_ms`, `_bytes`) or a
 //! `unit` field. The shapes are the JSON Schemas in `docs/schema/`.
 
+use serde::Serialize;
 use serde_json::{json, Value};
 
 /// The version of every JSON document the tool writes (`schema_version`); bumped on any
@@ -29,6 +30,38 @@ pub fn document(kind: &str, body: Value) -> Value {
     Value::Object(m)
 }
 
+/// A typed document: `{schema_version, kind}` followed by the fields of `body`, a
+/// `Serialize` struct whose fields are the document's keys (the type is the schema).
+#[derive(Debug, Clone, Serialize)]
+pub struct Document<'a, T> {
+    pub schema_version: u32,
+    pub kind: &'a str,
+    #[serde(flatten)]
+    pub body: T,
+}
+
+impl<'a, T: Serialize> Document<'a, T> {
+    pub fn new(kind: &'a str, body: T) -> Self {
+        Document {
+            schema_version: JSON_SCHEMA_VERSION,
+            kind,
+            body,
+        }
+    }
+
+    /// As a JSON value, for callers that add to it or index it.
+    pub fn to_value(&self) -> Value {
+        to_value(self)
+    }
+}
+
+/// A `Serialize` document as a JSON value. The documents' types have string keys and
+/// plain fields only, which serde_json always accepts; `null` stands for the
+/// impossible failure rather than a panic.
+pub fn to_value<T: Serialize>(doc: &T) -> Value {
+    serde_json::to_value(doc).unwrap_or(Value::Null)
+}
+
 /// A document as printed: pretty, with a final newline.
 pub fn to_text(v: &Value) -> String {
     let mut s = serde_json::to_string_pretty(v).unwrap_or_default();
@@ -48,5 +81,16 @@ mod tests {
         assert_eq!(d["a"], 1);
         assert_eq!(num(f64::NAN), Value::Null);
         assert_eq!(num(1.5), json!(1.5));
+    }
+
+    #[test]
+    fn a_typed_document_is_the_same_as_a_built_one() {
+        #[derive(Serialize)]
+        struct Body {
+            a: u32,
+            b: f64,
+        }
+        let typed = Document::new("x", Body { a: 1, b: f64::NAN }).to_value();
+        assert_eq!(typed, document("x", json!({"a": 1, "b": null})));
     }
 }

@@ -12,7 +12,8 @@ pub enum Format {
     /// A GitHub-flavoured Markdown table that pastes into a PERFORMANCE.md as is.
     Markdown,
     /// The command's data, not its table: one JSON document with `schema_version` and
-    /// `kind`, metric names as keys (each shape a JSON Schema in docs/schema/).
+    /// `kind`, metric names as keys, shaped by the command's document type (its JSON
+    /// Schema is docs/schema/COMMAND.json).
     Json,
     /// CSV with a header row; notes are left out (they are not data).
     Csv,

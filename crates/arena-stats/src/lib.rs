@@ -41,6 +41,6 @@ pub use mwu::{
 pub use streaming::StreamingSummary;
 pub use summary::{is_censored, quantile, quantile_sorted, Summary};
 pub use verdict::{
-    noise_verdict, pct_change, pooled, u_test_can_reach, NoiseRule, QuantileChange, SmallSamples,
-    Verdict,
+    noise_verdict, pct_change, pooled, u_test_can_reach, ChangeFigures, ChangeJson, NoiseRule,
+    QuantileChange, SmallSamples, Verdict,
 };

@@ -115,6 +115,49 @@ pub struct QuantileChange {
     pub verdict: Verdict,
 }
 
+/// A [`QuantileChange`] as every JSON document writes it: `{delta, delta_pct, ci_low,
+/// ci_high, p, verdict}` (`docs/schema/compare.json`, `ab.json`). A document that says
+/// more flattens this into its own type. serde_json writes a non-finite `f64` as `null`,
+/// the documents' figure that does not exist.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ChangeJson {
+    #[serde(flatten)]
+    pub figures: ChangeFigures,
+    pub verdict: Verdict,
+}
+
+/// The figures of a [`ChangeJson`] without its verdict, for a document that gives the
+/// verdict elsewhere (`matrix.json` puts it on the cell).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ChangeFigures {
+    pub delta: f64,
+    pub delta_pct: f64,
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+    pub p: Option<f64>,
+}
+
+impl From<&QuantileChange> for ChangeFigures {
+    fn from(c: &QuantileChange) -> Self {
+        ChangeFigures {
+            delta: c.delta,
+            delta_pct: c.delta_pct,
+            ci_low: c.ci.map(|ci| ci.lo),
+            ci_high: c.ci.map(|ci| ci.hi),
+            p: c.p,
+        }
+    }
+}
+
+impl From<&QuantileChange> for ChangeJson {
+    fn from(c: &QuantileChange) -> Self {
+        ChangeJson {
+            figures: c.into(),
+            verdict: c.verdict,
+        }
+    }
+}
+
 /// Whether a two-sided U test of samples this small can reach `alpha` at all: its
 /// smallest p is 2 / C(n1 + n2, n1) (3 against 3 can never go under 0.1).
 pub fn u_test_can_reach(n1: usize, n2: usize, alpha: f64) -> bool {
@@ -200,6 +243,29 @@ pub fn noise_verdict(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_change_serializes_as_its_six_keys_with_null_for_what_is_missing() {
+        let c = QuantileChange {
+            q: 0.5,
+            baseline: 10.0,
+            candidate: f64::INFINITY,
+            delta: f64::INFINITY,
+            delta_pct: f64::NAN,
+            ci: None,
+            p: Some(0.25),
+            verdict: Verdict::NotSignificant,
+        };
+        let v = serde_json::to_value(ChangeJson::from(&c)).unwrap();
+        let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            ["ci_high", "ci_low", "delta", "delta_pct", "p", "verdict"]
+        );
+        assert!(v["delta"].is_null() && v["delta_pct"].is_null() && v["ci_low"].is_null());
+        assert_eq!(v["p"], 0.25);
+        assert_eq!(v["verdict"], "not_significant");
+    }
 
     fn sorted(mut v: Vec<f64>) -> Vec<f64> {
         v.sort_by(f64::total_cmp);
