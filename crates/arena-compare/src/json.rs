@@ -18,13 +18,10 @@ use crate::compare::{Comparison, MetricChange, QUANTILES};
 use crate::json_types::{AbDoc, AbVerdictDoc, GateCheckDoc, GateDoc, PowerDoc, RunCpuDoc};
 use crate::json_types::{
     BreakdownCellDoc, BreakdownDoc, BytesDoc, ChangesDoc, CoalescedDoc, ColdDoc, CompareChange,
-    CompareDoc, LoopsDoc, MetricDoc, RecordsDoc, RunDoc, SendsDoc, TypingDoc,
+    CompareDoc, CompareDocument, LoopsDoc, MetricDoc, RecordsDoc, RunDoc, SendsDoc, TypingDoc,
 };
 
 pub use arena_report::{num, JSON_SCHEMA_VERSION};
-
-/// `compare`'s document with its version and kind.
-pub type CompareDocument<'a> = Document<'a, CompareDoc<'a>>;
 
 /// The comparison as one JSON document.
 pub fn comparison_json(c: &Comparison) -> Value {

@@ -17,6 +17,9 @@ use crate::gate::{CheckStatus, UnansweredCheck};
 use crate::group::By;
 use crate::limit::Limit;
 
+/// `compare`'s document with its version and kind.
+pub type CompareDocument<'a> = arena_report::json::Document<'a, CompareDoc<'a>>;
+
 /// `compare --format json`.
 #[derive(Debug, Clone, Serialize)]
 pub struct CompareDoc<'a> {
@@ -204,7 +207,7 @@ pub struct TypingDoc<'a> {
 #[derive(Debug, Clone, Serialize)]
 pub struct AbDoc<'a> {
     pub runs: Vec<RunDoc<'a>>,
-    pub comparison: Option<crate::json::CompareDocument<'a>>,
+    pub comparison: Option<CompareDocument<'a>>,
 }
 
 /// `ab` and `demo` as they print it: [`AbDoc`] and the verdict under the tables (`null`
