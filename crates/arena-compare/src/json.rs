@@ -36,7 +36,7 @@ pub fn comparison_json(c: &Comparison) -> Value {
         }
         set(m, "changes", &ch.column, changes_json(ch));
     }
-    json!({
+    let mut v = json!({
         "schema_version": JSON_SCHEMA_VERSION,
         "kind": "compare",
         "by": c.by,
@@ -49,7 +49,9 @@ pub fn comparison_json(c: &Comparison) -> Value {
         "metrics": metrics,
         "findings": c.findings,
         "breakdowns": c.breakdowns.iter().map(breakdown_json).collect::<Vec<_>>(),
-    })
+    });
+    crate::gestures::add_json(&mut v, c.gestures.as_ref());
+    v
 }
 
 /// One metric's change against the baseline: `{p50: {delta, delta_pct, ci_low, ci_high,

@@ -18,6 +18,7 @@ mod findings;
 pub mod frames;
 mod gate;
 mod gate_table;
+pub mod gestures;
 mod group;
 pub mod html;
 pub mod idle;

@@ -19,6 +19,8 @@ use crate::compare::Comparison;
 use crate::group::{digest, groups};
 use crate::json::{comparison_json, num};
 
+mod gestures;
+
 const TEMPLATE: &str = include_str!("../../assets/report.html");
 const CSS: &str = include_str!("../../assets/report.css");
 const JS: &str = include_str!("../../assets/report.js");
@@ -116,6 +118,7 @@ pub fn report_html(runs: &[Run], cmp: &Comparison, opts: &ReportOptions) -> Stri
         "DATA" => Some(json_in_script(&data)),
         "CONTEXT" => Some(json_in_script(&context)),
         "JS" => Some(JS.to_string()),
+        "GESTURES" => Some(gestures::section(cmp.gestures.as_ref())),
         "TREND" => Some(
             opts.trend
                 .as_ref()
