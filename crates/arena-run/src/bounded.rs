@@ -18,6 +18,16 @@ pub(crate) fn bad(msg: String) -> anyhow::Error {
     anyhow::Error::new(Exit::bad_input(msg))
 }
 
+/// A refusal of `path`'s JSON where serde found it wrong: file, line and column.
+pub(crate) fn bad_json(path: &Path, e: &serde_json::Error) -> anyhow::Error {
+    bad(format!(
+        "{}: line {}, column {}: {e}",
+        path.display(),
+        e.line(),
+        e.column()
+    ))
+}
+
 /// Opens a run file for reading once its metadata (symlinks followed) says it is a regular
 /// file: a directory, device, FIFO or socket is refused unopened, naming what it is (a FIFO
 /// would block the open, `/dev/zero` never end). `cannot` words a failure to stat or open

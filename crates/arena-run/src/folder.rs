@@ -8,7 +8,7 @@ use std::time::SystemTime;
 
 use anyhow::{Context, Result};
 
-use crate::bounded::{self, bad, open_run_file, RowBound, TooLong, MAX_RUN_JSON_BYTES};
+use crate::bounded::{self, bad, bad_json, open_run_file, RowBound, TooLong, MAX_RUN_JSON_BYTES};
 use crate::figures::{loop_figure_mismatch, Stated};
 use crate::gestures::load_gestures;
 use crate::model::{Event, Loop, Outcome, Run, RunMeta, SocketSource, SCHEMA_VERSION};
@@ -229,14 +229,7 @@ fn load_meta(dir: &Path) -> Result<(RunMeta, SummaryHas)> {
             )))
         }
     }
-    let meta = serde_json::from_str::<RunMeta>(&text).map_err(|e| {
-        bad(format!(
-            "{}: line {}, column {}: {e}",
-            path.display(),
-            e.line(),
-            e.column()
-        ))
-    })?;
+    let meta = serde_json::from_str::<RunMeta>(&text).map_err(|e| bad_json(&path, &e))?;
     validate::check_meta(&meta).map_err(|e| bad(format!("{}: {e}", path.display())))?;
     let states = |key: &str| {
         value

@@ -16,7 +16,7 @@ use std::path::Path;
 use anyhow::Result;
 use serde::Deserialize;
 
-use crate::bounded::{bad, open_run_file, RowBound, MAX_RUN_JSON_BYTES};
+use crate::bounded::{bad, bad_json, open_run_file, RowBound, MAX_RUN_JSON_BYTES};
 
 pub const MOVES_CSV: &str = "moves.csv";
 pub const FRAMES_BEHIND_CSV: &str = "frames_behind.csv";
@@ -152,14 +152,7 @@ fn read_doc(path: &Path) -> Result<Vec<RunGesture>> {
             path.display()
         )));
     }
-    let doc: Doc = serde_json::from_str(&text).map_err(|e| {
-        bad(format!(
-            "{}: line {}, column {}: {e}",
-            path.display(),
-            e.line(),
-            e.column()
-        ))
-    })?;
+    let doc: Doc = serde_json::from_str(&text).map_err(|e| bad_json(path, &e))?;
     let mut seen = std::collections::BTreeSet::new();
     doc.gestures
         .into_iter()

@@ -4,7 +4,7 @@
 
 use arena_report::{Align, Table};
 
-use super::escape_html;
+use super::{escape_html, notes_html};
 use crate::gestures::GestureComparison;
 
 /// The section, or nothing when no run made gestures.
@@ -40,11 +40,7 @@ fn table_html(t: &Table) -> String {
             format!("<tr>{cells}</tr>")
         })
         .collect();
-    let notes: String = t
-        .notes
-        .iter()
-        .map(|n| format!("<li>{}</li>", escape_html(n)))
-        .collect();
+    let notes = notes_html(&t.notes);
     format!(
         "<p class=\"note\">{}</p><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table><ul class=\"note\">{notes}</ul>",
         escape_html(t.title.as_deref().unwrap_or_default())

@@ -78,11 +78,7 @@ pub struct TrendSection {
 
 impl TrendSection {
     fn html(&self) -> String {
-        let notes: String = self
-            .notes
-            .iter()
-            .map(|n| format!("<li>{}</li>", escape_html(n)))
-            .collect();
+        let notes = notes_html(&self.notes);
         format!(
             "<section id=\"history\"><h2>{}</h2><div class=\"plot\">{}</div><ul class=\"note\">{notes}</ul></section>",
             escape_html(&self.title),
@@ -101,6 +97,14 @@ impl Default for ReportOptions {
             trend: None,
         }
     }
+}
+
+/// `notes` as the items of a list, escaped.
+fn notes_html(notes: &[String]) -> String {
+    notes
+        .iter()
+        .map(|n| format!("<li>{}</li>", escape_html(n)))
+        .collect()
 }
 
 /// The report page of `cmp` over `runs` (the same runs `cmp` was computed from).
