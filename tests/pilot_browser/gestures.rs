@@ -81,9 +81,9 @@ fn hover_delay_40_reaches_move_to_pixels_and_not_input_to_socket() {
     // every move by 2 or 3 whole frames alike: +33 or +50 ms, read +26.6 to +55 before.
     // `jitter_ms` 17 (a frame) spreads each reply over every phase of that clock, the same
     // draws on both sides (one seed), so the mean moves by the delay itself. 16 frames in
-    // flight: a 40 ms hold plus the jitter keeps up to 7 replies of a 120 moves/s hover
-    // unacked, and a smaller window would make the next move's reply wait on an ack, adding
-    // to the 40. A 5 ms flush: a move waits a uniform 0-5 ms for the socket, not 0-20, so
+    // flight: a 40 ms hold plus the jitter keeps up to 3 replies of this hover unacked (a
+    // move every 22-33 ms), and the stock window of 1 would hold each reply until the one
+    // before it was acked, adding to the 40 on that side only. A 5 ms flush: a move waits a uniform 0-5 ms for the socket, not 0-20, so
     // two input-to-socket medians of 300 moves differ by 0.2 ms, not 0.8, with nothing
     // changed.
     let arm = |d: &str| {
