@@ -1024,3 +1024,47 @@ fn ab_schema(root: &Path) -> jsonschema::Validator {
         .build(&read(&dir.join("ab.json")))
         .unwrap()
 }
+
+#[test]
+fn compare_shows_gestures_apart_from_the_clicks_and_refuses_a_damaged_move_row() {
+    let d = Scratch::new("gestures");
+    let a = write_run(&d.0, "stock", 150, 50.0, 1);
+    let b = write_run(&d.0, "lazy", 150, 50.0, 2);
+    let plain = arena(&["compare", s(&a), s(&b)]);
+    assert_eq!(plain.status.code(), Some(0), "{:?}", text(&plain));
+    assert!(!text(&plain).0.contains("gestures"), "{}", text(&plain).0);
+    compare_common::write_hover(&a, &[30.0; 40]);
+    compare_common::write_hover(&b, &[70.0; 50]);
+    let o = arena(&["compare", s(&a), s(&b)]);
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    let out = text(&o).0;
+    // The clicks' table is the same as without the gestures; the gestures follow it.
+    assert!(out.starts_with(text(&plain).0.trim_end()), "{out}");
+    let rows: Vec<&str> = out
+        .lines()
+        .filter(|l| l.contains("hover \u{2506} move-to-pixels"))
+        .collect();
+    assert_eq!(rows.len(), 1, "{out}");
+    for want in ["40", "30.0ms", "50", "70.0ms"] {
+        assert!(rows[0].contains(want), "{want} in {}", rows[0]);
+    }
+    assert!(
+        out.contains("40 / 0 / 0") && out.contains("50 / 0 / 0"),
+        "{out}"
+    );
+
+    // A damaged row: its file and line.
+    let csv = std::fs::read_to_string(b.join("moves.csv")).unwrap();
+    std::fs::write(
+        b.join("moves.csv"),
+        csv.replacen(",answered\n", ",answred\n", 3),
+    )
+    .unwrap();
+    let o = arena(&["compare", s(&a), s(&b)]);
+    assert_eq!(o.status.code(), Some(2), "{:?}", text(&o));
+    let err = text(&o).1;
+    assert!(
+        err.contains("moves.csv: line 2") && err.contains("answred"),
+        "{err}"
+    );
+}

@@ -10,6 +10,8 @@ use arena_compare::{ab_json, arm_json, compare, By, CompareOptions};
 use arena_run::Run;
 use serde_json::{json, Value};
 
+mod compare_common;
+
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -797,4 +799,38 @@ fn history_documents_of_the_binary_in_every_format() {
             }
         }
     }
+}
+
+#[test]
+fn compare_json_with_gestures_of_the_binary() {
+    let d = compare_common::Scratch::new("gestures-json");
+    let mut args = vec!["compare".to_string()];
+    for (i, run) in fixture_runs().iter().step_by(2).enumerate() {
+        let to = d.path(&format!("run-{i}"));
+        std::fs::create_dir_all(&to).unwrap();
+        for f in std::fs::read_dir(run).unwrap() {
+            let f = f.unwrap().path();
+            std::fs::copy(&f, to.join(f.file_name().unwrap())).unwrap();
+        }
+        compare_common::write_hover(&to, &[30.0 + 40.0 * i as f64; 20]);
+        args.push(to.to_str().unwrap().to_string());
+    }
+    args.extend(["--format".into(), "json".into()]);
+    let doc = json_of(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_valid("compare.json", &doc);
+    let g = &doc["gestures"][0];
+    assert_eq!(
+        (g["gesture"].as_u64(), g["kind"].as_str()),
+        (Some(0), Some("hover"))
+    );
+    let p50 = |c: usize| g["columns"][c]["figures"][1]["p50"].as_f64();
+    assert_eq!(g["columns"][0]["figures"][1]["figure"], "move_to_pixels_ms");
+    assert_eq!((p50(0), p50(1)), (Some(30.0), Some(70.0)));
+    assert_eq!(g["columns"][1]["counts"]["answered"], 20);
+    let mut bad = doc.clone();
+    bad["gestures"][0]["columns"][0]["figures"][0]["p50"] = json!("30");
+    assert_invalid("compare.json", &bad, "a gesture figure as text");
+    // Without gestures, no key.
+    let plain = json_of(&["compare", "fixtures/runs", "--format", "json"]);
+    assert!(plain.get("gestures").is_none());
 }

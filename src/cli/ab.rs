@@ -54,6 +54,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         for b in &cmp.breakdowns {
             print(format!("\n{}", b.table.render(format)))?;
         }
+        super::common::stdout::print_gestures(Some(&cmp), format)?;
     }
     super::common::stdout::print_cpu(&runs, args.series.format)?;
     // A failed add does not hide a failed run: the run's error comes first.

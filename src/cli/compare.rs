@@ -273,6 +273,7 @@ pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
         for b in &cmp.breakdowns {
             print(format!("\n{}", b.table.render(a.format)))?;
         }
+        super::common::stdout::print_gestures(Some(&cmp), a.format)?;
         if a.cpu {
             super::common::stdout::print_cpu(&runs, a.format)?;
         }

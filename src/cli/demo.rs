@@ -75,6 +75,7 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         print(by_run_table(&runs).render(format))?;
         print_verdict(verdict.as_ref(), format)?;
         args.run.split.print(&runs, format)?;
+        super::common::stdout::print_gestures(cmp.as_ref(), format)?;
     }
     super::common::stdout::print_cpu(&runs, args.series.format)?;
     // A failed add does not hide a failed run: the run's error comes first.

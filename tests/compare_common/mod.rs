@@ -65,3 +65,33 @@ pub fn cheap_pilot(dir: &Path) -> PathBuf {
     std::fs::write(&p, toml).unwrap();
     p
 }
+
+/// Writes one hover (gesture 0) into the run folder `dir` as a pilot writes it: a move per
+/// value of `move_to_pixels` (ms), each answered and sent alone, and a painted frame a
+/// move; then `gestures.json` with the counts those rows add up to.
+pub fn write_hover(dir: &Path, move_to_pixels: &[f64]) {
+    use std::fmt::Write as _;
+    let mut moves = String::from("gesture,kind,move,t_input_ms,t_delivered_ms,t_send_ms,input_to_socket_ms,carried,oldest_age_ms,t_answer_ms,move_to_pixels_ms,outcome\n");
+    let mut behind = String::from("gesture,kind,t_frame_ms,moves_behind,ms_behind\n");
+    for (i, v) in move_to_pixels.iter().enumerate() {
+        let t = 1000.0 + 20.0 * i as f64;
+        let _ = writeln!(
+            moves,
+            "0,hover,{i},{t:.3},{:.3},{:.3},2.000,1,3.000,{:.3},{v:.3},answered",
+            t + 1.0,
+            t + 3.0,
+            t + v
+        );
+        let _ = writeln!(behind, "0,hover,{:.3},1,{v:.3}", t + v);
+    }
+    let n = move_to_pixels.len();
+    let doc = serde_json::json!({
+        "schema_version": 1, "kind": "gestures",
+        "gestures": [{"gesture": 0, "kind": "hover", "counts": {
+            "dispatched": n, "folded_by_browser": 0, "answered": n, "unanswered": 0,
+            "coalesced": 0, "sends": n }}],
+    });
+    std::fs::write(dir.join("moves.csv"), moves).unwrap();
+    std::fs::write(dir.join("frames_behind.csv"), behind).unwrap();
+    std::fs::write(dir.join("gestures.json"), doc.to_string()).unwrap();
+}

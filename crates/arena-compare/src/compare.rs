@@ -30,6 +30,8 @@ pub struct Comparison {
     pub breakdowns: Vec<Breakdown>,
     /// How the intervals were built, in words.
     pub method: String,
+    /// The runs' drags and hovers, their own table; `None` when no run made any.
+    pub gestures: Option<crate::gestures::GestureComparison>,
 }
 
 impl Comparison {
@@ -121,6 +123,7 @@ pub fn compare(runs: &[Run], opts: &CompareOptions) -> Result<Comparison> {
     });
     let breakdowns = breakdowns(runs, opts)?;
     Ok(Comparison {
+        gestures: crate::gestures::compare_gestures(&gs, base),
         breakdowns,
         table,
         by: opts.by,

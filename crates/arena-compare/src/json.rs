@@ -76,6 +76,7 @@ pub fn comparison_doc(c: &Comparison) -> CompareDocument<'_> {
             findings: &c.findings,
             breakdowns: c.breakdowns.iter().map(breakdown_doc).collect(),
             cpu: None,
+            gestures: c.gestures.as_ref().map(|g| g.entries.as_slice()),
         },
     )
 }

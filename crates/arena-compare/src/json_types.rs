@@ -37,6 +37,10 @@ pub struct CompareDoc<'a> {
     /// Each run's CPU (`compare --cpu` only; absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu: Option<Vec<RunCpuDoc<'a>>>,
+    /// Drags and hovers, never pooled with the clicks: only when a run made gestures, so a
+    /// comparison of runs without them reads exactly as before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gestures: Option<&'a [crate::gestures::GestureEntry]>,
 }
 
 /// One run's CPU as sampled, `null` for a run without it.

@@ -22,6 +22,7 @@ pub mod frames;
 mod gate;
 mod gate_check;
 mod gate_table;
+pub mod gestures;
 mod group;
 pub mod html;
 pub mod idle;

@@ -84,6 +84,7 @@ pub fn run(arm: &str, input_to_paint: &[f64], reply_bytes: u64) -> Run {
         loops,
         events: Vec::new(),
         setup_events: None,
+        gestures: Vec::new(),
     }
 }
 

@@ -16,6 +16,7 @@ use futures_util::{Sink, SinkExt, Stream, StreamExt};
 use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit, Semaphore};
 
 use crate::alloc;
+use crate::jitter::Jitter;
 use crate::proto::close;
 use crate::proto::{parse_client, ClientMsg};
 use crate::session::{BuiltFrame, FrameKind, InputOutcome, Session};
@@ -107,6 +108,7 @@ pub(crate) async fn connection<S: Socket>(socket: S, st: Arc<Shared>, slot: Owne
     let (close_tx, close_rx) = oneshot::channel::<(u16, String)>();
     let delay = Duration::from_millis(st.knobs.delay_ms as u64);
     let tail = Duration::from_millis(st.knobs.tail_ms as u64);
+    let jitter = Jitter::new(st.knobs.jitter_ms, st.knobs.seed, conn);
     // Cold start: the first frame (the board) leaves no sooner than this after the upgrade;
     // it is built meanwhile, so the delay is the knob, not the knob plus the build.
     st.stats.record_upgrade(std::time::Instant::now());
@@ -118,6 +120,7 @@ pub(crate) async fn connection<S: Socket>(socket: S, st: Arc<Shared>, slot: Owne
         conn,
         st.stats.clone(),
         (delay, tail, board_at),
+        jitter,
     ));
     let end = read_messages(stream, to_edt, &st).await;
     // The writer waits for this verdict: a close frame to send, or none (the sender
@@ -283,6 +286,7 @@ async fn write_frames<S: Socket>(
     conn: u64,
     stats: Arc<ServerStats>,
     (delay, tail, board_at): (Duration, Duration, tokio::time::Instant),
+    mut jitter: Jitter,
 ) {
     let mut first = true;
     let close = loop {
@@ -300,9 +304,11 @@ async fn write_frames<S: Socket>(
             tokio::time::sleep_until(board_at).await;
             stats.record_board_sent(std::time::Instant::now());
         }
+        // Replies leave in order, so one drawn a longer jitter holds the next until it goes:
+        // the same on every `delay_ms`, which shifts every reply's time alike.
         let hold = match (f.kind, f.tail) {
-            (FrameKind::Reply, true) => delay + tail,
-            (FrameKind::Reply, false) => delay,
+            (FrameKind::Reply, true) => delay + tail + jitter.next_hold(),
+            (FrameKind::Reply, false) => delay + jitter.next_hold(),
             _ => Duration::ZERO,
         };
         if !hold.is_zero() {

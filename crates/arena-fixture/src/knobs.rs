@@ -56,6 +56,11 @@ pub struct Knobs {
     pub tail_every: u32,
     /// What a tail reply waits on top of `delay_ms`, ms (0: off; needs `tail_every`).
     pub tail_ms: u32,
+    /// Every reply waits a further uniform 0 to this many ms on top of `delay_ms`, drawn
+    /// from a generator seeded by `seed` and the connection (0: off): dither, so a reply
+    /// lands at any phase of the browser's frame clock and a mean over many replies moves
+    /// by exactly what `delay_ms` adds, not by whole frames.
+    pub jitter_ms: u32,
     /// Background threads burning CPU.
     pub bots: u32,
     /// Duty cycle of each bot thread, percent of a 10 ms period.
@@ -118,6 +123,7 @@ impl Default for Knobs {
             drop_every: 0,
             tail_every: 0,
             tail_ms: 0,
+            jitter_ms: 0,
             bots: 0,
             bot_duty: 50,
             bot_turn_ms: 0,
@@ -149,6 +155,7 @@ pub const KNOB_NAMES: &[&str] = &[
     "drop_every",
     "tail_every",
     "tail_ms",
+    "jitter_ms",
     "bots",
     "bot_duty",
     "bot_turn_ms",
@@ -224,6 +231,7 @@ impl Knobs {
             "drop_every" => self.drop_every = parse_int(name, value, 0, 1_000_000)?,
             "tail_every" => self.tail_every = parse_int(name, value, 0, 1_000_000)?,
             "tail_ms" => self.tail_ms = parse_int(name, value, 0, 10_000)?,
+            "jitter_ms" => self.jitter_ms = parse_int(name, value, 0, 10_000)?,
             "bots" => self.bots = parse_int(name, value, 0, 64)?,
             "bot_duty" => self.bot_duty = parse_int(name, value, 0, 100)?,
             "bot_turn_ms" => self.bot_turn_ms = parse_int(name, value, 0, 600_000)?,
@@ -422,6 +430,21 @@ mod tests {
         ] {
             let e = Knobs::default().set(name, bad).unwrap_err();
             assert!(e.contains(&format!("`{name}`")), "{name}={bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn jitter_is_off_by_default_and_ranged_like_delay() {
+        assert_eq!(Knobs::default().jitter_ms, 0);
+        let k = Knobs::from_pairs(&[
+            ("jitter_ms".into(), "17".into()),
+            ("delay_ms".into(), "40".into()),
+        ])
+        .unwrap();
+        assert_eq!((k.jitter_ms, k.delay_ms), (17, 40));
+        for bad in ["10001", "-1", "some"] {
+            let e = Knobs::default().set("jitter_ms", bad).unwrap_err();
+            assert!(e.contains("`jitter_ms`"), "{bad}: {e}");
         }
     }
 

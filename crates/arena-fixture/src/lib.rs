@@ -10,6 +10,7 @@ mod conn;
 mod deflate;
 #[cfg(feature = "browser")]
 pub mod drive;
+mod jitter;
 pub mod knobs;
 pub mod los;
 pub mod pngenc;

@@ -474,6 +474,7 @@ impl Store for PgStore {
             loops,
             events,
             setup_events,
+            gestures: Vec::new(),
         })
     }
 
@@ -498,6 +499,7 @@ impl Store for PgStore {
                     loops: Vec::new(),
                     events: Vec::new(),
                     setup_events: None,
+                    gestures: Vec::new(),
                 },
             );
         }

@@ -516,6 +516,7 @@ impl Store for SqliteStore {
             loops,
             events,
             setup_events,
+            gestures: Vec::new(),
         })
     }
 

@@ -701,6 +701,7 @@ fn pilot_figure_reads_the_nested_run_folder() {
             loops,
             events: Vec::new(),
             setup_events: None,
+            gestures: Vec::new(),
         };
         let d = dir.join(format!("prebuilt-{arm}"));
         run.write(&d).unwrap();

@@ -14,9 +14,8 @@ use serde_json::Value;
 
 use crate::moves::{GestureLoops, MoveRow};
 
-pub const MOVES_CSV: &str = "moves.csv";
-pub const FRAMES_BEHIND_CSV: &str = "frames_behind.csv";
-pub const GESTURES_JSON: &str = "gestures.json";
+// The names `Run::load` reads them back by.
+pub use arena_run::gestures::{FRAMES_BEHIND_CSV, GESTURES_JSON, MOVES_CSV};
 
 fn cell(v: Option<f64>) -> String {
     v.map(|x| format!("{x:.3}")).unwrap_or_default()

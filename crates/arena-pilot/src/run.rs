@@ -273,6 +273,10 @@ pub async fn run_arm(browser: &Browser, req: RunRequest<'_>) -> Result<Outcome> 
         .with_context(|| format!("writing the run folder {}", dir.display()))?;
     crate::moves_out::write(&dir, &g.gestures)
         .with_context(|| format!("writing the gestures into {}", dir.display()))?;
+    // The run carries its gestures as its folder will give them to a later `compare`, so
+    // `ab` and `demo` compare what `compare` of the same folders would.
+    run.gestures = arena_run::gestures::load_gestures(&dir)
+        .with_context(|| format!("reading back the gestures of {}", dir.display()))?;
     let dir = staging.publish()?;
     g.cost.wall_ms = wall.elapsed().as_secs_f64() * 1e3;
     Ok(Outcome {

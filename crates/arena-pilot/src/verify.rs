@@ -380,6 +380,7 @@ mod tests {
             loops: Vec::new(),
             events: Vec::new(),
             setup_events: None,
+            gestures: Vec::new(),
         }
     }
 

@@ -115,6 +115,7 @@ pub fn build_run(ctx: &RunContext, paired: Paired, records: &[Record]) -> Run {
         loops,
         events: events_of(records),
         setup_events: None,
+        gestures: Vec::new(),
     }
 }
 

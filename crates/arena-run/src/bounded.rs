@@ -6,8 +6,52 @@
 //! that much of one file at a time, never the file.
 
 use std::fmt;
-use std::fs::FileType;
+use std::fs::{self, FileType};
 use std::io::{self, BufRead, Read};
+use std::path::Path;
+
+use anyhow::Result;
+use arena_report::Exit;
+
+/// A refusal of a run's input: exit 2, `msg` naming the file.
+pub(crate) fn bad(msg: String) -> anyhow::Error {
+    anyhow::Error::new(Exit::bad_input(msg))
+}
+
+/// A refusal of `path`'s JSON where serde found it wrong: file, line and column.
+pub(crate) fn bad_json(path: &Path, e: &serde_json::Error) -> anyhow::Error {
+    bad(format!(
+        "{}: line {}, column {}: {e}",
+        path.display(),
+        e.line(),
+        e.column()
+    ))
+}
+
+/// Opens a run file for reading once its metadata (symlinks followed) says it is a regular
+/// file: a directory, device, FIFO or socket is refused unopened, naming what it is (a FIFO
+/// would block the open, `/dev/zero` never end). `cannot` words a failure to stat or open
+/// it (a missing file). Returns the file and its length.
+pub(crate) fn open_run_file(
+    path: &Path,
+    cannot: impl Fn(io::Error) -> anyhow::Error,
+) -> Result<(fs::File, u64)> {
+    let meta = fs::metadata(path).map_err(&cannot)?;
+    if let Some(what) = not_regular(meta.file_type()) {
+        let link = fs::symlink_metadata(path)
+            .is_ok_and(|m| m.file_type().is_symlink())
+            .then(|| fs::canonicalize(path).ok())
+            .flatten()
+            .map(|to| format!(" (linked to {})", to.display()))
+            .unwrap_or_default();
+        return Err(bad(format!(
+            "{}: {what}{link}, not a regular file: a run file must be one, so it is not read",
+            path.display()
+        )));
+    }
+    let file = fs::File::open(path).map_err(cannot)?;
+    Ok((file, meta.len()))
+}
 
 /// The longest line of `events.jsonl` or `setup_events.jsonl`, or row of `loops.csv`, a
 /// run may hold: 1 MiB, its line end not counted. A recorder line is some hundred bytes and

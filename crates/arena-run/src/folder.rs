@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use anyhow::{Context, Result};
-use arena_report::Exit;
 
-use crate::bounded::{self, RowBound, TooLong, MAX_RUN_JSON_BYTES};
+use crate::bounded::{self, bad, bad_json, open_run_file, RowBound, TooLong, MAX_RUN_JSON_BYTES};
 use crate::figures::{loop_figure_mismatch, Stated};
+use crate::gestures::load_gestures;
 use crate::model::{Event, Loop, Outcome, Run, RunMeta, SocketSource, SCHEMA_VERSION};
 use crate::time::rfc3339_utc;
 use crate::validate::{self, EventTally, LoopTally, TimeOrder};
@@ -23,10 +23,6 @@ pub const WIRE_PCAP: &str = "wire.pcap";
 pub const WIRE_JSON: &str = "wire.json";
 /// Chromium's trace of a run made with `--trace`, the loops merged in as a track.
 pub const TRACE_JSON: &str = "trace.json";
-
-fn bad(msg: String) -> anyhow::Error {
-    anyhow::Error::new(Exit::bad_input(msg))
-}
 
 /// Writes `bytes` next to `path` and renames it into place, so a reader (or a run killed
 /// mid-write) never sees half a file.
@@ -103,11 +99,13 @@ impl Run {
             Err(e) if e.kind() == io::ErrorKind::NotFound => None,
             _ => Some(load_events(&setup, true, setup_order(&meta), None)?),
         };
+        let gestures = load_gestures(dir)?;
         Ok(Run {
             meta,
             loops,
             events,
             setup_events,
+            gestures,
         })
     }
 
@@ -118,11 +116,13 @@ impl Run {
         let (meta, has) = load_meta(dir)?;
         let loops = load_loops(dir, &meta, has)?;
         load_run_events(dir, &meta, false)?;
+        let gestures = load_gestures(dir)?;
         Ok(Run {
             meta,
             loops,
             events: Vec::new(),
             setup_events: None,
+            gestures,
         })
     }
 
@@ -161,31 +161,6 @@ impl Run {
         }
         Ok(out)
     }
-}
-
-/// Opens a run file for reading once its metadata (symlinks followed) says it is a regular
-/// file: a directory, device, FIFO or socket is refused unopened, naming what it is (a FIFO
-/// would block the open, `/dev/zero` never end). `cannot` words a failure to stat or open
-/// it (a missing file). Returns the file and its length.
-fn open_run_file(
-    path: &Path,
-    cannot: impl Fn(io::Error) -> anyhow::Error,
-) -> Result<(fs::File, u64)> {
-    let meta = fs::metadata(path).map_err(&cannot)?;
-    if let Some(what) = bounded::not_regular(meta.file_type()) {
-        let link = fs::symlink_metadata(path)
-            .is_ok_and(|m| m.file_type().is_symlink())
-            .then(|| fs::canonicalize(path).ok())
-            .flatten()
-            .map(|to| format!(" (linked to {})", to.display()))
-            .unwrap_or_default();
-        return Err(bad(format!(
-            "{}: {what}{link}, not a regular file: a run file must be one, so it is not read",
-            path.display()
-        )));
-    }
-    let file = fs::File::open(path).map_err(cannot)?;
-    Ok((file, meta.len()))
 }
 
 /// Which of `run.json`'s summary fields that runs made before them lack the file states:
@@ -254,14 +229,7 @@ fn load_meta(dir: &Path) -> Result<(RunMeta, SummaryHas)> {
             )))
         }
     }
-    let meta = serde_json::from_str::<RunMeta>(&text).map_err(|e| {
-        bad(format!(
-            "{}: line {}, column {}: {e}",
-            path.display(),
-            e.line(),
-            e.column()
-        ))
-    })?;
+    let meta = serde_json::from_str::<RunMeta>(&text).map_err(|e| bad_json(&path, &e))?;
     validate::check_meta(&meta).map_err(|e| bad(format!("{}: {e}", path.display())))?;
     let states = |key: &str| {
         value

@@ -16,6 +16,7 @@ mod bounded;
 mod cpu;
 mod figures;
 mod folder;
+pub mod gestures;
 mod layout;
 mod model;
 pub mod outputs;

@@ -28,6 +28,11 @@ pub struct Run {
     /// the setup steps: a board's first paint arrives here). A population of its own: it
     /// never enters pairing. `None` for a run folder without the file (made before it).
     pub setup_events: Option<Vec<Event>>,
+    /// The run's drags and hovers (`gestures.json` and its tables), each its own
+    /// population, never pooled with the loops; empty for a run without gestures. Read
+    /// from its own files, so not part of this struct's serde form.
+    #[serde(skip)]
+    pub gestures: Vec<crate::gestures::RunGesture>,
 }
 
 /// How the run ended. A partial run is still a run: its folder is written and readable,

@@ -106,6 +106,7 @@ fn sample_run() -> Run {
             answers: None,
         }],
         setup_events: None,
+        gestures: Vec::new(),
     }
 }
 

@@ -48,3 +48,17 @@ pub fn print_cpu(runs: &[arena_run::Run], format: arena_report::Format) -> anyho
     }
     Ok(())
 }
+
+/// The comparison's gestures table after a blank line, in the table's format; nothing when
+/// no run made gestures (JSON documents carry them as `gestures` instead).
+pub fn print_gestures(
+    cmp: Option<&arena_compare::Comparison>,
+    format: arena_report::Format,
+) -> anyhow::Result<()> {
+    match cmp.and_then(|c| c.gestures.as_ref()) {
+        Some(g) if format != arena_report::Format::Json => {
+            print(format!("\n{}", g.table.render(format)))
+        }
+        _ => Ok(()),
+    }
+}

@@ -19,6 +19,8 @@ use crate::compare::Comparison;
 use crate::group::{digest, groups};
 use crate::json::{comparison_json, num};
 
+mod gestures;
+
 const TEMPLATE: &str = include_str!("../../assets/report.html");
 const CSS: &str = include_str!("../../assets/report.css");
 const JS: &str = include_str!("../../assets/report.js");
@@ -76,11 +78,7 @@ pub struct TrendSection {
 
 impl TrendSection {
     fn html(&self) -> String {
-        let notes: String = self
-            .notes
-            .iter()
-            .map(|n| format!("<li>{}</li>", escape_html(n)))
-            .collect();
+        let notes = notes_html(&self.notes);
         format!(
             "<section id=\"history\"><h2>{}</h2><div class=\"plot\">{}</div><ul class=\"note\">{notes}</ul></section>",
             escape_html(&self.title),
@@ -101,6 +99,14 @@ impl Default for ReportOptions {
     }
 }
 
+/// `notes` as the items of a list, escaped.
+fn notes_html(notes: &[String]) -> String {
+    notes
+        .iter()
+        .map(|n| format!("<li>{}</li>", escape_html(n)))
+        .collect()
+}
+
 /// The report page of `cmp` over `runs` (the same runs `cmp` was computed from).
 pub fn report_html(runs: &[Run], cmp: &Comparison, opts: &ReportOptions) -> String {
     let data = comparison_json(cmp);
@@ -116,6 +122,7 @@ pub fn report_html(runs: &[Run], cmp: &Comparison, opts: &ReportOptions) -> Stri
         "DATA" => Some(json_in_script(&data)),
         "CONTEXT" => Some(json_in_script(&context)),
         "JS" => Some(JS.to_string()),
+        "GESTURES" => Some(gestures::section(cmp.gestures.as_ref())),
         "TREND" => Some(
             opts.trend
                 .as_ref()
