@@ -15,7 +15,7 @@ use serde_json::Value;
 use crate::moves::{GestureLoops, MoveRow};
 
 // The names `Run::load` reads them back by.
-pub use arena_run::gestures::{FRAMES_BEHIND_CSV, GESTURES_JSON, MOVES_CSV};
+pub use arena_run::gestures::{GestureCounts, FRAMES_BEHIND_CSV, GESTURES_JSON, MOVES_CSV};
 
 fn cell(v: Option<f64>) -> String {
     v.map(|x| format!("{x:.3}")).unwrap_or_default()
@@ -71,7 +71,7 @@ fn behind_csv(gestures: &[GestureLoops]) -> String {
 pub struct GestureDoc {
     pub gesture: usize,
     pub kind: &'static str,
-    pub counts: CountsDoc,
+    pub counts: GestureCounts,
     pub browser_delivery_ms: FigureDoc,
     pub input_to_socket_ms: FigureDoc,
     pub move_to_pixels_ms: FigureDoc,
@@ -79,17 +79,6 @@ pub struct GestureDoc {
     pub oldest_age_ms: FigureDoc,
     pub frames_behind_moves: FigureDoc,
     pub frames_behind_ms: FigureDoc,
-}
-
-/// A gesture's moves by how each ended; they add up to `dispatched`.
-#[derive(Debug, Clone, Copy, Serialize)]
-pub struct CountsDoc {
-    pub dispatched: u64,
-    pub folded_by_browser: u64,
-    pub answered: u64,
-    pub unanswered: u64,
-    pub coalesced: u64,
-    pub sends: u64,
 }
 
 /// n, p50, p90 and max of a figure (ms or a count), `null` figures when there are none.
@@ -129,7 +118,7 @@ pub fn gesture_doc(g: &GestureLoops) -> GestureDoc {
     GestureDoc {
         gesture: g.gesture,
         kind: g.kind.name(),
-        counts: CountsDoc {
+        counts: GestureCounts {
             dispatched: c.dispatched,
             folded_by_browser: c.folded,
             answered: c.answered,

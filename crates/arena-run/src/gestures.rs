@@ -14,7 +14,7 @@ use std::io::{self, Read};
 use std::path::Path;
 
 use anyhow::Result;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::bounded::{bad, bad_json, open_run_file, RowBound, MAX_RUN_JSON_BYTES};
 
@@ -22,8 +22,9 @@ pub const MOVES_CSV: &str = "moves.csv";
 pub const FRAMES_BEHIND_CSV: &str = "frames_behind.csv";
 pub const GESTURES_JSON: &str = "gestures.json";
 
-/// One gesture's counts as `gestures.json` states them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+/// One gesture's counts as `gestures.json` states them: its moves by how each ended, which
+/// add up to `dispatched`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
 pub struct GestureCounts {
     pub dispatched: u64,
     pub folded_by_browser: u64,
