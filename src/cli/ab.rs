@@ -10,9 +10,10 @@ use clap::Args as ClapArgs;
 
 use arena_pilot::Pilot;
 
-use super::args::{ab_document, pooled, print_verdict, runs, verdict, AbPlan, RunArgs};
+use super::args::{ab_document, print_verdict, runs, AbPlan, RunArgs};
 use super::common::stdout::print;
 use super::common::to_history::{self, ToHistoryArgs};
+use arena_compare::ab::{pooled, verdict};
 
 /// Run arms interleaved, each run in a fresh page and a fresh target session, and compare.
 #[derive(Debug, ClapArgs)]

@@ -93,7 +93,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub trace: bool,
     #[command(flatten)]
-    pub split: super::compare::SplitArgs,
+    pub split: arena_compare::options::SplitArgs,
     /// Leave the page alone for SECONDS after setup and the clear, before the clicks, and
     /// record what the target sends with no input (frames, bytes, B/s, gaps, runs of
     /// near-identical frames); printed after the run's tables, kept in run.json's `idle`.
@@ -279,44 +279,6 @@ impl TargetArgs {
     pub fn load(&self) -> Result<Pilot> {
         Pilot::load_or_builtin(self.pilot.as_ref())
     }
-}
-
-/// How `ab` and `demo` compare their runs: pooled per arm against `baseline`, with the
-/// breakdowns asked for. The verdict compares each round's runs with the same options.
-fn ab_compare_options(
-    baseline: Option<String>,
-    split: &super::compare::SplitArgs,
-) -> arena_compare::CompareOptions {
-    arena_compare::CompareOptions {
-        by: arena_compare::By::Arm,
-        baseline,
-        splits: split.splits.clone(),
-        reply_over: split.reply_over,
-        ..Default::default()
-    }
-}
-
-/// The runs pooled per arm against `baseline`: deltas, intervals, `~` for noise, and the
-/// breakdowns asked for; `None` when no run was made.
-pub fn pooled(
-    runs: &[Run],
-    baseline: Option<String>,
-    split: &super::compare::SplitArgs,
-) -> Result<Option<arena_compare::Comparison>> {
-    if runs.is_empty() {
-        return Ok(None);
-    }
-    arena_compare::compare(runs, &ab_compare_options(baseline, split)).map(Some)
-}
-
-/// The verdict of each other arm against the baseline of `cmp` (made by [`pooled`]).
-pub fn verdict(
-    runs: &[Run],
-    cmp: &arena_compare::Comparison,
-    split: &super::compare::SplitArgs,
-) -> arena_compare::Verdicts {
-    let opts = ab_compare_options(Some(cmp.baseline.clone()), split);
-    arena_compare::verdicts(runs, cmp, &opts)
 }
 
 /// The verdict after a blank line, in the table's format; nothing when no arm was

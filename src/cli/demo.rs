@@ -12,9 +12,10 @@ use clap::Args as ClapArgs;
 
 use arena_pilot::Pilot;
 
-use super::args::{ab_document, pooled, print_verdict, runs, verdict, AbPlan, RunArgs};
+use super::args::{ab_document, print_verdict, runs, AbPlan, RunArgs};
 use super::common::stdout::print;
 use super::common::to_history::{self, ToHistoryArgs};
+use arena_compare::ab::{pooled, verdict};
 
 /// Clicks per run unless `--clicks` says otherwise.
 const DEMO_CLICKS: u64 = 128;
@@ -74,7 +75,7 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
     } else if !runs.is_empty() {
         print(by_run_table(&runs).render(format))?;
         print_verdict(verdict.as_ref(), format)?;
-        args.run.split.print(&runs, format)?;
+        super::compare::print_splits(&args.run.split, &runs, format)?;
     }
     super::common::stdout::print_cpu(&runs, args.series.format)?;
     // A failed add does not hide a failed run: the run's error comes first.

@@ -92,7 +92,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             }
         }
     }
-    split.print(std::slice::from_ref(&outcome.run), args.format)?;
+    super::compare::print_splits(&split, std::slice::from_ref(&outcome.run), args.format)?;
     super::common::stdout::print_cpu(std::slice::from_ref(&outcome.run), args.format)?;
     if let Some(line) = outcome
         .run

@@ -6,6 +6,7 @@
 //! never prints. Warnings about the measurement itself are data ([`Finding`]), rendered
 //! as a numbered marker next to the figure they concern.
 
+pub mod ab;
 mod arm;
 mod breakdown;
 mod breakdown_data;
@@ -28,6 +29,7 @@ pub mod idle;
 mod input;
 mod json;
 mod limit;
+pub mod options;
 pub mod plot;
 pub mod run_view;
 mod split;
