@@ -44,14 +44,17 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
     // is the first thing anyone runs. 128 keep it near 2 min 40 s at 508 loops an arm.
     args.run.clicks.get_or_insert(DEMO_CLICKS);
     let sink = args.history.start()?;
-    let outcome = args.run.run_ab(AbPlan {
-        pilot: &pilot,
-        arms: &["stock".into(), "lazy-png".into()],
-        rounds: args.series.rounds,
-        url: None,
-        out: args.series.out.clone(),
-        history: sink.as_ref(),
-    })?;
+    let outcome = super::args::run_ab(
+        &args.run,
+        AbPlan {
+            pilot: &pilot,
+            arms: &["stock".into(), "lazy-png".into()],
+            rounds: args.series.rounds,
+            url: None,
+            out: args.series.out.clone(),
+            history: sink.as_ref(),
+        },
+    )?;
     let runs = runs(&outcome);
     let format = args.series.format;
     // The table is one column per run; the verdict under it, and the JSON document, add

@@ -61,9 +61,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
         tolerance_ms: args.tolerance,
     };
     let plans = verify_plans(plan, rule)?;
-    let outcome = args
-        .run
-        .run_plans(plans, args.series.rounds, args.series.out.clone(), None)?;
+    let outcome = super::args::run_plans(
+        &args.run,
+        plans,
+        args.series.rounds,
+        args.series.out.clone(),
+        None,
+    )?;
     if let Some(e) = outcome.error {
         return Err(e);
     }
