@@ -8,8 +8,9 @@ use arena_report::{Exit, Format, Table};
 use arena_run::Run;
 use clap::{Args, Subcommand};
 
-use crate::context::Origin;
+use crate::context::{default_testbed, Origin};
 use crate::record::NewRun;
+use crate::select::history_baseline;
 use crate::store::{open_default, Filter};
 use crate::tables::{
     add_json, add_table, list_json, list_table, show_json, show_table, trend_json, trend_table,
@@ -212,4 +213,55 @@ fn trend(a: TrendArgs) -> anyhow::Result<Said> {
         table: trend_table(&t),
         json: trend_json(&t),
     })
+}
+
+/// The gate's `--baseline-history` and the flags that choose it.
+#[derive(Debug, Args)]
+pub struct HistoryBaselineArgs {
+    /// Take the baseline from the run history instead: the newest --last runs of BRANCH
+    /// on --testbed with the candidate's pilot hash that the comparability rules find
+    /// measured like the candidate.
+    #[arg(long, value_name = "BRANCH")]
+    pub baseline_history: Option<String>,
+    /// How many stored runs make the history baseline (default 10).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub last: Option<u32>,
+    /// The history's database, an SQLite file or a postgres:// URL (default:
+    /// $ARENA_PERF_DB, else reports/history.sqlite).
+    #[arg(long, value_name = "PATH|URL")]
+    pub db: Option<String>,
+    /// The testbed the history baseline was measured on (default: this machine's hostname).
+    #[arg(long)]
+    pub testbed: Option<String>,
+}
+
+impl HistoryBaselineArgs {
+    /// The history baseline's flags are refused without `--baseline-history`: beside a
+    /// folder baseline they would be silently ignored.
+    pub fn refuse_stray(&self) -> anyhow::Result<()> {
+        let history_only = [
+            ("--last", self.last.is_some()),
+            ("--db", self.db.is_some()),
+            ("--testbed", self.testbed.is_some()),
+        ];
+        if let (None, Some((flag, _))) = (&self.baseline_history, history_only.iter().find(|f| f.1))
+        {
+            return Err(Exit::bad_input(format!(
+                "{flag} chooses the history baseline: give it with --baseline-history BRANCH"
+            ))
+            .into());
+        }
+        Ok(())
+    }
+
+    /// With `--baseline-history`: the baseline from the history, and the note that says
+    /// which runs it is.
+    pub fn baseline(&self, candidate: &[Run]) -> anyhow::Result<Option<(Vec<Run>, String)>> {
+        let Some(branch) = &self.baseline_history else {
+            return Ok(None);
+        };
+        let testbed = self.testbed.clone().unwrap_or_else(default_testbed);
+        let last = self.last.unwrap_or(10) as usize;
+        history_baseline(self.db.as_deref(), branch, &testbed, candidate, last).map(Some)
+    }
 }
