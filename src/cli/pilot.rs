@@ -44,7 +44,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         args.force,
         args.target.pilot.as_deref(),
     )?;
-    let pilot = args.target.load()?;
+    let pilot = arena_pilot::Pilot::load_or_builtin(args.target.pilot.as_ref())?;
     let overrides = args.run.overrides(args.target.url.clone())?;
     let plan = Plan::for_arm(&pilot, args.target.arm.as_deref(), &overrides)?;
     let sink = args.history.start()?;

@@ -9,7 +9,6 @@ use anyhow::Result;
 use arena_report::ranges;
 
 use crate::plan::{BrowserOptions, Overrides};
-use crate::scenario::Pilot;
 
 /// What a command adds to the run flags between `--trace` and `--idle` (the breakdown
 /// flags, from a crate this one does not depend on): with the `clap` feature, clap
@@ -213,12 +212,6 @@ pub struct TargetArgs {
     /// Arm of the pilot file to run (default: `stock`, else the first arm).
     #[cfg_attr(feature = "clap", arg(long, value_name = "NAME"))]
     pub arm: Option<String>,
-}
-
-impl TargetArgs {
-    pub fn load(&self) -> Result<Pilot> {
-        Pilot::load_or_builtin(self.pilot.as_ref())
-    }
 }
 
 #[cfg(test)]
