@@ -29,11 +29,7 @@ pub struct AbPlan<'a> {
 /// Resolves every arm, then runs the A/B; the folders made are listed on stderr.
 pub fn run_ab(run: &RunArgs, ab: AbPlan<'_>) -> Result<AbOutcome> {
     let overrides = run.overrides(ab.url)?;
-    let plans = ab
-        .arms
-        .iter()
-        .map(|a| Plan::for_arm(ab.pilot, Some(a), &overrides))
-        .collect::<Result<Vec<_>>>()?;
+    let plans = Plan::for_arms(ab.pilot, ab.arms, &overrides)?;
     run_plans(run, plans, ab.rounds, ab.out, ab.history)
 }
 
