@@ -10,9 +10,10 @@ use clap::Args as ClapArgs;
 
 use arena_pilot::Pilot;
 
-use super::args::{ab_document, pooled, print_verdict, runs, verdict, AbPlan, RunArgs};
+use super::args::{ab_document, print_verdict, runs, AbPlan, RunArgs};
 use super::common::stdout::print;
 use super::common::to_history::{self, ToHistoryArgs};
+use arena_compare::ab::{pooled, verdict};
 
 /// Run arms interleaved, each run in a fresh page and a fresh target session, and compare.
 #[derive(Debug, ClapArgs)]
@@ -33,14 +34,17 @@ pub struct Args {
 pub fn run(args: Args) -> Result<ExitCode> {
     let pilot = Pilot::load_or_builtin(args.arms.pilot.as_ref())?;
     let sink = args.history.start()?;
-    let outcome = args.run.run_ab(AbPlan {
-        pilot: &pilot,
-        arms: &args.arms.names,
-        rounds: args.series.rounds,
-        url: args.url.clone(),
-        out: args.series.out.clone(),
-        history: sink.as_ref(),
-    })?;
+    let outcome = super::args::run_ab(
+        &args.run,
+        AbPlan {
+            pilot: &pilot,
+            arms: &args.arms.names,
+            rounds: args.series.rounds,
+            url: args.url.clone(),
+            out: args.series.out.clone(),
+            history: sink.as_ref(),
+        },
+    )?;
     let runs = runs(&outcome);
     let cmp = pooled(&runs, args.arms.names.first().cloned(), &args.run.split)?;
     let verdict = cmp.as_ref().map(|c| verdict(&runs, c, &args.run.split));

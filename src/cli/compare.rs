@@ -4,149 +4,29 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use arena_compare::{
-    compare, load_runs, By, CheckOptions, CompareOptions, Comparison, Metric, Mixed,
-};
+use arena_compare::{compare, load_runs, Metric};
 use arena_report::{Exit, Format};
 use arena_run::Run;
-use arena_stats::{BootstrapOptions, NoiseRule, SmallSamples};
 
 use super::common::stdout::print;
 use arena_report::ranges;
 use arena_run::outputs::{refuse_overwrite, Output};
 
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub enum ByArg {
-    /// One column per run: `<arm>, run N`.
-    Run,
-    /// One column per arm, its runs pooled.
-    Arm,
-}
+pub use arena_compare::options::{
+    compare_options, parse_metrics, warn_comparison, ByArg, SplitArgs, StatsArgs,
+};
 
-/// Statistics flags shared by `compare`, `gate` and `report`.
-#[derive(Debug, Clone, clap::Args)]
-pub struct StatsArgs {
-    /// Significance level: a difference with p >= ALPHA is noise (`~`); intervals are at
-    /// 1 - ALPHA.
-    #[arg(long, default_value_t = 0.05, value_name = "A",
-          value_parser = ranges::alpha_open_0_1, allow_negative_numbers = true)]
-    pub alpha: f64,
-    /// Smallest change, in percent, ever called real (0 to 100).
-    #[arg(long, default_value_t = 2.0, value_name = "PCT",
-          value_parser = ranges::pct_0_100, allow_negative_numbers = true)]
-    pub noise_bar: f64,
-    /// Bootstrap resamples per interval (100 to 1000000).
-    #[arg(long, default_value_t = 2000, value_name = "N",
-          value_parser = ranges::resamples, allow_negative_numbers = true)]
-    pub resamples: usize,
-    /// Bootstrap seed: same runs and seed, same intervals.
-    #[arg(long, default_value_t = BootstrapOptions::default().seed, value_name = "N")]
-    pub seed: u64,
-    /// Put cold loops (first interaction of a page) into the figures; warned about.
-    #[arg(long)]
-    pub include_cold: bool,
-    /// An arm whose share of answered replies of at least its target's `idle_reply_bytes`
-    /// (4 KB by default) is below this looks idle (warned about); 0 to 1.
-    #[arg(long, default_value_t = arena_run::IDLE_SHARE, value_name = "SHARE",
-          value_parser = ranges::share_0_1, allow_negative_numbers = true)]
-    pub idle_share: f64,
-    /// Compare runs that were not measured alike: another answer oracle or its parameters,
-    /// socket source, answer window (timeout), pilot file, Chromium major version or link.
-    /// Refused by default (exit 2); allowed, every table says under it what differs, and
-    /// JSON carries it as a `mixed` finding.
-    #[arg(long)]
-    pub allow_mixed: bool,
-}
-
-impl StatsArgs {
-    /// The rule and checks of these flags; their ranges were checked as clap parsed them.
-    pub fn options(&self) -> anyhow::Result<(NoiseRule, CheckOptions)> {
-        let bootstrap = BootstrapOptions {
-            resamples: self.resamples,
-            seed: self.seed,
-            level: 1.0 - self.alpha,
-        };
-        let verdict = NoiseRule {
-            alpha: self.alpha,
-            noise_bar_pct: self.noise_bar,
-            bootstrap,
-            small_samples: SmallSamples::Test,
-        };
-        let checks = CheckOptions {
-            include_cold: self.include_cold,
-            idle_share: self.idle_share,
-            ..CheckOptions::default()
-        };
-        Ok((verdict, checks))
+/// The breakdowns `--split` asks for of `runs`, as tables in `format`. JSON has them in
+/// `compare --format json`; a run's JSON document does not, and says so.
+pub fn print_splits(split: &SplitArgs, runs: &[Run], format: Format) -> anyhow::Result<()> {
+    if format == Format::Json && !split.splits.is_empty() {
+        eprintln!("--split: as JSON, breakdowns are in `arena-perf compare RUN_FOLDER --split ... --format json`");
+        return Ok(());
     }
-
-    /// Refuses `runs` measured differently unless `--allow-mixed`, naming each run as
-    /// `compare --by run` names its column; returns what may differ, to be warned about.
-    pub fn refuse_mixed(&self, cmd: &str, runs: &[Run]) -> anyhow::Result<Vec<Mixed>> {
-        arena_compare::refuse_mixed(cmd, &arena_compare::run_names(runs), self.allow_mixed)
+    for t in split.tables(runs)? {
+        print(format!("\n{}", t.render(format)))?;
     }
-}
-
-/// What `--allow-mixed` let differ, under the comparison and every breakdown, and in its
-/// findings (so in JSON and in the HTML report).
-pub fn warn_comparison(mixed: &[Mixed], cmp: &mut Comparison) {
-    let breakdowns = cmp.breakdowns.iter_mut().map(|b| &mut b.table);
-    let tables = std::iter::once(&mut cmp.table).chain(breakdowns);
-    arena_compare::warn_mixed(mixed, tables, &mut cmp.findings);
-}
-
-pub fn parse_metrics(names: &[String]) -> anyhow::Result<Vec<Metric>> {
-    names
-        .iter()
-        .map(|n| {
-            Metric::parse(n).ok_or_else(|| {
-                Exit::bad_input(format!(
-                    "--metric {n}: unknown metric (one of {})",
-                    Metric::ALL.map(|m| m.name()).join(", ")
-                ))
-                .into()
-            })
-        })
-        .collect()
-}
-
-/// Breakdown flags shared by `compare`, `report`, `pilot`, `ab` and `demo`.
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct SplitArgs {
-    /// Also break the loops down into rows (repeatable): `event` (mousedown, mouseup,
-    /// keydown, ...; coalesced input on its own row), `label` (the pilot file's click
-    /// labels), `reply-size=1KB,10KB` (by the bytes of each loop's answer: <1KB,
-    /// 1KB-10KB, >=10KB). Each row has its loops, n, p50/p90/p99 and its change against
-    /// the baseline's same row.
-    #[arg(long = "split", value_name = "SPLIT", value_parser = arena_compare::Split::parse)]
-    pub splits: Vec<arena_compare::Split>,
-    /// A breakdown counts the answered loops whose reply reached SIZE (e.g. 4KB; K =
-    /// 1024 B). Default: the target's `idle_reply_bytes` (4KB unless the pilot file says).
-    #[arg(long, value_name = "SIZE", value_parser = arena_report::parse_size)]
-    pub reply_over: Option<u64>,
-}
-
-impl SplitArgs {
-    /// The breakdowns of `runs` as tables, in `format` (none without `--split`). JSON has
-    /// them in `compare --format json`; a run's JSON document does not, and says so.
-    pub fn print(&self, runs: &[Run], format: Format) -> anyhow::Result<()> {
-        if self.splits.is_empty() {
-            return Ok(());
-        }
-        if format == Format::Json {
-            eprintln!("--split: as JSON, breakdowns are in `arena-perf compare RUN_FOLDER --split ... --format json`");
-            return Ok(());
-        }
-        let opts = CompareOptions {
-            splits: self.splits.clone(),
-            reply_over: self.reply_over,
-            ..CompareOptions::default()
-        };
-        for b in arena_compare::breakdowns(runs, &opts)? {
-            print(format!("\n{}", b.table.render(format)))?;
-        }
-        Ok(())
-    }
+    Ok(())
 }
 
 #[derive(Debug, clap::Args)]
@@ -205,29 +85,6 @@ fn frames(a: &CompareArgs) -> anyhow::Result<ExitCode> {
         f => print(frames_table(&sources, a.burst_gap).render(f))?,
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The comparison the flags ask for (`compare` and `report` take the same ones).
-pub fn compare_options(
-    by: ByArg,
-    baseline: Option<String>,
-    metrics: &[String],
-    stats: &StatsArgs,
-    split: &SplitArgs,
-) -> anyhow::Result<CompareOptions> {
-    let (verdict, checks) = stats.options()?;
-    Ok(CompareOptions {
-        by: match by {
-            ByArg::Run => By::Run,
-            ByArg::Arm => By::Arm,
-        },
-        baseline,
-        metrics: parse_metrics(metrics)?,
-        verdict,
-        checks,
-        splits: split.splits.clone(),
-        reply_over: split.reply_over,
-    })
 }
 
 /// The run folders `paths`, after the stored runs `history` selects (none given is

@@ -12,9 +12,10 @@ use clap::Args as ClapArgs;
 
 use arena_pilot::Pilot;
 
-use super::args::{ab_document, pooled, print_verdict, runs, verdict, AbPlan, RunArgs};
+use super::args::{ab_document, print_verdict, runs, AbPlan, RunArgs};
 use super::common::stdout::print;
 use super::common::to_history::{self, ToHistoryArgs};
+use arena_compare::ab::{pooled, verdict};
 
 /// Clicks per run unless `--clicks` says otherwise.
 const DEMO_CLICKS: u64 = 128;
@@ -43,14 +44,17 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
     // is the first thing anyone runs. 128 keep it near 2 min 40 s at 508 loops an arm.
     args.run.clicks.get_or_insert(DEMO_CLICKS);
     let sink = args.history.start()?;
-    let outcome = args.run.run_ab(AbPlan {
-        pilot: &pilot,
-        arms: &["stock".into(), "lazy-png".into()],
-        rounds: args.series.rounds,
-        url: None,
-        out: args.series.out.clone(),
-        history: sink.as_ref(),
-    })?;
+    let outcome = super::args::run_ab(
+        &args.run,
+        AbPlan {
+            pilot: &pilot,
+            arms: &["stock".into(), "lazy-png".into()],
+            rounds: args.series.rounds,
+            url: None,
+            out: args.series.out.clone(),
+            history: sink.as_ref(),
+        },
+    )?;
     let runs = runs(&outcome);
     let format = args.series.format;
     // The table is one column per run; the verdict under it, and the JSON document, add
@@ -74,7 +78,7 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
     } else if !runs.is_empty() {
         print(by_run_table(&runs).render(format))?;
         print_verdict(verdict.as_ref(), format)?;
-        args.run.split.print(&runs, format)?;
+        super::compare::print_splits(&args.run.split, &runs, format)?;
         super::common::stdout::print_gestures(cmp.as_ref(), format)?;
     }
     super::common::stdout::print_cpu(&runs, args.series.format)?;

@@ -1,17 +1,15 @@
 //! `arena-perf gate`: exit 1 on a regression past a limit: latency quantiles over every
 //! loop (timeouts censored at the window), and the unanswered share.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::anyhow;
 use arena_compare::{gate, load_runs, GateLimit, GateOptions};
-use arena_report::{Exit, Format};
+use arena_report::Format;
 
 use super::common::stdout::{closed_pipe, print};
 use super::compare::StatsArgs;
-use arena_run::outputs::{refuse_overwrite, Output};
+use arena_run::outputs::refuse_overwrite;
 
 #[derive(Debug, clap::Args)]
 pub struct GateArgs {
@@ -24,21 +22,8 @@ pub struct GateArgs {
         value_name = "RUNS"
     )]
     pub baseline: Vec<PathBuf>,
-    /// Take the baseline from the run history instead: the newest --last runs of BRANCH
-    /// on --testbed with the candidate's pilot hash that the comparability rules find
-    /// measured like the candidate.
-    #[arg(long, value_name = "BRANCH")]
-    pub baseline_history: Option<String>,
-    /// How many stored runs make the history baseline (default 10).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10_000))]
-    pub last: Option<u32>,
-    /// The history's database, an SQLite file or a postgres:// URL (default:
-    /// $ARENA_PERF_DB, else reports/history.sqlite).
-    #[arg(long, value_name = "PATH|URL")]
-    pub db: Option<String>,
-    /// The testbed the history baseline was measured on (default: this machine's hostname).
-    #[arg(long)]
-    pub testbed: Option<String>,
+    #[command(flatten)]
+    pub history: arena_history::cli::HistoryBaselineArgs,
     /// Candidate run folders (or folders of runs), pooled.
     #[arg(long, required = true, num_args = 1.., value_name = "RUNS")]
     pub candidate: Vec<PathBuf>,
@@ -70,30 +55,18 @@ pub struct GateArgs {
 
 pub fn run(a: GateArgs) -> anyhow::Result<ExitCode> {
     let (verdict, checks) = a.stats.options()?;
-    let step_summary = std::env::var_os("GITHUB_STEP_SUMMARY")
-        .filter(|p| !p.is_empty())
-        .map(PathBuf::from);
-    let outputs: Vec<Output> = a
-        .summary
-        .iter()
-        .map(|p| Output::file("--summary", p))
-        .chain(
-            step_summary
-                .iter()
-                .map(|p| Output::file("$GITHUB_STEP_SUMMARY", p)),
-        )
-        .collect();
+    let files = arena_compare::SummaryFiles::new(a.summary.as_deref());
     let inputs = a.baseline.iter().chain(&a.candidate).map(|p| p.as_path());
-    refuse_overwrite(inputs, &outputs)?;
+    refuse_overwrite(inputs, &files.outputs())?;
     let limits = a
         .max
         .iter()
         .map(|s| GateLimit::parse(s))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    refuse_history_flags(&a)?;
+    a.history.refuse_stray()?;
     let candidate = load_runs(&a.candidate)?;
-    let (baseline, from_history) = match &a.baseline_history {
-        Some(branch) => history_baseline(&a, branch, &candidate)?,
+    let (baseline, from_history) = match a.history.baseline(&candidate)? {
+        Some((runs, note)) => (runs, Some(note)),
         None => (load_runs(&a.baseline)?, None),
     };
     let sides = arena_compare::sides(&baseline, &candidate);
@@ -116,68 +89,15 @@ pub fn run(a: GateArgs) -> anyhow::Result<ExitCode> {
         f => result.table.render(f),
     };
     write_errors.extend(print(text).err());
-    let md = result.table.render(Format::Markdown);
-    if let Some(path) = &a.summary {
-        if let Err(e) = std::fs::write(path, &md) {
-            write_errors.push(anyhow!("{}: writing the summary: {e}", path.display()));
-        }
-    }
-    if let Some(path) = step_summary {
-        if let Err(e) = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .and_then(|mut f| f.write_all(format!("{md}\n").as_bytes()))
-        {
-            write_errors.push(anyhow!("{}: $GITHUB_STEP_SUMMARY: {e}", path.display()));
-        }
-    }
+    write_errors.extend(files.write(&result.table.render(Format::Markdown)));
     for e in write_errors.iter().filter(|e| !closed_pipe(e)) {
         eprintln!("arena-perf: {e:#}");
     }
-    let (failed, total) = (result.failures(), result.count());
-    if !failed.is_empty() {
-        eprintln!(
-            "arena-perf gate: {} of {total} checks failed: {}",
-            failed.len(),
-            failed.join(", ")
-        );
-        Ok(ExitCode::from(1))
+    let (line, failed) = arena_compare::gate_ending(&result);
+    eprintln!("{line}");
+    Ok(if failed {
+        ExitCode::from(1)
     } else {
-        eprintln!("arena-perf gate: all {total} checks passed");
-        Ok(ExitCode::SUCCESS)
-    }
-}
-
-/// The history baseline's flags are refused without `--baseline-history`: beside a folder
-/// baseline they would be silently ignored.
-fn refuse_history_flags(a: &GateArgs) -> anyhow::Result<()> {
-    let history_only = [
-        ("--last", a.last.is_some()),
-        ("--db", a.db.is_some()),
-        ("--testbed", a.testbed.is_some()),
-    ];
-    if let (None, Some((flag, _))) = (&a.baseline_history, history_only.iter().find(|f| f.1)) {
-        return Err(Exit::bad_input(format!(
-            "{flag} chooses the history baseline: give it with --baseline-history BRANCH"
-        ))
-        .into());
-    }
-    Ok(())
-}
-
-/// The baseline from the history, and the note that says which runs it is.
-fn history_baseline(
-    a: &GateArgs,
-    branch: &str,
-    candidate: &[arena_run::Run],
-) -> anyhow::Result<(Vec<arena_run::Run>, Option<String>)> {
-    let testbed = a
-        .testbed
-        .clone()
-        .unwrap_or_else(arena_history::default_testbed);
-    let last = a.last.unwrap_or(10) as usize;
-    let (runs, note) =
-        arena_history::history_baseline(a.db.as_deref(), branch, &testbed, candidate, last)?;
-    Ok((runs, Some(note)))
+        ExitCode::SUCCESS
+    })
 }

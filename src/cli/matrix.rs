@@ -6,45 +6,22 @@ use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 
 use anyhow::Result;
-use arena_matrix::spec::Stat;
+use arena_matrix::flags::SpecFlags;
 use arena_matrix::table::{all_tables, render_tables, run_line};
-use arena_matrix::{run_matrix, MatrixOptions, MatrixSpec};
+use arena_matrix::{run_matrix, MatrixOptions};
 use arena_report::Format;
 
 use super::common::stdout::{closed_pipe, print};
 use arena_report::progress::{Mode, Reporter};
-use arena_report::ranges;
-use clap::{Args, ValueEnum};
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum StatArg {
-    /// The best run of each cell (highest or lowest, by the file's `better`).
-    Best,
-    /// The median run of each cell.
-    Median,
-}
+use clap::Args;
 
 #[derive(Debug, Args)]
 pub struct MatrixArgs {
     /// Matrix file (TOML): cases, arms, repeats, timeout, baseline, figure, samplers.
     /// See docs/matrix.md.
     pub file: PathBuf,
-    /// Run only this case or arm (repeatable); the baseline arm always runs.
-    #[arg(long, value_name = "CASE|ARM")]
-    pub only: Vec<String>,
-    /// Repeats per cell, overriding the file (1 or more).
-    #[arg(long, value_parser = ranges::positive_u32, allow_negative_numbers = true)]
-    pub repeats: Option<u32>,
-    /// What a cell shows of its repeats, overriding the file.
-    #[arg(long, value_enum)]
-    pub stat: Option<StatArg>,
-    /// Changes under this percent read `~`, overriding the file (default 2; 0 to 100).
-    #[arg(long, value_name = "PCT",
-          value_parser = ranges::pct_0_100, allow_negative_numbers = true)]
-    pub noise_pct: Option<f64>,
-    /// Shuffle the order within each round with this seed, overriding the file.
-    #[arg(long)]
-    pub seed: Option<u64>,
+    #[command(flatten)]
+    pub spec: SpecFlags,
     /// Output folder (default reports/matrix-<UTC time>).
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -61,7 +38,7 @@ pub struct MatrixArgs {
 
 pub fn run(a: MatrixArgs) -> Result<ExitCode> {
     let mut spec = arena_matrix::load(&a.file)?;
-    apply_flags(&a, &mut spec)?;
+    a.spec.apply(&mut spec)?;
     let out_dir = a.out.clone().unwrap_or_else(arena_matrix::default_out_dir);
     let interrupt = arena_sys::interrupt::shared();
     // Off a terminal the matrix stays silent: its table is the record.
@@ -99,25 +76,4 @@ pub fn run(a: MatrixArgs) -> Result<ExitCode> {
         }
         _ => end,
     }
-}
-
-/// The command line's overrides of the matrix file.
-fn apply_flags(a: &MatrixArgs, spec: &mut MatrixSpec) -> Result<()> {
-    spec.restrict(&a.only)?;
-    if let Some(r) = a.repeats {
-        spec.repeats = r;
-    }
-    if let Some(s) = a.stat {
-        spec.stat = match s {
-            StatArg::Best => Stat::Best,
-            StatArg::Median => Stat::Median,
-        };
-    }
-    if let Some(p) = a.noise_pct {
-        spec.noise_pct = p;
-    }
-    if a.seed.is_some() {
-        spec.shuffle_seed = a.seed;
-    }
-    Ok(())
 }

@@ -45,7 +45,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         args.force,
         args.target.pilot.as_deref(),
     )?;
-    let pilot = args.target.load()?;
+    let pilot = arena_pilot::Pilot::load_or_builtin(args.target.pilot.as_ref())?;
     let overrides = args.run.overrides(args.target.url.clone())?;
     let plan = Plan::for_arm(&pilot, args.target.arm.as_deref(), &overrides)?;
     let sink = args.history.start()?;
@@ -93,7 +93,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             }
         }
     }
-    split.print(std::slice::from_ref(&outcome.run), args.format)?;
+    super::compare::print_splits(&split, std::slice::from_ref(&outcome.run), args.format)?;
     super::common::stdout::print_cpu(std::slice::from_ref(&outcome.run), args.format)?;
     if let Some(line) = outcome
         .run

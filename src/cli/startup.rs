@@ -69,12 +69,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         sample: args.sample.clone(),
         ..Overrides::default()
     };
-    let plans = args
-        .arms
-        .names
-        .iter()
-        .map(|a| Plan::for_arm(&pilot, Some(a), &overrides))
-        .collect::<Result<Vec<_>>>()?;
+    let plans = Plan::for_arms(&pilot, &args.arms.names, &overrides)?;
     let options = StartupOptions {
         first_bytes: args.first_bytes,
         board: args.board.clone(),

@@ -52,7 +52,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             args.tolerance, args.rtt
         ))));
     }
-    let pilot = args.target.load()?;
+    let pilot = arena_pilot::Pilot::load_or_builtin(args.target.pilot.as_ref())?;
     let mut overrides = args.run.overrides(args.target.url.clone())?;
     overrides.clicks = Some(overrides.clicks.unwrap_or(DEFAULT_CLICKS));
     let plan = Plan::for_arm(&pilot, args.target.arm.as_deref(), &overrides)?;
@@ -61,9 +61,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
         tolerance_ms: args.tolerance,
     };
     let plans = verify_plans(plan, rule)?;
-    let outcome = args
-        .run
-        .run_plans(plans, args.series.rounds, args.series.out.clone(), None)?;
+    let outcome = super::args::run_plans(
+        &args.run,
+        plans,
+        args.series.rounds,
+        args.series.out.clone(),
+        None,
+    )?;
     if let Some(e) = outcome.error {
         return Err(e);
     }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Result;
-use arena_report::{Exit, ExitKind, Format};
+use arena_report::{Exit, Format};
 use arena_wire::{Capture, CaptureOptions, CaptureSource, SummaryOptions};
 use clap::{Args, Subcommand};
 
@@ -126,17 +126,8 @@ fn capture(a: CaptureArgs) -> Result<ExitCode> {
     } else {
         print(arena_wire::capture_table(&stats).render(a.format))?;
     }
-    if stop.load(Ordering::SeqCst) {
-        return Err(Exit::new(ExitKind::Interrupted, "interrupted; the pcap was flushed").into());
-    }
-    match child_status {
-        Some(st) if !st.success() => Err(Exit::new(
-            ExitKind::TargetFailed,
-            format!("the command exited with {st}; the pcap was flushed"),
-        )
-        .into()),
-        _ => Ok(ExitCode::SUCCESS),
-    }
+    arena_wire::beside_ending(stop.load(Ordering::SeqCst), child_status)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `arena_wire::summarize`, with a bar of the bytes read on a terminal.

@@ -6,6 +6,7 @@
 //! never prints. Warnings about the measurement itself are data ([`Finding`]), rendered
 //! as a numbered marker next to the figure they concern.
 
+pub mod ab;
 mod arm;
 mod breakdown;
 mod breakdown_data;
@@ -21,6 +22,7 @@ mod findings;
 pub mod frames;
 mod gate;
 mod gate_check;
+mod gate_out;
 mod gate_table;
 pub mod gestures;
 mod group;
@@ -30,6 +32,7 @@ mod input;
 mod json;
 pub mod json_types;
 mod limit;
+pub mod options;
 pub mod plot;
 pub mod run_view;
 mod split;
@@ -52,6 +55,7 @@ pub use cpu::{cpu_table, runs_cpu_table};
 pub use decide::{interval_method, Power};
 pub use findings::{annotate, check, CheckOptions, Finding};
 pub use gate::{gate, CheckStatus, Counts, GateCheck, GateOptions, GateResult, UnansweredCheck};
+pub use gate_out::{gate_ending, SummaryFiles};
 pub use group::{digest, groups, numbered_runs, run_names, By, Group, RunData};
 pub use html::{report_html, ReportOptions};
 pub use input::{load_runs, load_runs_with_events};

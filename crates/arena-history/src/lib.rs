@@ -12,6 +12,8 @@
 //! `docs/history.md` has the schema, its cost and the method.
 
 pub mod changepoint;
+#[cfg(feature = "cli")]
+pub mod cli;
 mod context;
 mod pg;
 #[cfg(test)]

@@ -9,6 +9,7 @@
 
 pub mod exec;
 pub mod figure;
+pub mod flags;
 pub mod json;
 pub mod lines;
 pub mod machine;

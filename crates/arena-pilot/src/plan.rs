@@ -175,6 +175,14 @@ impl<'a> Plan<'a> {
         Plan::new(pilot, arm_name, arm, ov)
     }
 
+    /// The plans of the arms `names` of `pilot`, in order, all resolved before any runs.
+    pub fn for_arms(pilot: &'a Pilot, names: &[String], ov: &Overrides) -> Result<Vec<Plan<'a>>> {
+        names
+            .iter()
+            .map(|a| Plan::for_arm(pilot, Some(a), ov))
+            .collect()
+    }
+
     /// The plan of `arm`, named `arm_name`, which need not be one of the file's arms.
     pub fn new(pilot: &'a Pilot, arm_name: String, arm: Arm, ov: &Overrides) -> Result<Plan<'a>> {
         let count = ov.clicks.unwrap_or(pilot.clicks.count);

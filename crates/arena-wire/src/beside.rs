@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
+use arena_report::{Exit, ExitKind};
 use arena_sys::child::GroupChild;
 
 use crate::capture::{CaptureHandle, CaptureStats};
@@ -49,4 +50,45 @@ pub fn capture_beside(
         c.end();
     }
     Ok((cap.stop()?, child_status))
+}
+
+/// How `wire capture` ends once its pcap is flushed: interrupted (by `stop`), the
+/// command's failure (exit 3), or success.
+pub fn beside_ending(interrupted: bool, status: Option<ExitStatus>) -> Result<()> {
+    if interrupted {
+        return Err(Exit::new(ExitKind::Interrupted, "interrupted; the pcap was flushed").into());
+    }
+    match status {
+        Some(st) if !st.success() => Err(Exit::new(
+            ExitKind::TargetFailed,
+            format!("the command exited with {st}; the pcap was flushed"),
+        )
+        .into()),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::ExitStatusExt;
+
+    fn kind(r: Result<()>) -> Option<ExitKind> {
+        ExitKind::of(&r.unwrap_err())
+    }
+
+    #[test]
+    fn an_interruption_wins_over_the_command_and_a_failed_command_is_exit_3() {
+        let failed = ExitStatus::from_raw(1 << 8);
+        assert_eq!(
+            kind(beside_ending(true, Some(failed))),
+            Some(ExitKind::Interrupted)
+        );
+        assert_eq!(
+            kind(beside_ending(false, Some(failed))),
+            Some(ExitKind::TargetFailed)
+        );
+        assert!(beside_ending(false, Some(ExitStatus::from_raw(0))).is_ok());
+        assert!(beside_ending(false, None).is_ok());
+    }
 }

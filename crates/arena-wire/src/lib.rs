@@ -20,7 +20,7 @@ mod tables;
 pub mod tshark;
 pub mod ws;
 
-pub use beside::capture_beside;
+pub use beside::{beside_ending, capture_beside};
 pub use capture::{
     Backend, Capture, CaptureBackend, CaptureHandle, CaptureOptions, CaptureSource, CaptureStats,
     DevCounters, LIBPCAP_BUILT_IN, NO_LIBPCAP,
