@@ -40,8 +40,8 @@ struct Clock {
 }
 
 impl Clock {
-    fn new(shape: Shape) -> Clock {
-        let now = Instant::now();
+    /// A link idle since `now`.
+    fn new(shape: Shape, now: Instant) -> Clock {
         Clock {
             shape,
             busy_until: now,
@@ -74,7 +74,7 @@ pub async fn pipe(
 ) {
     let (tx, mut rx) = mpsc::channel::<(Instant, Vec<u8>)>(QUEUE_CHUNKS);
     let reader = async move {
-        let mut clock = Clock::new(shape);
+        let mut clock = Clock::new(shape, Instant::now());
         let mut buf = vec![0u8; CHUNK];
         loop {
             let n = match src.read(&mut buf).await {
@@ -164,8 +164,8 @@ mod tests {
 
     #[test]
     fn a_big_chunk_delays_the_small_one_behind_it() {
-        let mut c = Clock::new(shape(10, 0, Some(8_000_000)));
         let t0 = Instant::now();
+        let mut c = Clock::new(shape(10, 0, Some(8_000_000)), t0);
         // 100 kB at 8 Mbit/s is 100 ms on the wire; 100 bytes right behind it wait for it.
         let big = c.delivery(100_000, t0);
         let small = c.delivery(100, t0);
@@ -173,14 +173,14 @@ mod tests {
         assert!((ms(big) - 110.0).abs() < 0.01, "{}", ms(big));
         assert!((ms(small) - 110.1).abs() < 0.01, "{}", ms(small));
         // Alone on an idle link, the small one takes its delay and its 0.1 ms.
-        let mut idle = Clock::new(shape(10, 0, Some(8_000_000)));
+        let mut idle = Clock::new(shape(10, 0, Some(8_000_000)), t0);
         assert!((ms(idle.delivery(100, t0)) - 10.1).abs() < 0.01);
     }
 
     #[test]
     fn jitter_never_reorders() {
-        let mut c = Clock::new(shape(5, 4, None));
         let t0 = Instant::now();
+        let mut c = Clock::new(shape(5, 4, None), t0);
         let mut last = t0;
         let mut spread = Vec::new();
         for k in 0..1000 {
