@@ -292,6 +292,24 @@ fn trend_names_the_step_where_the_arm_switches_to_delay40_and_none_on_a_flat_ser
         text(&table)
     );
 
+    // A 40 ms step is under a 50 ms floor; a floor that is not a size is refused.
+    let floor = |ms: &str| {
+        let args = ["history", "trend", "inputToPaint.p50", "--db", s(&db)];
+        arena(&[&args[..], &[&format!("--min-step={ms}")[..]]].concat())
+    };
+    let o = floor("50");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        text(&o).contains("no step") && text(&o).contains("steps under 50 ms are not reported"),
+        "{}",
+        text(&o)
+    );
+    for bad in ["-1", "NaN", "inf"] {
+        let o = floor(bad);
+        assert_eq!(o.status.code(), Some(2), "{bad}: {}", text(&o));
+        assert!(text(&o).contains("--min-step"), "{}", text(&o));
+    }
+
     let t = trend(&flat);
     assert!(t["steps"].as_array().unwrap().is_empty(), "{t}");
 

@@ -30,6 +30,9 @@ pub struct ChangeOptions {
     pub level: f64,
     /// The fewest points a segment may have.
     pub min_size: usize,
+    /// Steps smaller than this (in the series' unit) are not reported, however sure: a
+    /// shared machine drifts by real milliseconds that are nobody's regression.
+    pub min_step: f64,
     pub seed: u64,
 }
 
@@ -41,6 +44,7 @@ impl Default for ChangeOptions {
             resamples: 2000,
             level: 0.95,
             min_size: 2,
+            min_step: 0.0,
             seed: 0x5EED_C4A6,
         }
     }
@@ -216,7 +220,8 @@ fn test_changes(x: &[f64], cps: &[usize], opts: &ChangeOptions, rng: &mut Rng) -
 
 /// The significant steps of `x` (finite values, in series order). PELT's candidates are
 /// tested; the weakest one failing the test is dropped and the rest retested between their
-/// new neighbours, until every one left passes.
+/// new neighbours, until every one left passes. Then the smallest step under
+/// `opts.min_step` is dropped the same way, one at a time, each drop merging its segments.
 pub fn detect(x: &[f64], opts: &ChangeOptions) -> Vec<ChangePoint> {
     let n = x.len();
     if n < 2 * opts.min_size.max(1) || x.iter().any(|v| !v.is_finite()) {
@@ -230,7 +235,13 @@ pub fn detect(x: &[f64], opts: &ChangeOptions) -> Vec<ChangePoint> {
         let worst = (0..cps.len())
             .filter(|&k| p[k].is_nan() || p[k] > opts.alpha)
             .max_by(|&i, &j| p[i].total_cmp(&p[j]));
-        match worst {
+        let smallest = || {
+            let size = |k: usize| step_size(x, &cps, k).abs();
+            (0..cps.len())
+                .filter(|&k| size(k) < opts.min_step)
+                .min_by(|&i, &j| size(i).total_cmp(&size(j)))
+        };
+        match worst.or_else(smallest) {
             Some(k) => {
                 cps.remove(k);
             }
@@ -238,6 +249,18 @@ pub fn detect(x: &[f64], opts: &ChangeOptions) -> Vec<ChangePoint> {
         }
     };
     describe(x, &cps, &p, opts, &mut rng)
+}
+
+/// The segments either side of change `k` of `cps`: from the change before to the one after.
+fn sides<'a>(x: &'a [f64], cps: &[usize], k: usize) -> (&'a [f64], &'a [f64]) {
+    let a = if k == 0 { 0 } else { cps[k - 1] };
+    let b = cps.get(k + 1).copied().unwrap_or(x.len());
+    (&x[a..cps[k]], &x[cps[k]..b])
+}
+
+fn step_size(x: &[f64], cps: &[usize], k: usize) -> f64 {
+    let (before, after) = sides(x, cps, k);
+    mean(after) - mean(before)
 }
 
 fn describe(
@@ -249,9 +272,7 @@ fn describe(
 ) -> Vec<ChangePoint> {
     (0..cps.len())
         .map(|k| {
-            let a = if k == 0 { 0 } else { cps[k - 1] };
-            let b = cps.get(k + 1).copied().unwrap_or(x.len());
-            let (before, after) = (&x[a..cps[k]], &x[cps[k]..b]);
+            let (before, after) = sides(x, cps, k);
             let (lo, hi) = size_interval(before, after, opts, rng);
             ChangePoint {
                 at: cps[k],
@@ -385,6 +406,29 @@ mod tests {
         let at: Vec<usize> = steps.iter().map(|s| s.at).collect();
         assert_eq!(at, vec![15, 30], "{steps:?}");
         assert!(steps[0].size > 0.0 && steps[1].size < 0.0, "{steps:?}");
+    }
+
+    #[test]
+    fn steps_under_min_step_are_dropped_and_their_segments_merged() {
+        // A 3-unit drift at 10 (real, sure) and a 40-unit step at 25, low noise.
+        let x = noisy(&[(10, 53.0), (15, 50.0), (15, 90.0)], 0.5, 11);
+        let at = |o: &ChangeOptions| detect(&x, o).iter().map(|s| s.at).collect::<Vec<_>>();
+        assert_eq!(at(&ChangeOptions::default()), vec![10, 25]);
+        let five = ChangeOptions {
+            min_step: 5.0,
+            ..ChangeOptions::default()
+        };
+        let steps = detect(&x, &five);
+        assert_eq!(steps.len(), 1, "{steps:?}");
+        // The step's before-level is now all 25 points before it: 51.2, not the 50 of 15.
+        let before = mean(&x[..25]);
+        assert_eq!((steps[0].at, steps[0].before), (25, before), "{steps:?}");
+        assert!((before - 51.2).abs() < 0.5, "{before}");
+        let fifty = ChangeOptions {
+            min_step: 50.0,
+            ..ChangeOptions::default()
+        };
+        assert!(detect(&x, &fifty).is_empty());
     }
 
     #[test]

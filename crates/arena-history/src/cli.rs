@@ -130,6 +130,10 @@ pub struct TrendArgs {
     /// Family-wise false-alarm rate of the steps over the series (Holm).
     #[arg(long, default_value_t = 0.01)]
     pub alpha: f64,
+    /// Report only steps of at least this many ms. A shared machine's level drifts by real,
+    /// significant milliseconds; set this to the smallest change you would act on.
+    #[arg(long, value_name = "MS", default_value_t = 0.0)]
+    pub min_step: f64,
     #[command(flatten)]
     pub db: DbArgs,
 }
@@ -204,7 +208,15 @@ fn trend(a: TrendArgs) -> anyhow::Result<Said> {
             Exit::bad_input(format!("--alpha {}: must lie between 0 and 1", a.alpha)).into(),
         );
     }
+    if !(a.min_step.is_finite() && a.min_step >= 0.0) {
+        return Err(Exit::bad_input(format!(
+            "--min-step {}: must be a number of ms, 0 or more",
+            a.min_step
+        ))
+        .into());
+    }
     opts.change.alpha = a.alpha;
+    opts.change.min_step = a.min_step;
     let filter = a.filter.filter()?;
     let store = open_default(a.db.db.as_deref())?;
     let t = trend::trend(store.as_ref(), &filter, &opts)?;

@@ -270,6 +270,12 @@ fn trend_notes(trend: &Trend) -> Vec<String> {
             trend.points.len() - trend.left_out
         ));
     }
+    if trend.options.min_step > 0.0 {
+        notes.push(format!(
+            "steps under {} ms are not reported (--min-step)",
+            trend.options.min_step
+        ));
+    }
     if trend.left_out > 0 {
         notes.push(format!(
             "{} runs left out of the step search: no figure, or one past the window",
@@ -382,6 +388,7 @@ pub fn trend_json(trend: &Trend) -> Value {
             "method": "pelt+permutation",
             "alpha": trend.options.alpha,
             "permutations": trend.options.permutations,
+            "min_step_ms": trend.options.min_step,
             "points": points,
             "steps": steps,
         }),
