@@ -4,6 +4,7 @@
 //!
 //! Tests take a global lock: two pilots sharing two cores would measure each other.
 
+use std::os::unix::process::CommandExt;
 use std::process::Command;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
@@ -21,22 +22,35 @@ fn lock() -> MutexGuard<'static, ()> {
 }
 
 /// `pilot` on the built-in fixture into `dir`: 400 clicks 10 ms apart, far from their end
-/// when a test's signal lands after 25.
-fn pilot_of_400_clicks(dir: &std::path::Path) -> Watched {
-    Watched::spawn(
-        Command::new(bin())
-            .args([
-                "pilot",
-                "--clicks",
-                "400",
-                "--interval",
-                "10",
-                "--knob",
-                "los_work=0",
-                "--out",
-            ])
-            .arg(dir),
-    )
+/// when a test's signal lands after 25. SIGHUP starts at its default, as under a terminal,
+/// or ignored, as `nohup` leaves it (and as a test run started under `nohup` would pass it
+/// on to every child).
+fn pilot_of_400_clicks(dir: &std::path::Path, hangup_ignored: bool) -> Watched {
+    let mut cmd = Command::new(bin());
+    cmd.args([
+        "pilot",
+        "--clicks",
+        "400",
+        "--interval",
+        "10",
+        "--knob",
+        "los_work=0",
+        "--out",
+    ])
+    .arg(dir);
+    let hangup = if hangup_ignored {
+        libc::SIG_IGN
+    } else {
+        libc::SIG_DFL
+    };
+    // SAFETY: signal() is async-signal-safe, and the closure touches nothing else.
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::signal(libc::SIGHUP, hangup);
+            Ok(())
+        });
+    }
+    Watched::spawn(&mut cmd)
 }
 
 /// Runs `pilot` on the built-in fixture, sends `signal` (a `kill` name) once it has
@@ -48,7 +62,7 @@ fn signalled_mid_run_keeps_the_partial_run(signal: &str, code: i32) {
     let dir = tmp.path().join("run");
     // Progress lines (stderr is a pipe) tell the browser's pid and when clicking is under
     // way.
-    let mut w = pilot_of_400_clicks(&dir);
+    let mut w = pilot_of_400_clicks(&dir, false);
     let chrome = w.browser_pid();
     w.wait_line("click 25/400", Duration::from_secs(60));
     w.signal(signal);
@@ -89,6 +103,27 @@ fn sigquit_mid_run_writes_the_partial_run_and_exits_131() {
     signalled_mid_run_keeps_the_partial_run("QUIT", 131);
 }
 
+/// Under `nohup` SIGHUP is ignored, and stays so: the run goes on past the hangup, and a
+/// SIGINT after it still keeps the partial run.
+#[test]
+fn sighup_under_nohup_is_ignored_and_the_run_goes_on() {
+    let _g = lock();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    let mut w = pilot_of_400_clicks(&dir, true);
+    w.wait_line("click 25/400", Duration::from_secs(60));
+    w.signal("HUP");
+    w.wait_line("click 75/400", Duration::from_secs(30));
+    assert!(
+        w.child.try_wait().unwrap().is_none(),
+        "exited on an ignored SIGHUP"
+    );
+    w.signal("INT");
+    assert_eq!(w.wait_exit(Duration::from_secs(20)), 130);
+    let run = Run::load(&dir).expect("partial run folder");
+    assert_eq!(run.meta.status, RunStatus::Interrupted);
+}
+
 /// SIGKILL gives the tool no chance to write: what it leaves must not pass for a run. The
 /// run is written into a hidden sibling and renamed into place once whole, so the folder
 /// asked for does not exist, the hidden one does, and a folder of runs does not list it.
@@ -97,7 +132,7 @@ fn sigkill_mid_run_leaves_no_run_folder_only_a_hidden_partial_one() {
     let _g = lock();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("run");
-    let mut w = pilot_of_400_clicks(&dir);
+    let mut w = pilot_of_400_clicks(&dir, false);
     let pid = w.child.id();
     w.wait_line("click 25/400", Duration::from_secs(60));
     w.signal("KILL");
