@@ -5,6 +5,7 @@
 //! Tests take a global lock: two pilots sharing two cores would measure each other.
 
 use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
 use std::process::Command;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
@@ -53,18 +54,25 @@ fn pilot_of_400_clicks(dir: &std::path::Path, hangup_ignored: bool) -> Watched {
     Watched::spawn(&mut cmd)
 }
 
+/// A `pilot_of_400_clicks` into a fresh temporary folder, returned once it has clicked 25
+/// times: the folder (kept alive by the guard), the run path asked for, and the child.
+fn pilot_at_click_25(hangup_ignored: bool) -> (tempfile::TempDir, PathBuf, Watched) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    let w = pilot_of_400_clicks(&dir, hangup_ignored);
+    w.wait_line("click 25/400", Duration::from_secs(60));
+    (tmp, dir, w)
+}
+
 /// Runs `pilot` on the built-in fixture, sends `signal` (a `kill` name) once it has
 /// clicked 25 times, and checks what the signal left: the exit code, a partial run that
 /// loads, and no Chromium process of the run.
 fn signalled_mid_run_keeps_the_partial_run(signal: &str, code: i32) {
     let _g = lock();
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("run");
-    // Progress lines (stderr is a pipe) tell the browser's pid and when clicking is under
-    // way.
-    let mut w = pilot_of_400_clicks(&dir, false);
+    // Progress lines (stderr is a pipe) tell when clicking is under way and the browser's
+    // pid.
+    let (_tmp, dir, mut w) = pilot_at_click_25(false);
     let chrome = w.browser_pid();
-    w.wait_line("click 25/400", Duration::from_secs(60));
     w.signal(signal);
     let exit = w.wait_exit(Duration::from_secs(20));
     assert_eq!(exit, code, "SIG{signal}: {:?}", w.lines.lock().unwrap());
@@ -108,10 +116,7 @@ fn sigquit_mid_run_writes_the_partial_run_and_exits_131() {
 #[test]
 fn sighup_under_nohup_is_ignored_and_the_run_goes_on() {
     let _g = lock();
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("run");
-    let mut w = pilot_of_400_clicks(&dir, true);
-    w.wait_line("click 25/400", Duration::from_secs(60));
+    let (_tmp, dir, mut w) = pilot_at_click_25(true);
     w.signal("HUP");
     w.wait_line("click 75/400", Duration::from_secs(30));
     assert!(
@@ -130,11 +135,8 @@ fn sighup_under_nohup_is_ignored_and_the_run_goes_on() {
 #[test]
 fn sigkill_mid_run_leaves_no_run_folder_only_a_hidden_partial_one() {
     let _g = lock();
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("run");
-    let mut w = pilot_of_400_clicks(&dir, false);
+    let (tmp, dir, mut w) = pilot_at_click_25(false);
     let pid = w.child.id();
-    w.wait_line("click 25/400", Duration::from_secs(60));
     w.signal("KILL");
     assert_eq!(w.wait_exit(Duration::from_secs(20)), -1);
     assert!(!dir.exists(), "a killed run left {}", dir.display());
