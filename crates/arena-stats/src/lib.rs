@@ -21,10 +21,13 @@
 
 mod bootstrap;
 mod counts;
+mod hier;
 mod ks;
 mod multiple;
 pub mod mwu;
+pub mod sim;
 mod streaming;
+mod student;
 mod summary;
 mod verdict;
 
@@ -33,14 +36,19 @@ pub use bootstrap::{
     bootstrap_quantile_diff_runs, resampled_quantile, BootstrapOptions, DiffCi, Replicates, Rng,
 };
 pub use counts::fisher_exact_greater;
+pub use hier::{
+    hier_diff, sparse, Components, Design, HierDiff, HierOptions, Pairing, SpreadSource,
+    RUN_SPREAD_DF,
+};
 pub use ks::{kolmogorov_sf, ks_uniform, KsTest};
 pub use multiple::holm;
 pub use mwu::{
     mann_whitney_u, mann_whitney_u_sorted, normal_quantile, normal_sf, MannWhitney, MwuMethod,
 };
 pub use streaming::StreamingSummary;
+pub use student::{t_quantile, t_sf};
 pub use summary::{is_censored, quantile, quantile_sorted, Summary};
 pub use verdict::{
     noise_verdict, pct_change, pooled, u_test_can_reach, ChangeFigures, ChangeJson, NoiseRule,
-    QuantileChange, SmallSamples, Verdict,
+    QuantileChange, SmallSamples, Verdict, RUN_SPREAD_PCT,
 };

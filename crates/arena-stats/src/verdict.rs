@@ -19,6 +19,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::Pairing;
+
 use crate::{
     bootstrap_quantile_diff, bootstrap_quantile_diff_runs, mann_whitney_u_sorted, quantile_sorted,
     BootstrapOptions, DiffCi,
@@ -54,12 +56,31 @@ pub enum Verdict {
     Higher,
     /// At or over the noise bar, but the test or the interval does not support it.
     NotSignificant,
+    /// The whole interval lies within the threshold either side of 0: no change that
+    /// matters (`compare`'s and the gate's rule, `arena_compare::decide`).
+    Same,
+    /// Neither a change past the threshold nor the same: the interval is too wide to
+    /// tell (`compare`'s and the gate's rule).
+    Unknown,
 }
 
 impl Verdict {
     /// Higher or Lower: a change the rule calls real.
     pub fn is_real(self) -> bool {
         matches!(self, Verdict::Higher | Verdict::Lower)
+    }
+
+    /// The rule's word for it: `faster`, `slower`, `same`, `unknown` (`noise` and `not
+    /// significant` for the U-test rule of the matrix and the logs).
+    pub fn word(self) -> &'static str {
+        match self {
+            Verdict::Lower => "faster",
+            Verdict::Higher => "slower",
+            Verdict::Same => "same",
+            Verdict::Unknown => "unknown",
+            Verdict::Noise => "noise",
+            Verdict::NotSignificant => "not significant",
+        }
     }
 }
 
@@ -86,7 +107,23 @@ pub struct NoiseRule {
     pub bootstrap: BootstrapOptions,
     #[serde(default)]
     pub small_samples: SmallSamples,
+    /// Whether `compare` and the gate pair interleaved rounds ([`crate::hier_diff`]).
+    #[serde(default = "independent")]
+    pub pairing: Pairing,
+    /// The between-run spread assumed with one run a side, percent of the baseline's
+    /// quantile; `None`: such a change is unknown.
+    #[serde(default)]
+    pub run_spread_pct: Option<f64>,
 }
+
+fn independent() -> Pairing {
+    Pairing::Independent
+}
+
+/// The between-run spread assumed with one run a side, percent: measured on the fixture
+/// match being played on a 2-core machine, where stock's run-to-run p50 and p90 moved by
+/// 2 to 7 % (`docs/compare.md`, "One run a side").
+pub const RUN_SPREAD_PCT: f64 = 5.0;
 
 impl Default for NoiseRule {
     fn default() -> Self {
@@ -95,6 +132,8 @@ impl Default for NoiseRule {
             alpha: 0.05,
             bootstrap: BootstrapOptions::default(),
             small_samples: SmallSamples::Test,
+            pairing: Pairing::Independent,
+            run_spread_pct: Some(RUN_SPREAD_PCT),
         }
     }
 }
@@ -113,6 +152,9 @@ pub struct QuantileChange {
     /// The U test of the two whole (pooled) samples.
     pub p: Option<f64>,
     pub verdict: Verdict,
+    /// What the interval is built from, for the rule of `compare` and the gate.
+    #[serde(skip)]
+    pub diff: Option<crate::HierDiff>,
 }
 
 /// A [`QuantileChange`] as every JSON document writes it: `{delta, delta_pct, ci_low,
@@ -237,6 +279,7 @@ pub fn noise_verdict(
         ci,
         p,
         verdict,
+        diff: None,
     })
 }
 
@@ -255,6 +298,7 @@ mod tests {
             ci: None,
             p: Some(0.25),
             verdict: Verdict::NotSignificant,
+            diff: None,
         };
         let v = serde_json::to_value(ChangeJson::from(&c)).unwrap();
         let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();

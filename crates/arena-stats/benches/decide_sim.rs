@@ -1,0 +1,131 @@
+//! The decision rule on simulated runs with a known truth (`arena_stats::sim`): coverage
+//! of nominal 95 % intervals, false alarms of an A/A comparison, and power to call a
+//! +10 % change, by runs a side and loops a run; then sequential rounds.
+//! `cargo bench -p arena-stats --bench decide_sim` (`just sim`). `ARENA_SIM_TRIALS` sets
+//! the trials a cell (default 2,000).
+
+use arena_stats::sim::{sequential, simulate, Scenario};
+use arena_stats::{sparse, Pairing};
+
+fn main() {
+    let trials: usize = std::env::var("ARENA_SIM_TRIALS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2000);
+    println!(
+        "{trials} trials a cell; lognormal loops (median 15 ms, sigma 0.5, 1 in 20 three times slower), \
+run offset SD 5 %, round drift SD 3 %, 0.5 % of loops unanswered; threshold 2 %"
+    );
+    for pairing in [Pairing::Rounds, Pairing::Independent] {
+        println!("\n{pairing:?}");
+        println!("| q | runs a side | loops a run | coverage | A/A false alarms | power at +10 % | half-width, ms |");
+        println!("|---|---:|---:|---:|---:|---:|---:|");
+        for q in [0.5, 0.9, 0.99] {
+            for runs in [1, 2, 3, 5, 8, 12] {
+                for loops in [30, 60, 156, 254] {
+                    let s = Scenario {
+                        runs,
+                        loops,
+                        q,
+                        pairing,
+                        drift_sd: 0.03,
+                        ..Scenario::default()
+                    };
+                    if sparse(loops, q) {
+                        println!(
+                            "| p{} | {runs} | {loops} | does not apply: under 2 loops a run above it | | | |",
+                            (q * 100.0) as u32
+                        );
+                        continue;
+                    }
+                    let aa = simulate(&s, trials, 0.95, 2.0, 1);
+                    let up = simulate(
+                        &Scenario {
+                            shift_pct: 10.0,
+                            ..s
+                        },
+                        trials,
+                        0.95,
+                        2.0,
+                        2,
+                    );
+                    println!(
+                        "| p{} | {runs} | {loops} | {:.1} % | {:.1} % | {:.1} % | {:.2} |",
+                        (q * 100.0) as u32,
+                        100.0 * aa.coverage(),
+                        100.0 * aa.false_alarms(),
+                        100.0 * up.power(),
+                        aa.mean_half_width
+                    );
+                }
+            }
+        }
+    }
+    println!(
+        "\nRuns that spread twice what is assumed (true run SD 10 %, --run-spread 5 %), independent, 156 loops a run:"
+    );
+    println!("| q | runs a side | coverage | A/A false alarms | power at +10 % |");
+    println!("|---|---:|---:|---:|---:|");
+    for q in [0.5, 0.9] {
+        for runs in [1, 2, 3, 5, 8] {
+            let s = Scenario {
+                runs,
+                loops: 156,
+                q,
+                pairing: Pairing::Independent,
+                drift_sd: 0.03,
+                run_sd: 0.10,
+                assumed_sd: Some(0.05),
+                ..Scenario::default()
+            };
+            let aa = simulate(&s, trials, 0.95, 2.0, 3);
+            let up = simulate(
+                &Scenario {
+                    shift_pct: 10.0,
+                    ..s
+                },
+                trials,
+                0.95,
+                2.0,
+                4,
+            );
+            println!(
+                "| p{} | {runs} | {:.1} % | {:.1} % | {:.1} % |",
+                (q * 100.0) as u32,
+                100.0 * aa.coverage(),
+                100.0 * aa.false_alarms(),
+                100.0 * up.power()
+            );
+        }
+    }
+    println!("\nSequential rounds, 60 loops a run, looks from 2 to 8 rounds, each at 1 - 0.05/7 (paired):");
+    println!("| q | A/A false alarms | power at +10 % |");
+    println!("|---|---:|---:|");
+    for q in [0.5, 0.9] {
+        let s = Scenario {
+            runs: 8,
+            loops: 60,
+            q,
+            drift_sd: 0.03,
+            ..Scenario::default()
+        };
+        let (aa, _) = sequential(&s, 2, 8, 0.05, trials, 7);
+        let (_, power) = sequential(
+            &Scenario {
+                shift_pct: 10.0,
+                ..s
+            },
+            2,
+            8,
+            0.05,
+            trials,
+            8,
+        );
+        println!(
+            "| p{} | {:.1} % | {:.1} % |",
+            (q * 100.0) as u32,
+            100.0 * aa,
+            100.0 * power
+        );
+    }
+}

@@ -1,0 +1,286 @@
+//! A simulator of runs with a known truth, to prove [`crate::hier_diff`]'s rule before
+//! any real run: the coverage of its intervals, its false alarms and its power.
+//!
+//! A loop takes `exp(ln(median) + round + run + 0.5 Z)` ms (lognormal, skewed), and one
+//! loop in twenty is three times slower (a long tail); `round` is shared by both arms of
+//! one round (the machine drifting), `run` is each run's own offset (normal on the log
+//! scale, SD [`Scenario::run_sd`]); each loop goes unanswered with probability
+//! [`Scenario::unanswered`] (`+inf`, censored at the window). The candidate's loops are
+//! the same plus a fixed `shift` ms, so every quantile of the candidate arm is the
+//! baseline's plus exactly `shift`: the true difference is known whatever the quantile.
+//! `benches/decide_sim.rs` prints the table, `docs/compare.md` holds it.
+
+use crate::bootstrap::Rng;
+use crate::hier::{hier_diff, HierOptions, Pairing};
+
+/// What one simulated comparison looks like.
+#[derive(Debug, Clone, Copy)]
+pub struct Scenario {
+    /// Runs a side (rounds, when paired).
+    pub runs: usize,
+    /// Loops a run.
+    pub loops: usize,
+    pub q: f64,
+    /// The true change of every quantile, percent of the baseline arm's quantile `q`.
+    pub shift_pct: f64,
+    /// SD of a run's offset, log scale (0.05: runs differ by about 5 %).
+    pub run_sd: f64,
+    /// SD of a round's offset shared by both arms, log scale (drift).
+    pub drift_sd: f64,
+    /// Probability that a loop is unanswered.
+    pub unanswered: f64,
+    pub median: f64,
+    pub pairing: Pairing,
+    /// The run spread the rule assumes (log-scale SD); `None`: the true `run_sd`.
+    pub assumed_sd: Option<f64>,
+}
+
+impl Default for Scenario {
+    fn default() -> Self {
+        Scenario {
+            runs: 3,
+            loops: 156,
+            q: 0.9,
+            shift_pct: 0.0,
+            run_sd: 0.05,
+            drift_sd: 0.0,
+            unanswered: 0.005,
+            median: 15.0,
+            pairing: Pairing::Rounds,
+            assumed_sd: None,
+        }
+    }
+}
+
+/// What many simulated comparisons did.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Tally {
+    pub trials: usize,
+    /// The interval held the true difference.
+    pub covered: usize,
+    /// Called faster or slower (interval wholly one side of 0, change past the
+    /// threshold), in the true direction when there is one.
+    pub decided_right: usize,
+    /// Called faster or slower against the truth (every call, when the truth is 0).
+    pub decided_wrong: usize,
+    /// Mean half-width of the interval, ms.
+    pub mean_half_width: f64,
+}
+
+impl Tally {
+    pub fn coverage(&self) -> f64 {
+        self.covered as f64 / self.trials as f64
+    }
+    pub fn power(&self) -> f64 {
+        self.decided_right as f64 / self.trials as f64
+    }
+    pub fn false_alarms(&self) -> f64 {
+        self.decided_wrong as f64 / self.trials as f64
+    }
+}
+
+/// One side's runs, sorted, with round offsets `rounds` shared across sides.
+fn side(s: &Scenario, rounds: &[f64], shift: f64, rng: &mut Rng) -> Vec<Vec<f64>> {
+    rounds
+        .iter()
+        .map(|round| {
+            let off = s.median.ln() + round + s.run_sd * rng.normal();
+            let mut v: Vec<f64> = (0..s.loops)
+                .map(|_| {
+                    if rng.uniform() < s.unanswered {
+                        return f64::INFINITY;
+                    }
+                    let slow = if rng.uniform() < 0.05 { 3.0 } else { 1.0 };
+                    (off + 0.5 * rng.normal()).exp() * slow + shift
+                })
+                .collect();
+            v.sort_unstable_by(f64::total_cmp);
+            v
+        })
+        .collect()
+}
+
+/// Two arms of `s`, baseline then candidate, the candidate `shift` ms slower.
+pub fn draw(s: &Scenario, shift: f64, rng: &mut Rng) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
+    let rounds: Vec<f64> = (0..s.runs).map(|_| s.drift_sd * rng.normal()).collect();
+    (side(s, &rounds, 0.0, rng), side(s, &rounds, shift, rng))
+}
+
+/// The baseline arm's quantile `q` over sessions (each loop with an offset of its own
+/// drawn), from 200,000 loops.
+pub fn arm_quantile(s: &Scenario) -> f64 {
+    let mut rng = Rng::new(0xA11);
+    let one = Scenario {
+        loops: 1,
+        runs: 200_000,
+        ..*s
+    };
+    let mut all: Vec<f64> = side(&one, &vec![0.0; one.runs], 0.0, &mut rng)
+        .into_iter()
+        .flatten()
+        .collect();
+    all.sort_unstable_by(f64::total_cmp);
+    crate::quantile_sorted(&all, s.q).unwrap_or(f64::NAN)
+}
+
+/// Runs `trials` comparisons of `s` at interval level `level`, calling a change when it
+/// is at least `threshold_pct` of the median.
+pub fn simulate(s: &Scenario, trials: usize, level: f64, threshold_pct: f64, seed: u64) -> Tally {
+    let truth = arm_quantile(s);
+    let mut rng = Rng::new(seed);
+    let shift = s.shift_pct / 100.0 * truth;
+    let thr = threshold_pct / 100.0 * truth;
+    let mut t = Tally {
+        trials,
+        ..Tally::default()
+    };
+    let mut width = 0.0;
+    for i in 0..trials {
+        let (b, c) = draw(s, shift, &mut rng);
+        let opts = options(s, seed ^ (i as u64) << 20);
+        let (b, c) = (as_slices(&b), as_slices(&c));
+        let Some(d) = hier_diff(&b, &c, s.q, &opts) else {
+            continue;
+        };
+        let ci = d.interval(level);
+        width += d.half_width(level);
+        if ci.lo <= shift && shift <= ci.hi {
+            t.covered += 1;
+        }
+        let call = if ci.lo > 0.0 && d.centre >= thr {
+            1.0
+        } else if ci.hi < 0.0 && -d.centre >= thr {
+            -1.0
+        } else {
+            0.0
+        };
+        if call != 0.0 {
+            if shift != 0.0 && call == shift.signum() {
+                t.decided_right += 1;
+            } else {
+                t.decided_wrong += 1;
+            }
+        }
+    }
+    t.mean_half_width = width / trials as f64;
+    t
+}
+
+/// The rule's options for one simulated comparison: with one run a side it assumes the
+/// true between-run spread, as a caller who measured it on this machine would.
+fn options(s: &Scenario, seed: u64) -> HierOptions {
+    HierOptions {
+        resamples: 200,
+        seed,
+        pairing: s.pairing,
+        window: Some(10.0 * s.median),
+        run_spread_pct: Some(100.0 * s.assumed_sd.unwrap_or(s.run_sd)),
+        run_spread_df: crate::hier::RUN_SPREAD_DF,
+    }
+}
+
+fn as_slices(v: &[Vec<f64>]) -> Vec<&[f64]> {
+    v.iter().map(Vec::as_slice).collect()
+}
+
+/// Sequential rounds: from `first` rounds up to `most`, look after each and stop at the
+/// first call, each look at `1 - alpha / looks` (Bonferroni over the looks). Returns the
+/// share of sequences that made a call against the truth (all calls when it is 0) and
+/// the share that made the right one.
+pub fn sequential(
+    s: &Scenario,
+    first: usize,
+    most: usize,
+    alpha: f64,
+    sequences: usize,
+    seed: u64,
+) -> (f64, f64) {
+    let looks = (most + 1).saturating_sub(first).max(1);
+    let level = 1.0 - alpha / looks as f64;
+    let shift = s.shift_pct / 100.0 * arm_quantile(s);
+    let mut rng = Rng::new(seed);
+    let (mut wrong, mut right) = (0, 0);
+    for i in 0..sequences {
+        let full = Scenario { runs: most, ..*s };
+        let (b, c) = draw(&full, shift, &mut rng);
+        for k in first..=most {
+            let opts = options(s, seed ^ (i as u64) << 20);
+            let Some(d) = hier_diff(&as_slices(&b[..k]), &as_slices(&c[..k]), s.q, &opts) else {
+                break;
+            };
+            let ci = d.interval(level);
+            if ci.lo > 0.0 || ci.hi < 0.0 {
+                if shift != 0.0 && (ci.lo > 0.0) == (shift > 0.0) {
+                    right += 1;
+                } else {
+                    wrong += 1;
+                }
+                break;
+            }
+        }
+    }
+    (
+        wrong as f64 / sequences as f64,
+        right as f64 / sequences as f64,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Coverage of nominal 95 % intervals, false alarms and power, where the rule claims
+    /// to apply (two runs a side or more). 400 trials a cell: the binomial SD of a 95 %
+    /// coverage is 1.1 pt, so the band is 91-98.5 here (93-97 holds at the bench's
+    /// 2,000).
+    #[test]
+    fn intervals_cover_and_alarms_stay_at_the_level() {
+        for (runs, loops, q) in [(2, 60, 0.5), (3, 156, 0.9), (5, 60, 0.9), (8, 30, 0.5)] {
+            for pairing in [Pairing::Rounds, Pairing::Independent] {
+                let s = Scenario {
+                    runs,
+                    loops,
+                    q,
+                    pairing,
+                    drift_sd: 0.03,
+                    ..Scenario::default()
+                };
+                let t = simulate(&s, 400, 0.95, 0.0, 11);
+                let cov = t.coverage();
+                assert!(
+                    (0.91..=0.985).contains(&cov),
+                    "{runs}x{loops} q{q} {pairing:?}: coverage {cov}"
+                );
+                assert!(t.false_alarms() <= 0.075, "{s:?}: {t:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_large_change_is_found_and_its_direction_is_right() {
+        let s = Scenario {
+            runs: 5,
+            shift_pct: 20.0,
+            ..Scenario::default()
+        };
+        let t = simulate(&s, 200, 0.95, 2.0, 5);
+        assert!(t.power() > 0.7 && t.decided_wrong == 0, "{t:?}");
+        let down = Scenario {
+            shift_pct: -20.0,
+            ..s
+        };
+        let t = simulate(&down, 200, 0.95, 2.0, 5);
+        assert!(t.power() > 0.7 && t.decided_wrong == 0, "{t:?}");
+    }
+
+    #[test]
+    fn sequential_looks_keep_the_false_alarm_rate() {
+        let s = Scenario {
+            loops: 60,
+            drift_sd: 0.03,
+            ..Scenario::default()
+        };
+        let (wrong, _) = sequential(&s, 2, 8, 0.05, 400, 3);
+        assert!(wrong <= 0.075, "{wrong}");
+    }
+}
