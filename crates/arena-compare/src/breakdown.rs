@@ -12,7 +12,7 @@ pub use crate::breakdown_data::{Breakdown, BreakdownCell};
 use crate::by_run::headline;
 use crate::cells::QUANTILES;
 use crate::change::{metric_change, resolve_baseline, CompareOptions};
-use crate::decide::holm_verdicts;
+use crate::decide::settle_family;
 use crate::group::{groups, Group, RunData, Select};
 pub use crate::split::{Split, COALESCED_ROW, SPLITS};
 
@@ -69,10 +69,9 @@ pub fn breakdown(runs: &[Run], split: &Split, opts: &CompareOptions) -> Result<B
                     &opts.verdict,
                 );
                 // One family per cell: its three quantiles.
-                holm_verdicts(
-                    &mut ch.quantiles.iter_mut().collect::<Vec<_>>(),
-                    &opts.verdict,
-                );
+                let mut family: Vec<_> = ch.quantiles.iter_mut().collect();
+                let m = family.len();
+                settle_family(&mut family, m, &opts.verdict);
                 c.change = Some(ch);
             }
             cells.push(c);

@@ -3,7 +3,7 @@
 //! breakdowns, the gate, the verdicts).
 
 use arena_report::{fmt_ms, fmt_pct_change, Cell};
-use arena_stats::{is_censored, QuantileChange};
+use arena_stats::{is_censored, QuantileChange, Verdict};
 
 /// The quantiles every comparison shows.
 pub const QUANTILES: [(f64, &str); 3] = [(0.5, "p50"), (0.9, "p90"), (0.99, "p99")];
@@ -59,9 +59,7 @@ pub fn delta_cell(c: &QuantileChange) -> Cell {
             fmt_ms_signed(c.delta)
         )
     };
-    if !c.verdict.is_real() {
-        text.push_str(" ~");
-    }
+    text.push_str(verdict_mark(c.verdict));
     let cell = if c.delta_pct.is_finite() {
         Cell::num(text, c.delta_pct)
     } else {
@@ -71,6 +69,16 @@ pub fn delta_cell(c: &QuantileChange) -> Cell {
         cell.strong()
     } else {
         cell
+    }
+}
+
+/// The mark after a change that is not real: ` =` the same (its interval lies within the
+/// threshold), ` ~` undecided (benchstat's mark for "no significant change").
+pub fn verdict_mark(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Lower | Verdict::Higher => "",
+        Verdict::Same => " =",
+        Verdict::Unknown | Verdict::Noise | Verdict::NotSignificant => " ~",
     }
 }
 

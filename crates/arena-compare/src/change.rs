@@ -58,14 +58,14 @@ pub struct MetricChange {
     /// The U test of the pooled sides, for reference: it decides nothing (a location test
     /// barely moves when a tail does).
     pub mann_whitney: Option<MannWhitney>,
-    /// p50, p90, p99; `p` is Holm-adjusted over the column's checks.
+    /// p50, p90, p99; `p` and the interval are Bonferroni-adjusted over the three.
     pub quantiles: Vec<QuantileChange>,
 }
 
 /// One metric of one column against the baseline's, from each side's runs (ascending,
 /// unanswered loops censored at the window): the quantiles' changes by
-/// [`crate::decide`]'s rule, with their raw p; the caller sets the verdicts with Holm over
-/// its family of checks. Every comparison of two samples (the comparison's figures, each
+/// [`crate::decide`]'s rule, with their raw p; the caller sets the verdicts over its
+/// family of checks ([`crate::decide::settle_family`]). Every comparison of two samples (the comparison's figures, each
 /// breakdown row) is this one.
 pub(crate) fn metric_change(
     column: &str,

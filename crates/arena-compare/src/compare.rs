@@ -12,7 +12,7 @@ pub(crate) use crate::cells::QUANTILES;
 use crate::cells::{change_cells, fmt_ms_signed, quantile_text};
 use crate::change::{metric_change, resolve_baseline};
 pub use crate::change::{CompareOptions, MetricChange};
-use crate::decide::{holm_verdicts, interval_method};
+use crate::decide::{interval_method, settle_family};
 use crate::findings::{annotate, check, Finding};
 use crate::group::{digest, groups, By, Group};
 
@@ -92,12 +92,13 @@ pub fn compare(runs: &[Run], opts: &CompareOptions) -> Result<Comparison> {
             let (b, c) = (slices(base), slices(i));
             changes.push(metric_change(&gs[i].name, m, &b, &c, &opts.verdict));
         }
-        // One family per column: its every quantile of every metric.
-        let mut family: Vec<&mut QuantileChange> = changes[first..]
-            .iter_mut()
-            .flat_map(|c: &mut MetricChange| c.quantiles.iter_mut())
-            .collect();
-        holm_verdicts(&mut family, &opts.verdict);
+        // One family per metric of a column: "did this metric move, at the median or in
+        // the tail?" is one question, asked of its quantiles together.
+        for c in &mut changes[first..] {
+            let mut family: Vec<&mut QuantileChange> = c.quantiles.iter_mut().collect();
+            let m = family.len();
+            settle_family(&mut family, m, &opts.verdict);
+        }
     }
 
     let mut table = header(&cols, opts);
@@ -144,7 +145,7 @@ struct Cols<'a> {
 
 /// The empty table: the baseline's column, then four per candidate.
 fn header(cols: &Cols<'_>, opts: &CompareOptions) -> Table {
-    let level = 100.0 * (1.0 - opts.verdict.alpha);
+    let ci = crate::decide::ci_header(opts.verdict.alpha, QUANTILES.len());
     let mut columns = vec![
         Column::left(""),
         Column::right(cols.gs[cols.base].name.clone()),
@@ -153,7 +154,7 @@ fn header(cols: &Cols<'_>, opts: &CompareOptions) -> Table {
         let name = &cols.gs[i].name;
         columns.push(Column::right(name.clone()));
         columns.push(Column::right(format!("\u{394} {name}")));
-        columns.push(Column::right(format!("{level:.0}% CI {name}")));
+        columns.push(Column::right(format!("{ci} {name}")));
         columns.push(Column::right(format!("p {name}")));
     }
     Table::new(columns).with_title(format!(
@@ -294,9 +295,9 @@ fn total_rows(table: &mut Table, cols: &Cols<'_>, per_run: bool) {
 
 fn notes(table: &mut Table, opts: &CompareOptions, method: &str) {
     table.note(format!(
-        "\u{394}: candidate \u{2212} baseline of the same quantile (type 7), over every warm loop: an unanswered loop counts as slower than every answered one (\"> W ms (window)\" when a quantile lands on one). CI: {method}. p: two-sided bootstrap p of no change, Holm-adjusted over the column's checks. ~: not real at \u{3b1}={} (needs p < \u{3b1} and at least {} % change): the gate's rule.",
+        "\u{394}: candidate \u{2212} baseline of the same quantile (type 7), over every warm loop: an unanswered loop counts as slower than every answered one (\"> W ms (window)\" when a quantile lands on one). CI: {method}. p: two-sided p of no change, times the metric's 3 quantiles. Bold: faster or slower, the interval wholly one side of 0 and the change at least the {thr} % threshold; =: the same, the interval within \u{b1}{thr} %; ~: unknown, neither (\u{3b1}={}): the gate's rule.",
         opts.verdict.alpha,
-        opts.verdict.noise_bar_pct
+        thr = opts.verdict.noise_bar_pct
     ));
     if opts.by == By::Arm {
         table.note("bytes and frames are per run (mean over the arm's runs), so arms with different run counts compare.");

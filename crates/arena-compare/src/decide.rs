@@ -1,49 +1,71 @@
-//! One rule for `compare` and `gate`: is a quantile's change real, and is it past a limit?
+//! One rule for `compare`, `ab`, `demo`, `report` and `gate`: how a quantile changed,
+//! and what that change is.
 //!
-//! Both ask the same run-level bootstrap ([`arena_stats::bootstrap_diff_replicates`]): a
-//! replicate draws a side's runs with replacement, then loops from the runs it drew, and
-//! takes `quantile(candidate*) - quantile(baseline*)`. Runs, not loops, are what repeats:
-//! two sessions of one arm differ (a loaded machine, a cache) and only a run-level
-//! resample carries that spread. With one run a side it is the loop-level bootstrap.
+//! The interval is [`arena_stats::hier_diff`]'s: each run's quantile with the spread its
+//! own loops give it, the spread between runs estimated from the runs (never counted
+//! twice), Student's t on the runs' degrees of freedom. With one run a side the
+//! between-run spread is the assumed `--run-spread` (default
+//! [`arena_stats::RUN_SPREAD_PCT`] of the baseline), and the table says so. Unanswered
+//! loops stand at the window, and a side whose quantile reaches one is known only from
+//! below: the interval is open on that side.
 //!
-//! Unanswered loops are in the samples, censored at the window (`+inf`): a quantile that
-//! lands on one reads "beyond the window", and a replicate's change is `+inf` when only the
-//! candidate's quantile is censored.
+//! A family of checks (a column's quantiles in `compare`, the gate's limits) is held at
+//! `alpha` by Bonferroni: every interval is drawn at `1 - alpha / m` and every p is
+//! multiplied by `m`, so an interval and its verdict never disagree. Four outcomes against
+//! the threshold `--threshold` (percent of the baseline's quantile):
 //!
-//! - `compare` calls a change real when it is at least the noise bar and its two-sided
-//!   bootstrap p, Holm-adjusted over the column's checks, is under alpha.
-//! - `gate` fails a limit when the share of replicates at or under the limit (the p of
-//!   "the change is within the limit"), Holm-adjusted over every check of the gate, is
-//!   under alpha: the interval lies wholly past the limit. No location test decides a
-//!   tail: a Mann-Whitney test barely moves when 5 % of clicks get slow.
+//! - **faster** / **slower**: the interval lies wholly below / above 0 and the change is
+//!   at least the threshold;
+//! - **same**: the whole interval lies within the threshold either side of 0;
+//! - **unknown**: anything else, with about how many more runs would decide it.
+//!
+//! `gate` fails a limit whose interval lies wholly past it, passes one whose interval
+//! lies wholly under it, and calls the rest unknown.
 
 use arena_stats::{
-    bootstrap_diff_replicates, holm, is_censored, normal_quantile, pct_change, pooled,
-    quantile_sorted, BootstrapOptions, NoiseRule, QuantileChange, Replicates, Verdict,
+    hier_diff, is_censored, normal_quantile, pct_change, pooled, quantile_sorted, t_sf, HierDiff,
+    HierOptions, NoiseRule, QuantileChange, SpreadSource, Verdict,
 };
 
 /// Words for the interval method, printed under every table that shows one.
 pub fn interval_method(rule: &NoiseRule, runs_b: usize, runs_c: usize) -> String {
-    let how = if runs_b > 1 || runs_c > 1 {
-        "runs drawn with replacement, then loops from the runs drawn"
-    } else {
-        "one run a side: loops drawn with replacement (cannot see how two sessions differ)"
+    let how = match (runs_b.max(runs_c) > 1, rule.pairing) {
+        (false, _) => match rule.run_spread_pct {
+            Some(pct) => format!(
+                "one run a side: the spread between runs is assumed, {pct} % of the baseline (--run-spread)"
+            ),
+            None => "one run a side and no --run-spread: the spread between runs is unknown".into(),
+        },
+        (true, arena_stats::Pairing::Rounds) if runs_b == runs_c => {
+            "round N of each arm paired, the rounds' differences the units".into()
+        }
+        (true, _) => "runs the units, their spread pooled over both sides".into(),
     };
     format!(
-        "percentile bootstrap of the quantile difference, {} resamples (seed {}): {how}; unanswered loops censored at the window",
-        rule.bootstrap.resamples, rule.bootstrap.seed
+        "each run's quantile with its loops' spread, plus the spread between runs, t on the runs' degrees of freedom: {how}; unanswered loops at the window; intervals at 1 − α/m (Bonferroni over m checks)"
     )
 }
 
-/// One quantile of a candidate against a baseline, with the replicates behind it.
+/// One quantile of a candidate against a baseline, and what its interval is built from.
 pub struct Decided {
     pub change: QuantileChange,
-    pub reps: Replicates,
+    pub diff: HierDiff,
 }
 
-/// The change of quantile `q`: point estimates of the pooled sides, the run-level
-/// interval at `1 - alpha`, and the raw two-sided bootstrap p (`p`; the verdict is set by
-/// [`holm_verdicts`]). `None` when a side is empty.
+fn hier_options(rule: &NoiseRule) -> HierOptions {
+    HierOptions {
+        resamples: (rule.bootstrap.resamples / 5).clamp(100, 2000),
+        seed: rule.bootstrap.seed,
+        pairing: rule.pairing,
+        window: None,
+        run_spread_pct: rule.run_spread_pct,
+        run_spread_df: arena_stats::RUN_SPREAD_DF,
+    }
+}
+
+/// The change of quantile `q`: point estimates of the pooled sides, the raw two-sided p,
+/// and the interval at `1 - alpha` (the family's level replaces it: [`settle_family`]).
+/// `None` when a side is empty.
 pub fn decide(
     baseline: &[&[f64]],
     candidate: &[&[f64]],
@@ -53,17 +75,8 @@ pub fn decide(
     let (pb, pc) = (pooled(baseline), pooled(candidate));
     let b = quantile_sorted(&pb, q)?;
     let c = quantile_sorted(&pc, q)?;
-    let opts = BootstrapOptions {
-        level: 1.0 - rule.alpha,
-        ..rule.bootstrap
-    };
-    let reps = few_runs(
-        bootstrap_diff_replicates(baseline, candidate, q, &opts)?,
-        baseline.len(),
-        candidate.len(),
-    );
-    let delta = reps.estimate;
-    let p = two_sided_p(&reps);
+    let diff = hier_diff(baseline, candidate, q, &hier_options(rule))?;
+    let delta = diff.estimate;
     Some(Decided {
         change: QuantileChange {
             q,
@@ -75,71 +88,122 @@ pub fn decide(
             } else {
                 pct_change(b, b + delta)
             },
-            ci: reps.interval(opts.level),
-            p: Some(p),
-            verdict: Verdict::NotSignificant,
+            ci: Some(diff.interval(1.0 - rule.alpha)),
+            p: Some(diff.p_two_sided()),
+            verdict: Verdict::Unknown,
+            diff: Some(diff),
         },
-        reps,
+        diff,
     })
 }
 
-/// A resample of k runs drawn from k runs carries only (k - 1) / k of the spread between
-/// runs (two runs drawn from two are the same run half the time), so with few runs a
-/// side the replicates are too close together: each is moved away from the estimate by
-/// sqrt(k / (k - 1)) of the side with fewest runs (the usual small-sample correction of a
-/// cluster bootstrap). One run a side resamples loops, where it does not apply.
-fn few_runs(mut reps: Replicates, kb: usize, kc: usize) -> Replicates {
-    let k = [kb, kc].into_iter().filter(|k| *k > 1).min();
-    let Some(k) = k else { return reps };
-    let f = (k as f64 / (k as f64 - 1.0)).sqrt();
-    let est = reps.estimate;
-    for d in &mut reps.diffs {
-        if d.is_finite() && est.is_finite() {
-            *d = est + (*d - est) * f;
-        }
-    }
-    reps
+/// The level of every interval of a family of `m` checks.
+pub fn family_level(rule: &NoiseRule, m: usize) -> f64 {
+    1.0 - rule.alpha / m.max(1) as f64
 }
 
-/// Two-sided bootstrap p of "no change": twice the smaller share of replicates on one side
-/// of zero (each counted with the +1 of [`Replicates::share_at_most`]), at most 1.
-fn two_sided_p(reps: &Replicates) -> f64 {
-    let below_or_at = reps.share_at_most(0.0);
-    let n = reps.diffs.len() as f64;
-    let above_or_at = (1.0 + reps.diffs.iter().filter(|d| **d >= 0.0).count() as f64) / (n + 1.0);
-    (2.0 * below_or_at.min(above_or_at)).min(1.0)
-}
-
-/// Sets each change's `p` to its Holm-adjusted value over the family and its verdict:
-/// real when at least the noise bar and adjusted p under alpha. The family is one
-/// column's checks in `compare`.
-pub fn holm_verdicts(family: &mut [&mut QuantileChange], rule: &NoiseRule) {
-    let raw: Vec<f64> = family.iter().map(|c| c.p.unwrap_or(1.0)).collect();
-    let adjusted = holm(&raw);
-    for (c, p) in family.iter_mut().zip(adjusted) {
-        c.p = Some(p);
-        c.verdict = verdict_of(c, p, rule);
-    }
-}
-
-fn verdict_of(c: &QuantileChange, p: f64, rule: &NoiseRule) -> Verdict {
-    // A quantile beyond the window on the candidate side only is a rise past any bar.
-    let pct = if is_censored(c.candidate) && !is_censored(c.baseline) {
-        f64::INFINITY
+/// The header of an interval column of a family of `m` checks: `98.3% CI` (so the level
+/// printed is the level drawn, never the nominal 95 %).
+pub fn ci_header(alpha: f64, m: usize) -> String {
+    let level = 100.0 * (1.0 - alpha / m.max(1) as f64);
+    if (level - level.round()).abs() < 0.05 {
+        format!("{level:.0}% CI")
     } else {
-        c.delta_pct
+        format!("{level:.1}% CI")
+    }
+}
+
+/// Draws each change's interval at the level of a family of `m` checks, multiplies its
+/// p by `m`, and sets its verdict. The family is one metric's quantiles of one column in
+/// `compare` (each metric is its own question), the gate's every check in `gate` (its
+/// latency limits and the unanswered share: `m` is then larger than `family`).
+pub fn settle_family(family: &mut [&mut QuantileChange], m: usize, rule: &NoiseRule) {
+    let m = m.max(family.len()).max(1);
+    let level = family_level(rule, m);
+    for c in family.iter_mut() {
+        if let Some(d) = c.diff {
+            c.ci = Some(d.interval(level));
+        }
+        c.p = c.p.map(|p| (p * m as f64).min(1.0));
+        c.verdict = verdict_of(c, rule);
+    }
+}
+
+/// The threshold in ms: `--threshold` percent of the baseline's quantile.
+fn threshold_ms(c: &QuantileChange, rule: &NoiseRule) -> f64 {
+    rule.noise_bar_pct / 100.0 * c.baseline.abs()
+}
+
+fn verdict_of(c: &QuantileChange, rule: &NoiseRule) -> Verdict {
+    let Some(ci) = c.ci else {
+        return Verdict::Unknown;
     };
-    if pct.is_nan() || c.delta == 0.0 {
-        return Verdict::NotSignificant;
+    if is_censored(c.baseline) || ci.lo.is_nan() || ci.hi.is_nan() {
+        return Verdict::Unknown;
     }
-    if pct.abs() < rule.noise_bar_pct {
-        return Verdict::Noise;
+    if c.diff.is_some_and(|d| d.sparse) {
+        // Near a run's maximum the interval is too short: the rule does not apply.
+        return Verdict::Unknown;
     }
-    match (p < rule.alpha, c.delta > 0.0) {
-        (true, true) => Verdict::Higher,
-        (true, false) => Verdict::Lower,
-        (false, _) => Verdict::NotSignificant,
+    let thr = threshold_ms(c, rule);
+    if ci.lo > 0.0 && c.delta >= thr {
+        Verdict::Higher
+    } else if ci.hi < 0.0 && -c.delta >= thr {
+        Verdict::Lower
+    } else if ci.lo >= -thr && ci.hi <= thr {
+        Verdict::Same
+    } else {
+        Verdict::Unknown
     }
+}
+
+/// About how many more runs a side (rounds, when paired) would decide an unknown change,
+/// at the spreads seen: enough to call it past the threshold, or enough to call it the
+/// same, whichever is fewer. `None` when it is decided or nothing bounds its interval.
+pub fn more_runs(c: &QuantileChange, rule: &NoiseRule) -> Option<usize> {
+    if c.verdict != Verdict::Unknown {
+        return None;
+    }
+    let (d, ci) = (c.diff?, c.ci?);
+    if d.sparse {
+        // More loops a run, not more runs, would let the rule apply.
+        return None;
+    }
+    let half = (ci.hi - ci.lo) / 2.0;
+    if !half.is_finite() || d.components.source == SpreadSource::Unknown {
+        return None;
+    }
+    let thr = threshold_ms(c, rule);
+    let centre = d.centre.abs();
+    let need = |room: f64| -> Option<usize> {
+        (room > 0.0).then(|| {
+            let k = d.units as f64 * (half / room).powi(2);
+            (k.ceil() as usize).saturating_sub(d.units).max(1)
+        })
+    };
+    let call = if centre >= thr { need(centre) } else { None };
+    let same = need(thr - centre);
+    match (call, same) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// Two-sided p of "the change is at most `limit`" in the sense of the interval: under
+/// `a` exactly when the `1 - a` interval lies wholly past `limit`. 1 when the interval
+/// is open below.
+pub fn p_past(d: &HierDiff, limit: f64) -> f64 {
+    if d.open_below || !d.se.is_finite() {
+        return 1.0;
+    }
+    if d.open_above && d.centre <= limit {
+        // Known only from below, and its known part is not past the limit.
+        return 1.0;
+    }
+    if d.se == 0.0 {
+        return if d.centre > limit { 0.0 } else { 1.0 };
+    }
+    (2.0 * t_sf((d.centre - limit) / d.se, d.components.df)).min(1.0)
 }
 
 /// What a limit can see at these sample sizes.
@@ -155,32 +219,27 @@ pub struct Power {
     pub loops_needed: u64,
 }
 
-/// Power of one latency limit of `limit_pct` on quantile `q`, with `checks` limits in the
-/// family (the MDE is at the strictest Holm level, alpha / checks). The spread is of what
-/// noise alone gives: the baseline's runs against an independent resample of themselves
-/// (a candidate that regressed has a wider spread of its own, which says nothing about
-/// what the gate could have seen).
+/// Power of one latency limit of `limit_pct` on quantile `q`, with `checks` checks in
+/// the family: the smallest rise past the limit that the interval of `d` (its standard
+/// error as measured) would put wholly past it 80 % of the time.
 pub fn power(
-    baseline_runs: &[&[f64]],
+    d: &HierDiff,
+    baseline: f64,
     q: f64,
     n: (usize, usize),
     limit_pct: f64,
     rule: &NoiseRule,
     checks: usize,
 ) -> Power {
-    let alpha = rule.alpha;
-    let k = baseline_runs.len();
-    let null = bootstrap_diff_replicates(baseline_runs, baseline_runs, q, &rule.bootstrap)
-        .map(|r| few_runs(r, k, k));
-    let baseline = quantile_sorted(&pooled(baseline_runs), q).unwrap_or(f64::NAN);
-    let z = normal_quantile(1.0 - alpha / checks.max(1) as f64) + normal_quantile(0.8);
-    let mde_pct = match null.as_ref().and_then(Replicates::spread) {
-        Some(s) if s.is_finite() && baseline.abs() > 0.0 => 100.0 * z * s / baseline.abs(),
-        _ => f64::INFINITY,
+    let z = normal_quantile(1.0 - rule.alpha / (2.0 * checks.max(1) as f64)) + normal_quantile(0.8);
+    let mde_pct = if d.se.is_finite() && baseline.abs() > 0.0 {
+        100.0 * z * d.se / baseline.abs()
+    } else {
+        f64::INFINITY
     };
     let n_min = n.0.min(n.1);
     let at_the_max = (n_min as f64) * (1.0 - q) < 2.0 - 1e-9;
-    // The spread of a quantile shrinks as 1/sqrt(n).
+    // The loops' part of the spread shrinks as 1/sqrt(n).
     let by_spread = if mde_pct.is_finite() && limit_pct > 0.0 {
         (n_min as f64 * (mde_pct / limit_pct).powi(2)).ceil()
     } else {
@@ -216,41 +275,113 @@ mod tests {
         v
     }
 
+    fn settled(b: &[&[f64]], c: &[&[f64]], q: f64, rule: &NoiseRule, m: usize) -> QuantileChange {
+        let mut ch = decide(b, c, q, rule).unwrap().change;
+        let mut others: Vec<QuantileChange> = (1..m).map(|_| ch).collect();
+        let mut family: Vec<&mut QuantileChange> = vec![&mut ch];
+        family.extend(others.iter_mut());
+        settle_family(&mut family, m, rule);
+        ch
+    }
+
     #[test]
-    fn two_runs_a_side_widen_the_replicates_by_sqrt_two_around_the_estimate() {
+    fn the_four_outcomes_and_the_interval_agree_with_the_verdict() {
+        let rule = NoiseRule::default();
+        let (b1, b2, b3) = (run(20.0, 200), run(20.2, 200), run(19.9, 200));
+        let base: [&[f64]; 3] = [&b1, &b2, &b3];
+        // 20 % faster in every run: faster.
+        let (f1, f2, f3) = (run(16.0, 200), run(16.1, 200), run(15.9, 200));
+        let c = settled(&base, &[&f1, &f2, &f3], 0.5, &rule, 3);
+        assert_eq!(c.verdict, Verdict::Lower, "{c:?}");
+        assert!(c.ci.unwrap().hi < 0.0);
+        // Like runs of 800 loops on a testbed whose runs spread 0.5 %: same (the
+        // interval within 2 % either side). At the default 5 % assumed, three runs a side
+        // cannot tell it from a 2 % change.
+        let steady = NoiseRule {
+            run_spread_pct: Some(0.5),
+            ..rule
+        };
+        let (l1, l2, l3) = (run(20.0, 800), run(20.2, 800), run(19.9, 800));
+        let c = settled(&[&l1, &l2, &l3], &[&l2, &l3, &l1], 0.5, &steady, 3);
+        assert_eq!(c.verdict, Verdict::Same, "{c:?}");
+        let c = settled(&[&l1, &l2, &l3], &[&l2, &l3, &l1], 0.5, &rule, 3);
+        assert_eq!(c.verdict, Verdict::Unknown, "{c:?}");
+        let c = settled(&[&l1, &l2, &l3], &[&l2, &l3, &l1], 0.5, &steady, 3);
+        assert_eq!(c.verdict, Verdict::Same, "{c:?}");
+        // A change of 1 % is real but under the threshold: never faster or slower.
+        let (s1, s2, s3) = (run(20.25, 200), run(20.45, 200), run(20.15, 200));
+        let c = settled(&base, &[&s1, &s2, &s3], 0.5, &rule, 3);
+        assert!(!c.verdict.is_real(), "{c:?}");
+        // Runs that disagree: unknown, with more runs that would decide it.
+        let (u1, u2, u3) = (run(15.0, 200), run(25.0, 200), run(18.0, 200));
+        let c = settled(&base, &[&u1, &u2, &u3], 0.5, &rule, 3);
+        assert_eq!(c.verdict, Verdict::Unknown, "{c:?}");
+        assert!(more_runs(&c, &rule).unwrap() >= 1);
+    }
+
+    #[test]
+    fn a_p99_near_each_runs_maximum_is_never_decided() {
+        let rule = NoiseRule::default();
+        // 150 loops a run: 1.5 above the p99. Twice as slow is still unknown there, and
+        // decided at the p50 of the same runs.
+        let (b1, b2) = (run(20.0, 150), run(20.1, 150));
+        let (c1, c2) = (run(40.0, 150), run(40.2, 150));
+        let c = settled(&[&b1, &b2], &[&c1, &c2], 0.99, &rule, 3);
+        assert!(c.diff.unwrap().sparse);
+        assert_eq!(c.verdict, Verdict::Unknown, "{c:?}");
+        assert_eq!(more_runs(&c, &rule), None);
+        let c = settled(&[&b1, &b2], &[&c1, &c2], 0.5, &rule, 3);
+        assert_eq!(c.verdict, Verdict::Higher, "{c:?}");
+    }
+
+    #[test]
+    fn a_larger_family_widens_the_interval_and_raises_p() {
+        let rule = NoiseRule::default();
         let (b1, b2, c1, c2) = (
             run(20.0, 200),
-            run(23.0, 200),
-            run(21.0, 200),
-            run(24.0, 200),
+            run(20.3, 200),
+            run(20.8, 200),
+            run(21.2, 200),
         );
-        let (b, c): ([&[f64]; 2], [&[f64]; 2]) = ([&b1, &b2], [&c1, &c2]);
-        let rule = NoiseRule::default();
-        let raw = bootstrap_diff_replicates(&b, &c, 0.5, &rule.bootstrap).unwrap();
-        let d = decide(&b, &c, 0.5, &rule).unwrap();
-        assert_eq!(d.reps.estimate, raw.estimate);
-        for (w, r) in d.reps.diffs.iter().zip(&raw.diffs) {
-            let want = raw.estimate + (r - raw.estimate) * 2f64.sqrt();
-            assert!((w - want).abs() < 1e-9, "{w} vs {want}");
+        let one = settled(&[&b1, &b2], &[&c1, &c2], 0.5, &rule, 1);
+        let twelve = settled(&[&b1, &b2], &[&c1, &c2], 0.5, &rule, 12);
+        let w = |c: &QuantileChange| c.ci.unwrap().hi - c.ci.unwrap().lo;
+        assert!(w(&twelve) > w(&one));
+        assert!(twelve.p.unwrap() >= one.p.unwrap());
+        // Interval and p agree at the family's level.
+        for c in [one, twelve] {
+            let excludes = c.ci.unwrap().excludes_zero();
+            assert_eq!(excludes, c.p.unwrap() < rule.alpha, "{c:?}");
         }
-        // One run a side resamples loops: nothing to correct.
-        let one = decide(&[&b1], &[&c1], 0.5, &rule).unwrap();
-        let raw = bootstrap_diff_replicates(&[&b1], &[&c1], 0.5, &rule.bootstrap).unwrap();
-        assert_eq!(one.reps.diffs, raw.diffs);
     }
 
     #[test]
     fn a_p99_of_58_loops_is_a_maximum_and_a_p50_of_hundreds_is_not() {
-        let b = run(20.0, 58);
         let rule = NoiseRule::default();
-        let p = power(&[&b], 0.99, (58, 58), 20.0, &rule, 1);
+        let b = run(20.0, 58);
+        let d = decide(&[&b], &[&b], 0.99, &rule).unwrap().diff;
+        let p = power(&d, 29.0, 0.99, (58, 58), 20.0, &rule, 1);
         assert!(p.at_the_max && p.underpowered(20.0), "{p:?}");
         assert!(p.loops_needed >= 200, "{p:?}");
         let big = run(20.0, 600);
-        let p = power(&[&big], 0.5, (600, 600), 20.0, &rule, 1);
+        let d = decide(&[&big], &[&big], 0.5, &rule).unwrap().diff;
+        let p = power(&d, 25.0, 0.5, (600, 600), 20.0, &rule, 1);
         assert!(!p.at_the_max && !p.underpowered(20.0), "{p:?}");
         assert!(p.mde_pct > 0.0 && p.mde_pct < 20.0, "{p:?}");
-        // A limit of 0 asks only for a significant rise: never refused for its size.
-        assert!(!p.underpowered(0.0));
+    }
+
+    #[test]
+    fn p_past_is_under_alpha_exactly_when_the_interval_is_past_the_limit() {
+        let rule = NoiseRule::default();
+        let (b, c) = (run(20.0, 300), run(30.0, 300));
+        let d = decide(&[&b], &[&c], 0.5, &rule).unwrap().diff;
+        for limit in [0.0, 5.0, 8.0, 9.0, 9.5, 10.0, 12.0] {
+            let ci = d.interval(0.95);
+            assert_eq!(
+                ci.lo > limit,
+                p_past(&d, limit) < 0.05,
+                "limit {limit}: {ci:?}"
+            );
+        }
     }
 }

@@ -3,23 +3,26 @@
 //! - Figures are over every loop: answered ones, and unanswered ones censored at the
 //!   window (they took longer than the run waited). A candidate whose slow clicks turn
 //!   into timeouts gets slower, not faster.
-//! - A latency limit `--max inputToPixels.p99=+20%` fails when the run-level bootstrap
-//!   interval of the p99's change lies wholly past +20 % of the baseline's p99 (the rule
-//!   is [`crate::decide`]'s, shared with `compare`).
+//! - A latency limit `--max inputToPixels.p99=+20%` fails when the interval of the p99's
+//!   change lies wholly past +20 % of the baseline's p99, passes when it lies wholly
+//!   under it, and is unknown otherwise (the rule is [`crate::decide`]'s, shared with
+//!   `compare`). What is established fails whatever the runs' power: one run a side
+//!   fails a 4x regression.
 //! - The unanswered share is always checked (`--max unanswered=+1pt` by default): it fails
 //!   when the rise is past its limit and Fisher's exact test on the counts calls it
 //!   significant.
-//! - Every check's p is Holm-adjusted over the gate's checks, so several limits keep the
+//! - The latency intervals are drawn at `1 - alpha / m` over the gate's `m` checks and
+//!   the share's p is multiplied by `m` (Bonferroni), so several limits keep the
 //!   family-wise false-alarm rate at alpha.
-//! - A limit the runs cannot see (its quantile is a side's maximum, or a rise as large as
-//!   the limit is under what the runs detect at 80 % power) is bad input unless allowed.
+//! - A limit the runs cannot clear either way is unknown: exit 4, or what `--on-unknown`
+//!   says. Power only says why.
 
 use anyhow::Result;
 use arena_report::{Exit, Table};
 use arena_run::{Metric, Run};
-use arena_stats::{fisher_exact_greater, holm, normal_quantile, NoiseRule};
+use arena_stats::{fisher_exact_greater, normal_quantile, NoiseRule};
 
-use crate::decide::{decide, holm_verdicts, interval_method, power};
+use crate::decide::{decide, interval_method, p_past, power, settle_family};
 use crate::findings::{annotate, check, CheckOptions, Finding};
 pub use crate::gate_check::{CheckStatus, Counts, GateCheck, UnansweredCheck};
 use crate::group::{digest, Group, RunData};
@@ -34,14 +37,72 @@ pub struct GateResult {
     /// How the intervals were built, in words.
     pub method: String,
     pub alpha: f64,
-    /// Limits that were underpowered and allowed (`--allow-underpowered`).
-    pub underpowered: Vec<String>,
+    /// What the gate does with an unknown check.
+    pub on_unknown: OnUnknown,
+}
+
+/// What an unknown check makes of the gate's exit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[serde(rename_all = "lowercase")]
+pub enum OnUnknown {
+    /// Exit 4: neither pass nor fail.
+    #[default]
+    Unknown,
+    /// Exit 0: only what is established fails.
+    Pass,
+    /// Exit 1: only what is established passes.
+    Fail,
+}
+
+/// How a gate ended, as its exit code says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GateOutcome {
+    Pass,
+    Fail,
+    Unknown,
+}
+
+impl GateOutcome {
+    /// 0 pass, 1 fail, 4 unknown.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            GateOutcome::Pass => 0,
+            GateOutcome::Fail => 1,
+            GateOutcome::Unknown => 4,
+        }
+    }
 }
 
 impl GateResult {
     pub fn failed(&self) -> bool {
         self.unanswered.status == CheckStatus::Fail
             || self.checks.iter().any(|c| c.status == CheckStatus::Fail)
+    }
+
+    /// The checks that could not be decided, named as in the table.
+    pub fn unknowns(&self) -> Vec<String> {
+        self.checks
+            .iter()
+            .filter(|c| c.status == CheckStatus::Unknown)
+            .map(|c| format!("{} {}", c.limit.metric, c.limit.stat))
+            .collect()
+    }
+
+    /// Fail when anything failed; unknown (or what `--on-unknown` says) when anything was
+    /// not decided; pass otherwise.
+    pub fn outcome(&self) -> GateOutcome {
+        if self.failed() {
+            GateOutcome::Fail
+        } else if self.unknowns().is_empty() {
+            GateOutcome::Pass
+        } else {
+            match self.on_unknown {
+                OnUnknown::Unknown => GateOutcome::Unknown,
+                OnUnknown::Pass => GateOutcome::Pass,
+                OnUnknown::Fail => GateOutcome::Fail,
+            }
+        }
     }
 
     /// How many checks ran, the unanswered share's included.
@@ -70,8 +131,8 @@ impl GateResult {
 pub struct GateOptions {
     pub rule: NoiseRule,
     pub checks: CheckOptions,
-    /// Decide limits the runs cannot see instead of refusing them (exit 2).
-    pub allow_underpowered: bool,
+    /// What an unknown check makes of the exit.
+    pub on_unknown: OnUnknown,
 }
 
 fn group<'a>(name: &str, runs: &'a [RunData<'a>]) -> Group<'a> {
@@ -156,7 +217,6 @@ pub fn gate(
         .iter()
         .map(|l| evaluate(l, &gb, &gc, &opts.rule, family))
         .collect::<Result<Vec<_>>>()?;
-    let underpowered = refuse_underpowered(&checks, opts.allow_underpowered)?;
     let mut unanswered = unanswered_check(&gb, &gc, max_pt, opts.rule.alpha);
     settle(&mut checks, &mut unanswered, &opts.rule);
     let method = interval_method(&opts.rule, baseline.len(), candidate.len());
@@ -175,11 +235,6 @@ pub fn gate(
         }
     }
     let findings = check(&[gb, gc], &metrics, &opts.checks);
-    for u in &underpowered {
-        table.note(format!(
-            "\u{26a0} underpowered, decided anyway (--allow-underpowered): {u}"
-        ));
-    }
     // Gate rows are checks, not figures of one column: findings go under the table.
     annotate(&mut table, &findings, |_| None);
     Ok(GateResult {
@@ -189,29 +244,27 @@ pub fn gate(
         table,
         method,
         alpha: opts.rule.alpha,
-        underpowered,
+        on_unknown: opts.on_unknown,
     })
 }
 
-/// Every limit's verdict once all p's are known: Holm over the gate's checks.
+/// Every limit's verdict once the family is known: each latency interval at
+/// `1 - alpha / m`, the share's p times `m`.
 fn settle(checks: &mut [GateCheck], u: &mut UnansweredCheck, rule: &NoiseRule) {
     let alpha = rule.alpha;
-    // Whether each change is real at all (the Δ cell's `~`), by compare's rule over the
-    // gate's latency checks.
-    holm_verdicts(
-        &mut checks.iter_mut().map(|c| &mut c.change).collect::<Vec<_>>(),
-        rule,
-    );
-    let mut raw: Vec<f64> = checks.iter().map(|c| c.p_limit).collect();
-    raw.push(u.p);
-    let adjusted = holm(&raw);
-    for (c, p) in checks.iter_mut().zip(&adjusted) {
-        c.p_adjusted = *p;
-        let (status, reason) = judge(c, alpha);
+    let m = checks.len() + 1;
+    // The Δ cell's verdict (faster, slower, same, unknown) by compare's rule, at the
+    // gate's level.
+    let mut family: Vec<&mut arena_stats::QuantileChange> =
+        checks.iter_mut().map(|c| &mut c.change).collect();
+    settle_family(&mut family, m, rule);
+    for c in checks.iter_mut() {
+        c.p_adjusted = (c.p_limit * m as f64).min(1.0);
+        let (status, reason) = judge(c);
         c.status = status;
         c.reason = reason;
     }
-    u.p_adjusted = adjusted[adjusted.len() - 1];
+    u.p_adjusted = (u.p * m as f64).min(1.0);
     let past = u.rise_pt > u.max_pt;
     let significant = u.p_adjusted < alpha;
     (u.status, u.reason) = match (past, significant) {
@@ -228,39 +281,6 @@ fn settle(checks: &mut [GateCheck], u: &mut UnansweredCheck, rule: &NoiseRule) {
         ),
         (false, _) => (CheckStatus::Pass, "within the limit".to_string()),
     };
-}
-
-/// Refuses limits the runs cannot see, unless allowed; returns the allowed ones in words.
-fn refuse_underpowered(checks: &[GateCheck], allow: bool) -> Result<Vec<String>> {
-    let weak: Vec<String> = checks
-        .iter()
-        .filter(|c| c.power.underpowered(c.limit.max_pct))
-        .map(|c| {
-            let l = &c.limit;
-            let n = c.n_baseline.min(c.n_candidate);
-            let what = if c.power.at_the_max {
-                format!("its {} of {n} loops is a side's maximum", l.stat)
-            } else {
-                format!(
-                    "the smallest rise it detects at 80 % power is {} of the baseline",
-                    crate::cells::fmt_mde(c.power.mde_pct)
-                )
-            };
-            format!(
-                "--max {}.{}=+{}%: {what}; about {} loops a side would see +{} %",
-                l.metric, l.stat, l.max_pct, c.power.loops_needed, l.max_pct
-            )
-        })
-        .collect();
-    if weak.is_empty() || allow {
-        return Ok(weak);
-    }
-    Err(Exit::bad_input(format!(
-        "gate: {} limit(s) the runs cannot see:\n  {}\n(more clicks or runs a side, a lower quantile or a wider limit; --allow-underpowered decides them anyway)",
-        weak.len(),
-        weak.join("\n  ")
-    ))
-    .into())
 }
 
 /// A side's runs on `m`, each ascending with its unanswered loops censored at the
@@ -293,7 +313,7 @@ fn side_runs(side: &str, g: &Group, limit: &Limit) -> Result<Vec<Vec<f64>>> {
 }
 
 /// One latency limit: the change of its quantile over all loops, the share of resamples
-/// within the limit, and what the runs can see. The verdict waits for Holm.
+/// within the limit, and what the runs can see. The verdict waits for the family.
 fn evaluate(
     limit: &Limit,
     gb: &Group,
@@ -323,8 +343,8 @@ fn evaluate(
         sb.iter().map(|r| r.len()).sum(),
         sc.iter().map(|r| r.len()).sum(),
     );
-    let p_limit = d.reps.share_at_most(b.abs() * limit.max_pct / 100.0);
-    let power = power(&sb, limit.q, n, limit.max_pct, rule, family);
+    let p_limit = p_past(&d.diff, b.abs() * limit.max_pct / 100.0);
+    let power = power(&d.diff, b, limit.q, n, limit.max_pct, rule, family);
     Ok(GateCheck {
         limit: limit.clone(),
         n_baseline: n.0,
@@ -340,34 +360,70 @@ fn evaluate(
     })
 }
 
-/// Past the limit means the whole interval is: the share of resamples within the limit,
-/// after Holm, is under alpha. A large change the runs cannot pin down passes and says
-/// so: noise never fails a build.
-fn judge(c: &GateCheck, alpha: f64) -> (CheckStatus, String) {
+/// Fail when the whole interval lies past the limit, pass when the whole of it lies
+/// within (and the quantile is not a side's maximum), unknown otherwise: noise never
+/// fails a build, and a regression the runs establish always does.
+fn judge(c: &GateCheck) -> (CheckStatus, String) {
     let ch = &c.change;
-    let candidate_beyond = arena_stats::is_censored(ch.candidate);
-    let past = candidate_beyond || ch.delta_pct > c.limit.max_pct;
-    let beyond = if candidate_beyond {
+    let beyond = if arena_stats::is_censored(ch.candidate) {
         "; the candidate's quantile is beyond the window"
     } else {
         ""
     };
-    match (past, c.p_adjusted < alpha) {
-        (true, true) => (
+    let limit_ms = ch.baseline.abs() * c.limit.max_pct / 100.0;
+    let Some(ci) = ch.ci else {
+        return (CheckStatus::Unknown, "no interval".into());
+    };
+    if ci.lo > limit_ms {
+        (
             CheckStatus::Fail,
             format!("regression past the limit, the whole interval beyond it{beyond}"),
-        ),
-        (true, false) => (
+        )
+    } else if ci.hi <= limit_ms && (c.power.at_the_max || ch.diff.is_some_and(|d| d.sparse)) {
+        // Resamples never exceed a side's largest loop, so an interval of a maximum is
+        // too short above: it may establish a rise, never the absence of one.
+        (
+            CheckStatus::Unknown,
+            format!(
+                "unknown: the {} is near a run's largest loop, which no interval bounds from above; about {} loops a run would",
+                c.limit.stat,
+                (2.0 / (1.0 - c.limit.q).max(1e-9)).ceil()
+            ),
+        )
+    } else if ci.hi <= limit_ms {
+        let what = if ci.hi <= 0.0 {
+            "no increase"
+        } else {
+            "within the limit"
+        };
+        (
             CheckStatus::Pass,
-            format!("past the limit but not significantly (~){beyond}"),
-        ),
-        (false, _) if ch.delta_pct > 0.0 => (CheckStatus::Pass, "within the limit".into()),
-        (false, _) => (CheckStatus::Pass, "no increase".into()),
+            format!("{what}, the whole interval under it"),
+        )
+    } else {
+        let more = crate::cells::fmt_mde(c.power.mde_pct);
+        (
+            CheckStatus::Unknown,
+            format!(
+                "unknown: the interval straddles the limit (these runs see a rise of {more} past it at 80 % power{}){beyond}",
+                runs_needed(c).map_or(String::new(), |k| format!("; about {k} runs a side would see +{}", c.limit.max_pct))
+            ),
+        )
     }
 }
 
+/// Runs a side that would bring what a limit sees down to the limit itself, at the
+/// spreads seen: the interval narrows as the square root of the runs. `None` for a limit
+/// of 0 or a spread nothing bounds.
+fn runs_needed(c: &GateCheck) -> Option<u64> {
+    let units = c.change.diff?.units as f64;
+    let ratio = c.power.mde_pct / c.limit.max_pct;
+    (ratio.is_finite() && c.limit.max_pct > 0.0)
+        .then(|| (units * ratio * ratio).ceil().max(units + 1.0) as u64)
+}
+
 /// The unanswered share on each side, with Fisher's exact test on the counts; the
-/// verdict waits for Holm.
+/// verdict waits for the family.
 fn unanswered_check(gb: &Group, gc: &Group, max_pt: Option<f64>, alpha: f64) -> UnansweredCheck {
     let counts = |g: &Group| Counts {
         unanswered: g.unanswered(),

@@ -12,6 +12,8 @@ use crate::limit::Limit;
 pub enum CheckStatus {
     Pass,
     Fail,
+    /// The interval straddles the limit: neither established.
+    Unknown,
 }
 
 /// One latency limit, decided.
@@ -26,9 +28,10 @@ pub struct GateCheck {
     pub censored_candidate: u64,
     /// The quantiles, the change and its interval (`p` is the raw p below).
     pub change: QuantileChange,
-    /// Share of resamples at or under the limit: the p of "the change is within it".
+    /// Two-sided p of "the change is within the limit" (under alpha exactly when the
+    /// interval at `1 - alpha` lies wholly past it).
     pub p_limit: f64,
-    /// `p_limit` Holm-adjusted over the gate's checks: the check fails under alpha.
+    /// `p_limit` times the gate's checks (Bonferroni): the check fails under alpha.
     pub p_adjusted: f64,
     pub power: Power,
     pub status: CheckStatus,

@@ -61,18 +61,36 @@ impl SummaryFiles {
     }
 }
 
-/// The line the gate ends with on stderr, and whether it failed (exit 1).
-pub fn gate_ending(result: &GateResult) -> (String, bool) {
-    let (failed, total) = (result.failures(), result.count());
-    if failed.is_empty() {
-        return (format!("arena-perf gate: all {total} checks passed"), false);
+/// The line the gate ends with on stderr, and its exit code (0 pass, 1 fail, 4
+/// unknown, or what `--on-unknown` makes of unknown).
+pub fn gate_ending(result: &GateResult) -> (String, u8) {
+    let (failed, unknown, total) = (result.failures(), result.unknowns(), result.count());
+    let outcome = result.outcome();
+    if !failed.is_empty() {
+        let line = format!(
+            "arena-perf gate: {} of {total} checks failed: {}",
+            failed.len(),
+            failed.join(", ")
+        );
+        return (line, outcome.exit_code());
     }
+    if unknown.is_empty() {
+        return (
+            format!("arena-perf gate: all {total} checks passed"),
+            outcome.exit_code(),
+        );
+    }
+    let then = match result.on_unknown {
+        crate::gate::OnUnknown::Unknown => "exit 4",
+        crate::gate::OnUnknown::Pass => "passed (--on-unknown pass)",
+        crate::gate::OnUnknown::Fail => "failed (--on-unknown fail)",
+    };
     let line = format!(
-        "arena-perf gate: {} of {total} checks failed: {}",
-        failed.len(),
-        failed.join(", ")
+        "arena-perf gate: {} of {total} checks unknown ({}): the runs cannot tell either way; {then}",
+        unknown.len(),
+        unknown.join(", ")
     );
-    (line, true)
+    (line, outcome.exit_code())
 }
 
 #[cfg(test)]

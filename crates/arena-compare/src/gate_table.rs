@@ -10,6 +10,7 @@ fn verdict_cell(status: CheckStatus, reason: &str) -> Cell {
     match status {
         CheckStatus::Fail => Cell::text(format!("FAIL: {reason}")).strong(),
         CheckStatus::Pass => Cell::text(format!("pass: {reason}")),
+        CheckStatus::Unknown => Cell::text(reason.to_string()),
     }
 }
 
@@ -80,14 +81,14 @@ pub fn gate_table(
     method: &str,
     window: Option<u64>,
 ) -> Table {
-    let level = 100.0 * (1.0 - rule.alpha);
+    let ci = crate::decide::ci_header(rule.alpha, checks.len() + 1);
     let mut table = Table::new(vec![
         Column::left("check"),
         Column::right("baseline"),
         Column::right("candidate"),
         Column::right("\u{394}"),
-        Column::right(format!("{level:.0}% CI")),
-        Column::right("p (Holm)"),
+        Column::right(ci),
+        Column::right("p (Bonferroni)"),
         Column::right("limit"),
         Column::right("detects"),
         Column::left("verdict"),
@@ -105,21 +106,26 @@ pub fn gate_table(
         .filter(|c| c.status == CheckStatus::Fail)
         .count()
         + usize::from(unanswered.status == CheckStatus::Fail);
+    let unknown = checks
+        .iter()
+        .filter(|c| c.status == CheckStatus::Unknown)
+        .count();
     table.note(format!(
-        "{failed} of {} checks failed. A latency limit fails when its interval lies wholly past it: p is the share of resamples at or under the limit, Holm-adjusted over the {} checks, and fails under \u{3b1}={}. No location test decides a tail.",
+        "{failed} of {} checks failed, {unknown} unknown. A latency limit fails when its interval, at 1 \u{2212} \u{3b1}/{} (Bonferroni over the checks), lies wholly past it, passes when it lies wholly under it, and is unknown otherwise (exit 4, or --on-unknown). p: the interval's, times {}. No location test decides a tail.",
         checks.len() + 1,
         checks.len() + 1,
+        checks.len() + 1,
+    ));
+    table.note(format!(
+        "The unanswered share fails when it rose past its limit and Fisher's exact test (one-sided, on the loop counts; times the checks) is under \u{3b1}={}. Quantiles count unanswered loops as slower than every answered one (\"> W ms (window)\" when a quantile lands on one). CI: {method}.",
         rule.alpha
     ));
     table.note(format!(
-        "The unanswered share fails when it rose past its limit and Fisher's exact test (one-sided, on the loop counts; Holm-adjusted) is under \u{3b1}. Quantiles count unanswered loops as slower than every answered one (\"> W ms (window)\" when a quantile lands on one). CI: {method}."
+        "detects: the rise past its limit a check fails with 80 % power at these runs (z(1 \u{2212} \u{3b1}/{}) + z(0.8) standard errors; for the share, the normal approximation); (max): the quantile is a side's largest loop.",
+        2 * (checks.len() + 1)
     ));
-    table.note(format!(
-        "detects: the rise past its limit a check fails with 80 % power at these runs (z(1 \u{2212} \u{3b1}/{}) + z(0.8) bootstrap spreads; for the share, the normal approximation); (max): the quantile is a side's largest loop.",
-        checks.len() + 1
-    ));
-    if n_base < 2 || n_cand < 2 {
-        table.note("One run on a side: the interval is of loops, and cannot see how much two sessions of one arm differ. Give the gate 2 or more interleaved runs a side (arena-perf ab) and the interval resamples runs first.");
+    if n_base < 2 && n_cand < 2 {
+        table.note("One run a side: nothing measures how much two sessions of one arm differ, so the interval assumes the --run-spread. Give the gate 2 or more runs a side (arena-perf ab) and the runs measure it.");
     }
     table
 }

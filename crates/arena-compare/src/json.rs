@@ -268,10 +268,16 @@ pub fn gate_json(g: &crate::gate::GateResult) -> Value {
         unit: "ms",
         alpha: g.alpha,
         interval_method: &g.method,
-        multiple_testing: "holm",
+        multiple_testing: "bonferroni",
         checks: g.checks.iter().map(gate_check_doc).collect(),
         unanswered: &g.unanswered,
-        underpowered_allowed: &g.underpowered,
+        outcome: match g.outcome() {
+            crate::gate::GateOutcome::Pass => "pass",
+            crate::gate::GateOutcome::Fail => "fail",
+            crate::gate::GateOutcome::Unknown => "unknown",
+        },
+        unknown: g.unknowns(),
+        on_unknown: g.on_unknown,
         findings: &g.findings,
     };
     Document::new("gate", doc).to_value()

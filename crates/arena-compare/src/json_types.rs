@@ -233,7 +233,10 @@ pub struct GateDoc<'a> {
     pub multiple_testing: &'static str,
     pub checks: Vec<GateCheckDoc<'a>>,
     pub unanswered: &'a UnansweredCheck,
-    pub underpowered_allowed: &'a [String],
+    /// `pass`, `fail` or `unknown`, after `--on-unknown`.
+    pub outcome: &'static str,
+    pub unknown: Vec<String>,
+    pub on_unknown: crate::gate::OnUnknown,
     pub findings: &'a [Finding],
 }
 
@@ -351,6 +354,7 @@ mod tests {
             }),
             p: None,
             verdict: Verdict::Higher,
+            diff: None,
         }
     }
 

@@ -54,7 +54,10 @@ pub use compare::{compare, CompareOptions, Comparison, MetricChange};
 pub use cpu::{cpu_table, runs_cpu_table};
 pub use decide::{interval_method, Power};
 pub use findings::{annotate, check, CheckOptions, Finding};
-pub use gate::{gate, CheckStatus, Counts, GateCheck, GateOptions, GateResult, UnansweredCheck};
+pub use gate::{
+    gate, CheckStatus, Counts, GateCheck, GateOptions, GateOutcome, GateResult, OnUnknown,
+    UnansweredCheck,
+};
 pub use gate_out::{gate_ending, SummaryFiles};
 pub use group::{digest, groups, numbered_runs, run_names, By, Group, RunData};
 pub use html::{report_html, ReportOptions};

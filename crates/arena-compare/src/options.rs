@@ -28,15 +28,30 @@ pub enum ByArg {
 #[derive(Debug, Clone)]
 #[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct StatsArgs {
-    /// Significance level: a difference with p >= ALPHA is noise (`~`); intervals are at
-    /// 1 - ALPHA.
+    /// Family-wise significance level: over a family of m checks (a metric's three
+    /// quantiles, the gate's limits) every interval is drawn at 1 - ALPHA/m.
     #[cfg_attr(feature = "clap", arg(long, default_value_t = 0.05, value_name = "A",
           value_parser = ranges::alpha_open_0_1, allow_negative_numbers = true))]
     pub alpha: f64,
-    /// Smallest change, in percent, ever called real (0 to 100).
-    #[cfg_attr(feature = "clap", arg(long, default_value_t = 2.0, value_name = "PCT",
+    /// The practical threshold, percent of the baseline's quantile (0 to 100): a change
+    /// is faster or slower only when its interval lies wholly on one side of 0 and it is
+    /// at least this; it is the same when its whole interval lies within this either side
+    /// of 0; anything else is unknown. `--noise-bar` is its old name.
+    #[cfg_attr(feature = "clap", arg(long = "threshold", alias = "noise-bar", default_value_t = 2.0, value_name = "PCT",
           value_parser = ranges::pct_0_100, allow_negative_numbers = true))]
     pub noise_bar: f64,
+    /// The spread between two runs of one arm assumed when each side has one run, percent
+    /// of the baseline's quantile (0 to 100; 0 assumes sessions never differ). With two
+    /// runs or more on a side the runs measure it.
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = arena_stats::RUN_SPREAD_PCT, value_name = "PCT",
+          value_parser = ranges::pct_0_100, allow_negative_numbers = true))]
+    pub run_spread: f64,
+    /// Pair the runs by round (run N of each arm, measured minutes apart, as `ab`
+    /// interleaves them) and analyse the rounds' differences, so that a slow drift of
+    /// the machine cancels; `independent` pools the runs' spread over both sides (more
+    /// degrees of freedom; the default, docs/compare.md says why).
+    #[cfg_attr(feature = "clap", arg(long, value_enum, default_value_t = arena_stats::Pairing::Independent, value_name = "HOW"))]
+    pub pairing: arena_stats::Pairing,
     /// Bootstrap resamples per interval (100 to 1000000).
     #[cfg_attr(feature = "clap", arg(long, default_value_t = 2000, value_name = "N",
           value_parser = ranges::resamples, allow_negative_numbers = true))]
@@ -73,6 +88,8 @@ impl StatsArgs {
             noise_bar_pct: self.noise_bar,
             bootstrap,
             small_samples: SmallSamples::Test,
+            pairing: self.pairing,
+            run_spread_pct: Some(self.run_spread),
         };
         let checks = CheckOptions {
             include_cold: self.include_cold,
@@ -197,8 +214,13 @@ mod tests {
             include_cold: true,
             idle_share: 0.2,
             allow_mixed: false,
+            run_spread: 4.0,
+            pairing: arena_stats::Pairing::Rounds,
         };
         let (rule, checks) = stats.options().unwrap();
+        assert_eq!(rule.run_spread_pct, Some(4.0));
+        assert_eq!(rule.pairing, arena_stats::Pairing::Rounds);
+        assert_eq!(rule.noise_bar_pct, 3.0);
         assert!((rule.bootstrap.level - 0.9).abs() < 1e-12);
         assert_eq!((rule.bootstrap.resamples, rule.bootstrap.seed), (500, 7));
         assert!(checks.include_cold);

@@ -3,18 +3,19 @@
 //! notes ("lazy-png: 19 % off the median, 41 % off the p90, identical bytes; both runs
 //! agree").
 //!
-//! It decides nothing of its own. The pooled changes are `compare`'s, whose `~` is the
-//! gate's rule (`crate::decide`: the run-level bootstrap, Holm over a column's checks);
-//! each round's pair of runs is one more `compare` of those two runs alone. [`judge`]
-//! only reads the verdicts it is given: a change the rule does not call real is said as
-//! "no significant change", never as faster or slower, whatever its sign.
+//! It decides nothing of its own. The pooled changes are `compare`'s, decided by the
+//! gate's rule (`crate::decide`: each run's quantile plus the spread between runs,
+//! Bonferroni over a column's checks, four outcomes); each round's pair of runs is one
+//! more `compare` of those two runs alone. [`judge`] only reads the verdicts it is given:
+//! a change the rule does not call real is said as "the same" or "unknown", never as
+//! faster or slower, whatever its sign.
 
 use arena_report::{fmt_count, fmt_pct_change, Cell, Column, Format, Table};
 use arena_run::{Metric, Run};
 use arena_stats::{is_censored, pct_change, QuantileChange, Verdict};
 use serde_json::Value;
 
-use crate::cells::{change_cells, fmt_ms_signed, quantile_text, QUANTILES};
+use crate::cells::{change_cells, fmt_ms_signed, quantile_text, verdict_mark, QUANTILES};
 use crate::change::CompareOptions;
 use crate::compare::{compare, Comparison};
 use crate::json_types::{
@@ -59,6 +60,12 @@ pub struct VerdictInput {
     pub bytes: SideCounts,
     /// Server-to-client wire payload per run, when every run was captured.
     pub wire: Option<SideCounts>,
+    /// The rule's threshold, percent of the baseline's quantile (`--threshold`).
+    pub threshold_pct: f64,
+    /// About how many more runs a side would decide the unknown pooled quantiles
+    /// ([`crate::decide::more_runs`], the most of them); `None` when none is unknown or
+    /// nothing bounds them.
+    pub more_runs: Option<usize>,
 }
 
 /// Whether two sides' counts are the same.
@@ -160,6 +167,11 @@ fn gather(
             })
         })
         .collect();
+    let more_runs = change
+        .quantiles
+        .iter()
+        .filter_map(|q| crate::decide::more_runs(q, &opts.verdict))
+        .max();
     Some(VerdictInput {
         baseline: pooled.baseline.clone(),
         candidate: candidate.to_string(),
@@ -178,6 +190,8 @@ fn gather(
             let w = r.meta.wire.as_ref()?.server_to_client.as_ref()?;
             Some(w.frame_payload_bytes)
         }),
+        threshold_pct: opts.verdict.noise_bar_pct,
+        more_runs,
     })
 }
 
@@ -264,9 +278,12 @@ fn real_change_words(c: &QuantileChange) -> Option<String> {
         }
         Verdict::Lower => Some(format!("{name} faster by {}", fmt_ms_signed(c.delta))),
         Verdict::Higher => Some(format!("{name} slower by {}", fmt_ms_signed(c.delta))),
-        Verdict::Noise | Verdict::NotSignificant => None,
+        Verdict::Same | Verdict::Unknown | Verdict::Noise | Verdict::NotSignificant => None,
     }
 }
+
+/// The most "more runs" a sentence names; past it, only that it is more.
+const MORE_RUNS_SAID: usize = 100;
 
 /// `a`, `a or b`, `a, b or c`.
 fn or_list(names: &[String]) -> String {
@@ -313,12 +330,32 @@ fn sentence(
     disagreements: &[String],
 ) -> String {
     let mut parts: Vec<String> = input.pooled.iter().filter_map(real_change_words).collect();
-    let quiet: Vec<String> = input
-        .pooled
-        .iter()
-        .filter(|c| !c.verdict.is_real())
-        .map(|c| quantile_name(c.q))
-        .collect();
+    let named = |f: fn(Verdict) -> bool| -> Vec<String> {
+        let v = input.pooled.iter().filter(|c| f(c.verdict));
+        v.map(|c| quantile_name(c.q)).collect()
+    };
+    let same = named(|v| v == Verdict::Same);
+    if !same.is_empty() {
+        let thr = pct_words(input.threshold_pct);
+        parts.push(format!(
+            "the same at {} (within \u{b1}{thr})",
+            or_list(&same)
+        ));
+    }
+    let unknown = named(|v| v == Verdict::Unknown);
+    if !unknown.is_empty() {
+        let more = match input.more_runs {
+            Some(1) => " (about 1 more run a side would decide it)".to_string(),
+            // A change right at the threshold takes endless runs to place: say so.
+            Some(k) if k > MORE_RUNS_SAID => {
+                format!(" (over {MORE_RUNS_SAID} more runs a side would be needed)")
+            }
+            Some(k) => format!(" (about {k} more runs a side would decide it)"),
+            None => String::new(),
+        };
+        parts.push(format!("unknown at {}{more}", or_list(&unknown)));
+    }
+    let quiet = named(|v| matches!(v, Verdict::Noise | Verdict::NotSignificant));
     if !quiet.is_empty() {
         parts.push(format!("no significant change at {}", or_list(&quiet)));
     }
@@ -412,13 +449,17 @@ impl Verdicts {
     /// The verdict table: per candidate, each quantile's figures and change with its
     /// interval and p, each round's change, the loops and the bytes.
     pub fn table(&self) -> Table {
-        let level = 100.0 * (1.0 - self.alpha);
+        let m = self
+            .arms
+            .first()
+            .map_or(QUANTILES.len(), |a| a.input.pooled.len());
+        let ci = crate::decide::ci_header(self.alpha, m);
         let columns = vec![
             Column::left(""),
             Column::right(self.baseline.clone()),
             Column::right("candidate"),
             Column::right("\u{394}"),
-            Column::right(format!("{level:.0}% CI")),
+            Column::right(ci),
             Column::right("p"),
             Column::right("each run, \u{394}"),
         ];
@@ -431,9 +472,14 @@ impl Verdicts {
             count_rows(&mut t, a);
         }
         t.note(format!(
-            "\u{394}, CI and p are compare's (the gate's rule): {}; p Holm-adjusted over each arm's checks. ~: not significant at \u{3b1}={} or under the {} % noise bar, so neither faster nor slower.",
-            self.method, self.alpha, self.noise_bar_pct
+            "\u{394}, CI and p are compare's (the gate's rule): {}. Bold: faster or slower, the interval wholly one side of 0 and the change at least the {} % threshold; =: the same, the interval within \u{b1}{} %; ~: unknown, neither (\u{3b1}={}).",
+            self.method, self.noise_bar_pct, self.noise_bar_pct, self.alpha
         ));
+        for a in &self.arms {
+            if let Some(line) = components_line(&a.input) {
+                t.note(line);
+            }
+        }
         t.note(
             "each run: the candidate's run N against the baseline's run N alone, by the same rule.",
         );
@@ -456,6 +502,43 @@ impl Verdicts {
     }
 }
 
+/// Where each pooled interval's width comes from: the spread between runs against the
+/// spread of each run's own loops, so a reader sees whether more runs or more loops
+/// would narrow it. `None` when no quantile carries its components.
+fn components_line(v: &VerdictInput) -> Option<String> {
+    let parts: Vec<String> = v
+        .pooled
+        .iter()
+        .filter_map(|c| {
+            let d = c.diff?;
+            let (_, stat) = QUANTILES.iter().find(|(q, _)| *q == c.q)?;
+            let k = &d.components;
+            let total = k.between + k.within;
+            let share = if total > 0.0 { 100.0 * k.between / total } else { 0.0 };
+            let assumed = match k.source {
+                arena_stats::SpreadSource::Runs => "",
+                arena_stats::SpreadSource::Assumed => ", assumed",
+                arena_stats::SpreadSource::Unknown => ", unknown",
+            };
+            Some(format!(
+                "{stat} runs \u{b1}{:.2} ms{assumed}, loops \u{b1}{:.2} ms ({share:.0} % between runs, df {})",
+                k.run_sd,
+                k.loop_sd,
+                fmt_df(k.df)
+            ))
+        })
+        .collect();
+    (!parts.is_empty()).then(|| format!("{} spread: {}.", v.candidate, parts.join("; ")))
+}
+
+fn fmt_df(df: f64) -> String {
+    if df.is_finite() {
+        format!("{df:.1}")
+    } else {
+        "\u{221e}".into()
+    }
+}
+
 fn quantile_rows(t: &mut Table, v: &VerdictInput) {
     for c in &v.pooled {
         let stat = QUANTILES
@@ -472,10 +555,7 @@ fn quantile_rows(t: &mut Table, v: &VerdictInput) {
             .rounds
             .iter()
             .filter_map(|r| r.quantiles.iter().find(|x| x.q == c.q))
-            .map(|x| {
-                let tilde = if x.verdict.is_real() { "" } else { " ~" };
-                format!("{}{tilde}", round_change(x))
-            })
+            .map(|x| format!("{}{}", round_change(x), verdict_mark(x.verdict)))
             .collect();
         row.push(Cell::text(if each.is_empty() {
             "-".to_string()
@@ -630,6 +710,7 @@ mod tests {
             }),
             p: Some(if verdict.is_real() { 0.001 } else { 0.4 }),
             verdict,
+            diff: None,
         }
     }
 
@@ -661,6 +742,8 @@ mod tests {
                 candidate: vec![46572, 46572],
             },
             wire: None,
+            threshold_pct: 2.0,
+            more_runs: None,
         }
     }
 
@@ -741,6 +824,49 @@ mod tests {
             p90[3]
         );
         assert!(p90[6].text.ends_with(" ~"), "{:?}", p90[6]);
+    }
+
+    #[test]
+    fn the_same_and_unknown_are_said_with_the_threshold_and_what_would_decide() {
+        let mut i = lazy_png();
+        i.pooled = vec![
+            qc(0.5, 30.0, 30.1, (-0.3, 0.4), Verdict::Same),
+            qc(0.9, 40.0, 32.0, (-12.0, -4.0), Verdict::Lower),
+            qc(0.99, 60.0, 55.0, (-12.0, 3.0), Verdict::Unknown),
+        ];
+        i.rounds = vec![round(1, i.pooled.clone()), round(2, i.pooled.clone())];
+        i.more_runs = Some(3);
+        let v = judge(i.clone());
+        assert!(
+            v.sentence.starts_with(
+                "lazy-png: 20 % off the p90, the same at the median (within \u{b1}2.0 %), unknown at the p99 (about 3 more runs a side would decide it), identical bytes"
+            ),
+            "{}",
+            v.sentence
+        );
+        i.more_runs = Some(2527);
+        let v = judge(i);
+        assert!(
+            v.sentence
+                .contains("unknown at the p99 (over 100 more runs a side would be needed)"),
+            "{}",
+            v.sentence
+        );
+        // The table marks them: `=` for the same, `~` for unknown, bold for the real.
+        let t = Verdicts {
+            baseline: "stock".into(),
+            metric: "inputToPixels",
+            method: "m".into(),
+            alpha: 0.05,
+            noise_bar_pct: 2.0,
+            arms: vec![v],
+        }
+        .table();
+        assert!(t.rows[0][3].text.ends_with(" ="), "{:?}", t.rows[0][3]);
+        assert!(t.rows[1][3].strong, "{:?}", t.rows[1][3]);
+        assert!(t.rows[2][3].text.ends_with(" ~"), "{:?}", t.rows[2][3]);
+        // The interval column says the level it was drawn at: 1 - 0.05/3.
+        assert_eq!(t.columns[4].name, "98.3% CI");
     }
 
     #[test]

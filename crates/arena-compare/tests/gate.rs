@@ -1,9 +1,12 @@
 //! The gate on runs built in memory: timeouts and tails are regressions, noise is not,
-//! limits the runs cannot see are refused, it never passes on data it could not read, and
-//! a run counts once. (`Run::load` refuses bad files; a library caller can still build
+//! what is established fails whatever the power, a limit the runs cannot clear is
+//! unknown (not bad input), it never passes on data it could not read, and a run counts
+//! once. (`Run::load` refuses bad files; a library caller can still build
 //! them.)
 
-use arena_compare::{gate, synthetic, GateLimit, GateOptions, GateResult, Limit};
+use arena_compare::{
+    gate, synthetic, CheckStatus, GateLimit, GateOptions, GateOutcome, GateResult, Limit, OnUnknown,
+};
 use arena_report::{Exit, ExitKind};
 use arena_run::Run;
 
@@ -28,16 +31,12 @@ fn limits(specs: &[&str]) -> Vec<GateLimit> {
     specs.iter().map(|s| GateLimit::parse(s).unwrap()).collect()
 }
 
-fn gate_with(b: &[Run], c: &[Run], specs: &[&str], allow: bool) -> anyhow::Result<GateResult> {
-    let opts = GateOptions {
-        allow_underpowered: allow,
-        ..GateOptions::default()
-    };
-    gate(b, c, &limits(specs), &opts)
+fn gate_with(b: &[Run], c: &[Run], specs: &[&str]) -> anyhow::Result<GateResult> {
+    gate(b, c, &limits(specs), &GateOptions::default())
 }
 
 fn run_gate(b: &[Run], c: &[Run], limit: &str) -> anyhow::Result<GateResult> {
-    gate_with(b, c, &[limit], false)
+    gate_with(b, c, &[limit])
 }
 
 /// Two runs a side of `n` loops each around `median` ms, seeds from `seed`.
@@ -51,13 +50,7 @@ fn side(arm: &str, n: usize, median: f64, seed: u64) -> Vec<Run> {
 #[test]
 fn like_runs_pass_every_check() {
     let (b, c) = (side("stock", 300, 40.0, 1), side("stock", 300, 40.0, 2));
-    let r = gate_with(
-        &b,
-        &c,
-        &["inputToPaint.p50=+10%", "inputToPaint.p90=+20%"],
-        false,
-    )
-    .unwrap();
+    let r = gate_with(&b, &c, &["inputToPaint.p50=+10%", "inputToPaint.p90=+20%"]).unwrap();
     assert!(
         !r.failed(),
         "{}",
@@ -79,7 +72,7 @@ fn slow_clicks_that_turn_into_timeouts_fail_as_a_regression_not_a_speed_up() {
         let cut = v[(v.len() as f64 * 0.85) as usize];
         synthetic::unanswer(r, |_, l| l.input_to_paint.is_some_and(|x| x >= cut));
     }
-    let r = gate_with(&b, &c, &["inputToPaint.p90=+20%"], false).unwrap();
+    let r = gate_with(&b, &c, &["inputToPaint.p90=+20%"]).unwrap();
     let md = r.table.render(arena_report::Format::Markdown);
     assert!(r.failed(), "{md}");
     let p90 = &r.checks[0];
@@ -104,7 +97,7 @@ fn a_fifth_of_clicks_unanswered_fails_on_the_share_with_latency_limits_only() {
         synthetic::unanswer(r, |i, _| i % 5 == 4);
     }
     // Dropped at random, the answered loops' p50 does not move.
-    let r = gate_with(&b, &c, &["inputToPaint.p50=+10%"], false).unwrap();
+    let r = gate_with(&b, &c, &["inputToPaint.p50=+10%"]).unwrap();
     assert!(r.failed());
     assert_eq!(r.failures(), vec!["unanswered share".to_string()]);
     assert!(
@@ -113,13 +106,7 @@ fn a_fifth_of_clicks_unanswered_fails_on_the_share_with_latency_limits_only() {
         r.unanswered
     );
     // A limit of +25 points lets it through.
-    let r = gate_with(
-        &b,
-        &c,
-        &["inputToPaint.p50=+10%", "unanswered=+25pt"],
-        false,
-    )
-    .unwrap();
+    let r = gate_with(&b, &c, &["inputToPaint.p50=+10%", "unanswered=+25pt"]).unwrap();
     assert!(!r.unanswered.default);
     assert_eq!(r.unanswered.status, arena_compare::CheckStatus::Pass);
 }
@@ -152,31 +139,58 @@ fn a_tail_only_regression_fails_its_p99_and_not_its_p50() {
 }
 
 #[test]
-fn a_limit_the_runs_cannot_see_is_refused_with_the_loops_that_would_see_it() {
-    // 58 loops a side: the p99 is a side's maximum.
+fn a_limit_the_runs_cannot_clear_is_unknown_with_what_would_clear_it() {
+    // 58 loops a side, one run each: the p99 is a side's maximum and nothing bounds it.
     let (b, c) = (run_n("stock", 58, 40.0, 1), run_n("stock", 58, 40.0, 2));
-    let err = run_gate(
+    let r = run_gate(
         std::slice::from_ref(&b),
         std::slice::from_ref(&c),
         "inputToPaint.p99=+20%",
     )
-    .unwrap_err();
-    let msg = bad_input(&err);
-    assert!(msg.contains("--max inputToPaint.p99=+20%"), "{msg}");
-    assert!(msg.contains("is a side's maximum"), "{msg}");
-    assert!(msg.contains("--allow-underpowered"), "{msg}");
-    let r = gate_with(&[b], &[c], &["inputToPaint.p99=+20%"], true).unwrap();
-    assert_eq!(r.underpowered.len(), 1);
-    assert!(r
-        .table
-        .render(arena_report::Format::Markdown)
-        .contains("underpowered"));
-    // A 1 % limit on a noisy p50 of 40 loops cannot be seen either.
-    let (b, c) = (run_n("stock", 40, 40.0, 1), run_n("stock", 40, 40.0, 2));
-    let msg = bad_input(&run_gate(&[b], &[c], "inputToPaint.p50=+1%").unwrap_err());
-    assert!(
-        msg.contains("the smallest rise it detects at 80 % power is"),
-        "{msg}"
+    .unwrap();
+    let md = r.table.render(arena_report::Format::Markdown);
+    assert_eq!(r.checks[0].status, CheckStatus::Unknown, "{md}");
+    assert_eq!(r.outcome(), GateOutcome::Unknown, "{md}");
+    assert_eq!(r.outcome().exit_code(), 4);
+    assert!(!r.failed());
+    assert_eq!(r.unknowns(), vec!["inputToPaint p99".to_string()]);
+    assert!(r.checks[0].reason.contains("loops a run would"), "{md}");
+    // --on-unknown turns it into a yes or a no, and nothing else.
+    for (on, want) in [
+        (OnUnknown::Pass, GateOutcome::Pass),
+        (OnUnknown::Fail, GateOutcome::Fail),
+    ] {
+        let opts = GateOptions {
+            on_unknown: on,
+            ..GateOptions::default()
+        };
+        let r = gate(
+            std::slice::from_ref(&b),
+            std::slice::from_ref(&c),
+            &limits(&["inputToPaint.p99=+20%"]),
+            &opts,
+        )
+        .unwrap();
+        assert_eq!(r.outcome(), want);
+    }
+}
+
+#[test]
+fn an_established_regression_fails_with_one_run_a_side() {
+    // 4x the latency, one run of 60 loops each: whatever the power, it is past +10 %.
+    let (b, c) = (run_n("stock", 60, 10.0, 1), run_n("slow", 60, 40.0, 2));
+    let r = run_gate(&[b.clone()], &[c], "inputToPaint.p50=+10%").unwrap();
+    let md = r.table.render(arena_report::Format::Markdown);
+    assert_eq!(r.checks[0].status, CheckStatus::Fail, "{md}");
+    assert_eq!(r.outcome(), GateOutcome::Fail);
+    // And a like run a side is not called a regression.
+    let same = run_n("stock", 60, 10.0, 3);
+    let r = run_gate(&[b], &[same], "inputToPaint.p50=+10%").unwrap();
+    assert_ne!(
+        r.outcome(),
+        GateOutcome::Fail,
+        "{}",
+        r.table.render(arena_report::Format::Markdown)
     );
 }
 

@@ -51,17 +51,15 @@ fn the_verdict_holds_compares_changes_and_the_gates_intervals() {
     let g = gate(
         &runs[..].iter().step_by(2).cloned().collect::<Vec<_>>(),
         &runs[1..].iter().step_by(2).cloned().collect::<Vec<_>>(),
-        &[GateLimit::parse("inputToPaint.p90=+10%").unwrap()],
-        // Its power is not what is compared here.
-        &GateOptions {
-            allow_underpowered: true,
-            ..GateOptions::default()
-        },
+        // Two limits and the unanswered share: three checks, as compare's three
+        // quantiles, so both draw their intervals at the same level.
+        &["inputToPaint.p50=+10%", "inputToPaint.p90=+10%"].map(|l| GateLimit::parse(l).unwrap()),
+        &GateOptions::default(),
     )
     .unwrap();
     let p90 = arm.input.pooled.iter().find(|c| c.q == 0.9).unwrap();
-    assert_eq!(g.checks[0].change.ci, p90.ci);
-    assert_eq!(g.checks[0].change.delta, p90.delta);
+    assert_eq!(g.checks[1].change.ci, p90.ci);
+    assert_eq!(g.checks[1].change.delta, p90.delta);
     // A fifth off every quantile, on 600 loops a side: real, and both rounds agree.
     assert_eq!(p90.verdict, Verdict::Lower);
     assert_eq!(arm.agree, Some(true), "{:?}", arm.disagreements);
@@ -90,8 +88,8 @@ fn each_run_pair_is_compare_of_those_two_runs_alone() {
 }
 
 /// Whatever the rule decides on a candidate of the same distribution, the sentence says
-/// exactly that: "off" only for a real drop, "slower" only for a real rise, and every `~`
-/// quantile as no significant change.
+/// exactly that: "off" only for a real drop, "slower" only for a real rise, "the same"
+/// and "unknown" for the rest.
 #[test]
 fn the_sentence_says_what_the_rule_decided_and_nothing_more() {
     for (candidate, median, bytes) in [("same", 50.0, 6000), ("slow", 65.0, 7000)] {
@@ -112,10 +110,15 @@ fn the_sentence_says_what_the_rule_decided_and_nothing_more() {
             assert_eq!(off, c.verdict == Verdict::Lower, "{}", arm.sentence);
             assert_eq!(slower, c.verdict == Verdict::Higher, "{}", arm.sentence);
         }
-        let quiet = arm.input.pooled.iter().any(|c| !c.verdict.is_real());
-        assert_eq!(
-            arm.sentence.contains("no significant change at"),
-            quiet,
+        for (verdict, words) in [
+            (Verdict::Same, "the same at"),
+            (Verdict::Unknown, "unknown at"),
+        ] {
+            let any = arm.input.pooled.iter().any(|c| c.verdict == verdict);
+            assert_eq!(arm.sentence.contains(words), any, "{}", arm.sentence);
+        }
+        assert!(
+            !arm.sentence.contains("no significant change"),
             "{}",
             arm.sentence
         );

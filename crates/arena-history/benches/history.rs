@@ -80,7 +80,7 @@ fn gate_20(fresh: Fresh) -> String {
     let cand = vec![run(156, 0, 999)];
     let limits = vec![GateLimit::parse("inputToPaint.p90=+10%").unwrap()];
     let opts = GateOptions {
-        allow_underpowered: true,
+        on_unknown: arena_compare::OnUnknown::Pass,
         ..GateOptions::default()
     };
     let times = (0..5)

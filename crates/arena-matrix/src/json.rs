@@ -213,6 +213,7 @@ mod tests {
             ci: None,
             p: Some(0.01),
             verdict: Verdict::Higher,
+            diff: None,
         };
         let v = serde_json::to_value(CellChange {
             baseline: c.baseline,
