@@ -69,7 +69,8 @@ fn fixture_delay_fails_the_gate_same_arm_never_does_and_deploy_looks_idle() {
             "sendToRecv.p50=+10%",
             // 40 loops a run cannot see +10 % (the gate says +100 % or so); what is
             // checked here is that a real step fails and like runs never do.
-            "--allow-underpowered",
+            "--on-unknown",
+            "pass",
         ])
     };
 
@@ -173,7 +174,7 @@ fn timeouts_and_a_true_tail_fail_the_gate_and_a_like_arm_passes() {
         for l in limits {
             args.extend(["--max", l]);
         }
-        args.push("--allow-underpowered");
+        args.extend(["--on-unknown", "pass"]);
         arena(&args)
     };
     let (p50, p99) = ("inputToPixels.p50=+10%", "inputToPixels.p99=+20%");
@@ -212,4 +213,65 @@ fn timeouts_and_a_true_tail_fail_the_gate_and_a_like_arm_passes() {
     assert_eq!(o.status.code(), Some(0), "tail, p50 alone: {}", text(&o));
 
     let _ = std::fs::remove_dir_all(&root);
+}
+
+/// `ab --until-decided` on the built-in fixture: rounds go on after the first look until
+/// the budget, each look says where the quantiles stand, the final verdict is drawn at
+/// alpha over the looks, and a time budget spent before the first look keeps its runs.
+#[test]
+fn until_decided_looks_after_each_round_and_stops_at_its_budget() {
+    let d = compare_common::Scratch::new("until-decided");
+    let pilot = compare_common::cheap_pilot(&d.0);
+    let ab = |out: &str, budget: &str| {
+        arena(&[
+            "ab",
+            "--pilot",
+            s(&pilot),
+            "--arms",
+            "stock,delay40",
+            "--rounds",
+            "2",
+            "--clicks",
+            "8",
+            "--knob",
+            "los_work=0",
+            "--until-decided",
+            "--budget",
+            budget,
+            "--out",
+            s(&d.path(out)),
+            "--format",
+            "json",
+        ])
+    };
+    // 8 loops a run: the p99 is near each run's maximum and never decided, so the rounds
+    // run to the budget: looks after rounds 2 and 3, each at 0.05 / 2.
+    let o = ab("rounds", "3");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    for want in [
+        "after round 2: delay40 p50 ",
+        "after round 3: delay40 p50 ",
+        "(each look at \u{3b1} 0.0250, 2 planned)",
+        "rounds stopped: the budget of 3 rounds is spent",
+    ] {
+        assert!(err.contains(want), "{want}: {err}");
+    }
+    assert!(!err.contains("after round 1:"), "{err}");
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["runs"].as_array().unwrap().len(), 6);
+    assert_eq!(doc["verdict"]["alpha"], 0.025);
+    let p99 = &doc["verdict"]["arms"][0]["quantiles"]["p99"];
+    assert_eq!(p99["verdict"], "unknown", "{p99}");
+    // A second of budget is spent before the first look: the first round's runs are kept.
+    let o = ab("time", "1s");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("rounds stopped: the budget of 1s is spent")
+            && err.contains("before the first look (after 2 rounds)"),
+        "{err}"
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["runs"].as_array().unwrap().len(), 2);
 }

@@ -116,7 +116,7 @@ fn expected(e: &Example) -> &'static [&'static str] {
         ("gate", 0) => &[
             "Gate: 2 baseline run(s) against 2 candidate run(s)",
             "0 of 2 checks failed",
-            "underpowered, decided anyway",
+            "passes when it lies wholly under it, and is unknown otherwise",
         ],
         ("history", 0) => &["history add", "stock-1", "added"],
         ("plot", 0) => &["wrote ", "latency.svg"],

@@ -57,27 +57,33 @@ fn gate(base: &Path, cand: &Path, max: &str, extra: &[&str]) -> Output {
 }
 
 #[test]
-fn noise_bar_out_of_0_to_100_cannot_pass_a_failing_gate() {
-    let d = Scratch::new("noise-bar");
+fn threshold_out_of_0_to_100_cannot_pass_a_failing_gate() {
+    let d = Scratch::new("threshold");
     let (base, cand) = regression(&d);
     let limit = "sendToRecv.p50=+10%";
     // `inf` and `1e308` called the regression noise and the gate exited 0; `-5` and `NaN`
-    // were taken as they came.
-    for v in ["inf", "1e308", "-5", "NaN", "100.5"] {
-        let o = gate(&base, &cand, limit, &["--noise-bar", v]);
-        refused(&o, v, "--noise-bar <PCT>", "a finite number from 0 to 100");
+    // were taken as they came. `--noise-bar` is the flag's old name, refused alike.
+    for flag in ["--threshold", "--noise-bar"] {
+        for v in ["inf", "1e308", "-5", "NaN", "100.5"] {
+            let o = gate(&base, &cand, limit, &[flag, v]);
+            refused(&o, v, "--threshold <PCT>", "a finite number from 0 to 100");
+        }
     }
-    let o = gate(&base, &cand, limit, &["--noise-bar=-5"]);
+    let o = gate(&base, &cand, limit, &["--threshold=-5"]);
     refused(
         &o,
         "-5",
-        "--noise-bar <PCT>",
+        "--threshold <PCT>",
         "a finite number from 0 to 100",
     );
+    for v in ["-5", "NaN", "200"] {
+        let o = gate(&base, &cand, limit, &["--run-spread", v]);
+        refused(&o, v, "--run-spread <PCT>", "a finite number from 0 to 100");
+    }
     // In range, the regression still fails the gate, at both ends of what bars nothing.
     for v in ["0", "5"] {
-        let o = gate(&base, &cand, limit, &["--noise-bar", v]);
-        assert_eq!(o.status.code(), Some(1), "--noise-bar {v}: {}", text(&o));
+        let o = gate(&base, &cand, limit, &["--threshold", v]);
+        assert_eq!(o.status.code(), Some(1), "--threshold {v}: {}", text(&o));
     }
 }
 
@@ -204,6 +210,19 @@ fn counts_and_waits_have_their_minimum_and_a_day_at_most() {
         "--duration <SECONDS>",
         "a number of seconds above 0 and at most 86400",
     );
+    // A sequence's budget: rounds or a time, never 0; and only with --until-decided.
+    for v in ["0", "0s", "-3", "lots"] {
+        let o = arena(&["ab", "--arms", "a,b", "--until-decided", "--budget", v]);
+        refused(
+            &o,
+            v,
+            "--budget <ROUNDS|TIME>",
+            "a number of rounds from 1 to 4294967295 (8) or a time above 0 (3m, 90s, 1h 30m)",
+        );
+    }
+    let o = arena(&["demo", "--budget", "3m"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("--until-decided"), "{}", text(&o));
     let o = arena(&["matrix", "m.toml", "--repeats", "0"]);
     refused(
         &o,

@@ -354,7 +354,8 @@ fn gate(db: &Path, candidate: &[PathBuf], testbed: &str) -> Output {
         testbed,
         "--max",
         "inputToPaint.p50=+20%",
-        "--allow-underpowered",
+        "--on-unknown",
+        "pass",
     ]);
     args.push("--candidate");
     args.extend(candidate.iter().map(|p| s(p)));

@@ -84,7 +84,7 @@ fn trend(db: &Path, extra: &[&str]) -> Value {
 fn gate(db: &Path, candidates: &[String]) -> Output {
     let mut args = vec!["gate", "--baseline-history", "main", "--last", "10"];
     args.extend(["--db", s(db), "--testbed", "ci-1"]);
-    args.extend(["--max", "inputToPaint.p50=+20%", "--allow-underpowered"]);
+    args.extend(["--max", "inputToPaint.p50=+20%", "--on-unknown", "pass"]);
     args.push("--candidate");
     args.extend(candidates.iter().map(String::as_str));
     arena(&args)

@@ -330,7 +330,7 @@ fn compare_json_of_the_binary() {
     assert!(doc["interval_method"]
         .as_str()
         .unwrap()
-        .contains("bootstrap"));
+        .contains("plus the spread between runs"));
     let doc = json_of(&[
         "compare",
         "fixtures/runs",
@@ -428,8 +428,10 @@ fn gate_json_of_the_binary() {
         "sendToRecv.p50=+10%",
         "--max",
         "inputToPaint.p90=+5%",
-        // 12 loops a run: no limit is visible at that size, and the JSON says so.
-        "--allow-underpowered",
+        // 12 loops a run: no limit can be cleared at that size; the JSON says which
+        // were unknown, and --on-unknown pass makes the exit 0.
+        "--on-unknown",
+        "pass",
         "--format",
         "json",
     ]);
@@ -439,17 +441,19 @@ fn gate_json_of_the_binary() {
     assert_eq!(checks.len(), 2);
     assert_eq!(checks[0]["limit"]["metric"], "sendToRecv");
     assert_eq!(checks[0]["limit"]["max_pct"], 10.0);
-    assert_eq!(checks[0]["status"], "pass");
+    assert_eq!(checks[0]["status"], "unknown");
     assert!(checks[0]["n_baseline"].is_u64() && checks[0]["delta_pct"].is_f64());
     assert_eq!(checks[0]["censored_baseline"], 0);
     assert_eq!(checks[0]["power"]["underpowered"], true);
     assert!(checks[0]["p_adjusted"].is_f64() && checks[0]["power"]["mde_pct"].is_f64());
-    assert_eq!(doc["underpowered_allowed"].as_array().unwrap().len(), 2);
-    assert_eq!(doc["multiple_testing"], "holm");
+    assert_eq!(doc["outcome"], "pass");
+    assert_eq!(doc["on_unknown"], "pass");
+    assert_eq!(doc["unknown"].as_array().unwrap().len(), 2);
+    assert_eq!(doc["multiple_testing"], "bonferroni");
     assert!(doc["interval_method"]
         .as_str()
         .unwrap()
-        .contains("runs drawn with replacement"));
+        .contains("spread between runs"));
     let u = &doc["unanswered"];
     assert_eq!(
         (u["default"].clone(), u["max_pt"].clone()),
@@ -458,7 +462,11 @@ fn gate_json_of_the_binary() {
     assert_eq!(u["candidate"]["unanswered"], 0);
     let mut d = doc.clone();
     d["checks"][0]["status"] = json!("ok");
-    assert_invalid("gate.json", &d, "a status that is neither pass nor fail");
+    assert_invalid(
+        "gate.json",
+        &d,
+        "a status that is not pass, fail or unknown",
+    );
 }
 
 #[test]

@@ -13,7 +13,9 @@ use arena_pilot::Pilot;
 use super::args::{ab_document, print_verdict, runs, AbPlan, RunArgs};
 use super::common::stdout::print;
 use super::common::to_history::{self, ToHistoryArgs};
-use arena_compare::ab::{pooled, verdict};
+use arena_compare::ab::{pooled, verdict_at};
+
+use super::sequence::{alpha_of, SequenceArgs};
 
 /// Run arms interleaved, each run in a fresh page and a fresh target session, and compare.
 #[derive(Debug, ClapArgs)]
@@ -26,6 +28,8 @@ pub struct Args {
     #[command(flatten)]
     pub series: super::args::SeriesArgs,
     #[command(flatten)]
+    pub sequence: SequenceArgs,
+    #[command(flatten)]
     pub run: RunArgs,
     #[command(flatten)]
     pub history: ToHistoryArgs,
@@ -34,20 +38,26 @@ pub struct Args {
 pub fn run(args: Args) -> Result<ExitCode> {
     let pilot = Pilot::load_or_builtin(args.arms.pilot.as_ref())?;
     let sink = args.history.start()?;
+    let baseline = args.arms.names.first().cloned().unwrap_or_default();
+    let split = &args.run.split;
+    let look =
+        |o: &[arena_pilot::Outcome], looks: u32| super::sequence::look(o, looks, &baseline, split);
     let outcome = super::args::run_ab(
         &args.run,
         AbPlan {
             pilot: &pilot,
             arms: &args.arms.names,
-            rounds: args.series.rounds,
+            rounds: args.series.rounds_or(2),
             url: args.url.clone(),
             out: args.series.out.clone(),
             history: sink.as_ref(),
+            until: args.sequence.sequential(&look),
         },
     )?;
     let runs = runs(&outcome);
-    let cmp = pooled(&runs, args.arms.names.first().cloned(), &args.run.split)?;
-    let verdict = cmp.as_ref().map(|c| verdict(&runs, c, &args.run.split));
+    let alpha = alpha_of(outcome.looks);
+    let cmp = pooled(&runs, Some(baseline.clone()), split, alpha)?;
+    let verdict = cmp.as_ref().map(|c| verdict_at(&runs, c, split, alpha));
     let format = args.series.format;
     if format == Format::Json {
         print(ab_document("ab", &outcome, cmp.as_ref(), verdict.as_ref()))?;

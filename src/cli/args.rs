@@ -24,25 +24,36 @@ pub struct AbPlan<'a> {
     pub out: PathBuf,
     /// With `--history`: where each complete run goes as it is written.
     pub history: Option<&'a arena_history::Sink>,
+    /// `--until-decided`: rounds added until the runs decide.
+    pub until: Option<arena_pilot::Sequential<'a>>,
 }
 
 /// Resolves every arm, then runs the A/B; the folders made are listed on stderr.
 pub fn run_ab(run: &RunArgs, ab: AbPlan<'_>) -> Result<AbOutcome> {
     let overrides = run.overrides(ab.url)?;
     let plans = Plan::for_arms(ab.pilot, ab.arms, &overrides)?;
-    run_plans(run, plans, ab.rounds, ab.out, ab.history)
+    let series = Series {
+        rounds: ab.rounds,
+        until: ab.until,
+        out: ab.out,
+        history: ab.history,
+    };
+    run_plans(run, plans, series)
+}
+
+/// How a series of interleaved rounds repeats and where it goes.
+pub struct Series<'a> {
+    pub rounds: u32,
+    pub until: Option<arena_pilot::Sequential<'a>>,
+    pub out: PathBuf,
+    pub history: Option<&'a arena_history::Sink>,
 }
 
 /// Runs resolved plans interleaved for `rounds` under `out`, with this command's
 /// browser and progress; the folders made are listed on stderr, and each goes to
 /// `history` as it is written.
-pub fn run_plans(
-    run: &RunArgs,
-    plans: Vec<Plan<'_>>,
-    rounds: u32,
-    out: PathBuf,
-    history: Option<&arena_history::Sink>,
-) -> Result<AbOutcome> {
+pub fn run_plans(run: &RunArgs, plans: Vec<Plan<'_>>, series: Series<'_>) -> Result<AbOutcome> {
+    let history = series.history;
     let reporter = Reporter::new(Mode::detect(run.chromium.quiet));
     let show = |p: Progress<'_>| {
         if let Progress::RunWritten { dir, complete, .. } = p {
@@ -53,8 +64,9 @@ pub fn run_plans(
     let outcome = block_on(|cancel| async move {
         arena_pilot::run_ab(AbRequest {
             plans,
-            rounds,
-            out_base: out,
+            rounds: series.rounds,
+            until: series.until,
+            out_base: series.out,
             browser: run.browser(),
             progress: &show,
             cancel: &cancel,
@@ -67,6 +79,9 @@ pub fn run_plans(
         }
         eprintln!("run folder: {}", o.dir.display());
     }
+    if let Some(why) = &outcome.stopped {
+        eprintln!("rounds stopped: {why}");
+    }
     Ok(outcome)
 }
 
@@ -75,16 +90,23 @@ pub fn run_plans(
 #[derive(Debug, Clone, clap::Args)]
 pub struct SeriesArgs {
     /// Rounds: each round runs every arm once, in the order given (demo: stock, lazy-png;
-    /// verify: direct, delayed).
-    #[arg(long, value_name = "R", default_value_t = 2,
+    /// verify: direct, delayed). Default 2 (demo: 4).
+    #[arg(long, value_name = "R",
           value_parser = ranges::positive_u32, allow_negative_numbers = true)]
-    pub rounds: u32,
+    pub rounds: Option<u32>,
     /// Folder the run folders are written under.
     #[arg(long, value_name = "DIR", default_value = "reports")]
     pub out: PathBuf,
     /// Output format; `json` prints the document of docs/schema/ab.json (ab, demo).
     #[arg(long, value_enum, default_value_t = arena_report::Format::Table)]
     pub format: arena_report::Format,
+}
+
+impl SeriesArgs {
+    /// `--rounds`, or the command's default.
+    pub fn rounds_or(&self, default: u32) -> u32 {
+        self.rounds.unwrap_or(default)
+    }
 }
 
 /// The verdict after a blank line, in the table's format; nothing when no arm was

@@ -15,17 +15,28 @@ use arena_pilot::Pilot;
 use super::args::{ab_document, print_verdict, runs, AbPlan, RunArgs};
 use super::common::stdout::print;
 use super::common::to_history::{self, ToHistoryArgs};
-use arena_compare::ab::{pooled, verdict};
+use arena_compare::ab::{pooled, verdict_at};
+
+use super::sequence::{alpha_of, SequenceArgs};
 
 /// Clicks per run unless `--clicks` says otherwise.
-const DEMO_CLICKS: u64 = 128;
+const DEMO_CLICKS: u64 = 64;
 
-/// Measure stock against lazy-png on the built-in fixture match (no setup needed): 128
-/// clicks a run unless `--clicks` is given.
+/// Rounds unless `--rounds` says otherwise. Runs are what the verdict's interval counts
+/// (the spread between sessions is estimated from them), so within the same 3 minutes
+/// four rounds of 64 clicks decide what two of 128 cannot: the p90's interval of
+/// lazy-png against stock on a 2-core machine was wholly below 0 with 4 x 64, and
+/// straddled 0 with 2 x 128 on the same change (docs/compare.md, "The verdict").
+const DEMO_ROUNDS: u32 = 4;
+
+/// Measure stock against lazy-png on the built-in fixture match (no setup needed): 4
+/// rounds of 64 clicks a run unless `--rounds` and `--clicks` are given.
 #[derive(Debug, ClapArgs)]
 pub struct Args {
     #[command(flatten)]
     pub series: super::args::SeriesArgs,
+    #[command(flatten)]
+    pub sequence: SequenceArgs,
     #[command(flatten)]
     pub run: RunArgs,
     #[command(flatten)]
@@ -40,26 +51,31 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         .scenario
         .get_or_insert(arena_fixture::Scenario::Played);
     // A played click takes about 0.3 s (a person's hold, the bots' turn, the settle after
-    // each half): four runs of the fixture's 156 took 3 min 14 s on 2 cores, and the demo
-    // is the first thing anyone runs. 128 keep it near 2 min 40 s at 508 loops an arm.
+    // each half), and the demo is the first thing anyone runs: eight runs of 64 take
+    // 2 min 53 s on 2 cores, at 504 loops an arm.
     args.run.clicks.get_or_insert(DEMO_CLICKS);
     let sink = args.history.start()?;
+    let split = &args.run.split;
+    let look =
+        |o: &[arena_pilot::Outcome], looks: u32| super::sequence::look(o, looks, "stock", split);
     let outcome = super::args::run_ab(
         &args.run,
         AbPlan {
             pilot: &pilot,
             arms: &["stock".into(), "lazy-png".into()],
-            rounds: args.series.rounds,
+            rounds: args.series.rounds_or(DEMO_ROUNDS),
             url: None,
             out: args.series.out.clone(),
             history: sink.as_ref(),
+            until: args.sequence.sequential(&look),
         },
     )?;
     let runs = runs(&outcome);
     let format = args.series.format;
+    let alpha = alpha_of(outcome.looks);
     // The table is one column per run; the verdict under it, and the JSON document, add
     // the pooled comparison. Without one (stock never finished) the table still prints.
-    let cmp = match pooled(&runs, Some("stock".into()), &args.run.split) {
+    let cmp = match pooled(&runs, Some("stock".into()), split, alpha) {
         Ok(c) => c,
         Err(e) if format != Format::Json => {
             eprintln!("no verdict: {e:#}");
@@ -67,7 +83,7 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         }
         Err(e) => return Err(e),
     };
-    let verdict = cmp.as_ref().map(|c| verdict(&runs, c, &args.run.split));
+    let verdict = cmp.as_ref().map(|c| verdict_at(&runs, c, split, alpha));
     if format == Format::Json {
         print(ab_document(
             "demo",

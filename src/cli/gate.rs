@@ -28,17 +28,22 @@ pub struct GateArgs {
     #[arg(long, required = true, num_args = 1.., value_name = "RUNS")]
     pub candidate: Vec<PathBuf>,
     /// A limit, repeatable. `METRIC.pQ=+PCT` (e.g. `inputToPixels.p99=+20%`) fails when
-    /// the run-level bootstrap interval of that quantile's change, over every loop with
-    /// timeouts counted as slower than any answer, lies wholly past +PCT of the baseline.
-    /// `unanswered=+PTpt` sets how many percentage points the share of unanswered loops
-    /// may rise (checked always; default +1pt). All checks together keep the false-alarm
-    /// rate at --alpha (Holm).
+    /// the interval of that quantile's change (runs the units; every loop, timeouts
+    /// counted as slower than any answer) lies wholly past +PCT of the baseline, passes
+    /// when it lies wholly under it, and is unknown otherwise (exit 4, see
+    /// --on-unknown). `unanswered=+PTpt` sets how many percentage points the share of
+    /// unanswered loops may rise (checked always; default +1pt). All checks together keep
+    /// the false-alarm rate at --alpha (Bonferroni).
     #[arg(long = "max", required = true, value_name = "METRIC.pQ=+PCT")]
     pub max: Vec<String>,
-    /// Decide limits the runs are too small to see (a p99 of under 200 loops is a side's
-    /// maximum; a limit under the smallest change detectable at 80 % power) instead of
-    /// refusing them with exit 2; each is then warned about under the table.
-    #[arg(long)]
+    /// What a check the runs cannot decide either way (its interval straddles the limit)
+    /// makes of the exit: `unknown` exits 4, `pass` exits 0 and `fail` exits 1, for a
+    /// team that must always get a yes or a no. What is established fails (or passes)
+    /// whatever this says.
+    #[arg(long, value_enum, default_value_t = arena_compare::OnUnknown::Unknown, value_name = "WHAT")]
+    pub on_unknown: arena_compare::OnUnknown,
+    /// Kept for old scripts: the same as `--on-unknown pass`.
+    #[arg(long, hide = true)]
     pub allow_underpowered: bool,
     /// Also write the result as Markdown to FILE (and it is appended to
     /// $GITHUB_STEP_SUMMARY when that is set). Neither may be a file the gate reads nor lie
@@ -74,7 +79,11 @@ pub fn run(a: GateArgs) -> anyhow::Result<ExitCode> {
     let opts = GateOptions {
         rule: verdict,
         checks,
-        allow_underpowered: a.allow_underpowered,
+        on_unknown: if a.allow_underpowered {
+            arena_compare::OnUnknown::Pass
+        } else {
+            a.on_unknown
+        },
     };
     let mut result = gate(&baseline, &candidate, &limits, &opts)?;
     arena_compare::warn_mixed(&mixed, [&mut result.table], &mut result.findings);
@@ -93,11 +102,7 @@ pub fn run(a: GateArgs) -> anyhow::Result<ExitCode> {
     for e in write_errors.iter().filter(|e| !closed_pipe(e)) {
         eprintln!("arena-perf: {e:#}");
     }
-    let (line, failed) = arena_compare::gate_ending(&result);
+    let (line, code) = arena_compare::gate_ending(&result);
     eprintln!("{line}");
-    Ok(if failed {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(ExitCode::from(code))
 }

@@ -18,6 +18,7 @@ mod matrix;
 mod pilot;
 mod plot;
 mod report;
+mod sequence;
 mod serve;
 mod startup;
 mod verify;

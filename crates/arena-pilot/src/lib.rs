@@ -54,7 +54,7 @@ pub mod write;
 
 use std::future::Future;
 
-pub use ab::{run_ab, AbOutcome, AbRequest};
+pub use ab::{planned_looks, run_ab, AbOutcome, AbRequest, Budget, Look, Sequential};
 pub use cancel::Cancel;
 pub use collect::{PhaseKind, ToolCost};
 pub use cpu::{resolve_samples, CpuWatch, SampleTarget};

@@ -7,7 +7,8 @@
 pub enum Progress<'a> {
     /// The browser every run of the command shares is up.
     Browser { version: &'a str, pid: i32 },
-    /// Run `index` (from 1) of `runs` starts: arm `arm`, round `round` (from 1).
+    /// Run `index` (from 1) of `runs` starts: arm `arm`, round `round` (from 1); `runs`
+    /// is 0 when a sequence has no set end.
     Run {
         index: usize,
         runs: usize,
@@ -18,6 +19,8 @@ pub enum Progress<'a> {
     Click { arm: &'a str, done: u64, of: u64 },
     /// The run's click loop ended, all clicks made.
     ClicksDone { arm: &'a str },
+    /// A sequence looked at its runs after `round` rounds (`ab --until-decided`).
+    Look { round: u32, line: &'a str },
     /// A run of `ab` was written to `dir`; `complete` unless it ended early.
     RunWritten {
         arm: &'a str,
@@ -43,10 +46,17 @@ impl Progress<'_> {
             }
             Progress::Run {
                 index,
+                runs: 0,
+                arm,
+                round,
+            } => Shown::Line(format!("run {index}: arm {arm}, round {round}")),
+            Progress::Run {
+                index,
                 runs,
                 arm,
                 round,
             } => Shown::Line(format!("run {index}/{runs}: arm {arm}, round {round}")),
+            Progress::Look { round, line } => Shown::Line(format!("after round {round}: {line}")),
             Progress::Click { arm, done, of } => Shown::Step {
                 what: format!("arm {arm}: click"),
                 done,
