@@ -223,6 +223,9 @@ pub async fn run_ab(req: AbRequest<'_>) -> Result<AbOutcome> {
             break;
         }
     }
+    if let (Some(seq), None, None) = (&req.until, &out.stopped, &out.error) {
+        out.stopped = Some(format!("the budget of {} is spent", seq.budget));
+    }
     let _ = browser.close().await;
     Ok(out)
 }
