@@ -714,6 +714,19 @@ mod tests {
         }
     }
 
+    /// The verdict table of one arm against stock, at alpha 0.05 and a 2 % threshold.
+    fn table_of(v: ArmVerdict) -> Table {
+        Verdicts {
+            baseline: "stock".into(),
+            metric: "inputToPixels",
+            method: "m".into(),
+            alpha: 0.05,
+            noise_bar_pct: 2.0,
+            arms: vec![v],
+        }
+        .table()
+    }
+
     fn round(round: usize, quantiles: Vec<QuantileChange>) -> RoundChanges {
         RoundChanges { round, quantiles }
     }
@@ -807,15 +820,7 @@ mod tests {
             assert!(!v.sentence.contains(word), "{word}: {}", v.sentence);
         }
         // The table marks it too: the p90's change carries `~` and is not bold.
-        let t = Verdicts {
-            baseline: "stock".into(),
-            metric: "inputToPixels",
-            method: "m".into(),
-            alpha: 0.05,
-            noise_bar_pct: 2.0,
-            arms: vec![v],
-        }
-        .table();
+        let t = table_of(v);
         let p90 = &t.rows[1];
         assert_eq!(p90[0].text, "lazy-png p90");
         assert!(
@@ -853,15 +858,7 @@ mod tests {
             v.sentence
         );
         // The table marks them: `=` for the same, `~` for unknown, bold for the real.
-        let t = Verdicts {
-            baseline: "stock".into(),
-            metric: "inputToPixels",
-            method: "m".into(),
-            alpha: 0.05,
-            noise_bar_pct: 2.0,
-            arms: vec![v],
-        }
-        .table();
+        let t = table_of(v);
         assert!(t.rows[0][3].text.ends_with(" ="), "{:?}", t.rows[0][3]);
         assert!(t.rows[1][3].strong, "{:?}", t.rows[1][3]);
         assert!(t.rows[2][3].text.ends_with(" ~"), "{:?}", t.rows[2][3]);

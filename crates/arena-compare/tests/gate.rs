@@ -179,7 +179,7 @@ fn a_limit_the_runs_cannot_clear_is_unknown_with_what_would_clear_it() {
 fn an_established_regression_fails_with_one_run_a_side() {
     // 4x the latency, one run of 60 loops each: whatever the power, it is past +10 %.
     let (b, c) = (run_n("stock", 60, 10.0, 1), run_n("slow", 60, 40.0, 2));
-    let r = run_gate(&[b.clone()], &[c], "inputToPaint.p50=+10%").unwrap();
+    let r = run_gate(std::slice::from_ref(&b), &[c], "inputToPaint.p50=+10%").unwrap();
     let md = r.table.render(arena_report::Format::Markdown);
     assert_eq!(r.checks[0].status, CheckStatus::Fail, "{md}");
     assert_eq!(r.outcome(), GateOutcome::Fail);

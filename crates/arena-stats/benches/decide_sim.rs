@@ -4,8 +4,21 @@
 //! `cargo bench -p arena-stats --bench decide_sim` (`just sim`). `ARENA_SIM_TRIALS` sets
 //! the trials a cell (default 2,000).
 
-use arena_stats::sim::{sequential, simulate, Scenario};
+use arena_stats::sim::{sequential, simulate, Scenario, Tally};
 use arena_stats::{sparse, Pairing};
+
+/// `s` as an A/A comparison, and with the candidate +10 %: 95 % intervals, a 2 %
+/// threshold, seeds `seed` and `seed + 1`.
+fn same_and_shifted(s: &Scenario, trials: usize, seed: u64) -> (Tally, Tally) {
+    let up = Scenario {
+        shift_pct: 10.0,
+        ..*s
+    };
+    (
+        simulate(s, trials, 0.95, 2.0, seed),
+        simulate(&up, trials, 0.95, 2.0, seed + 1),
+    )
+}
 
 fn main() {
     let trials: usize = std::env::var("ARENA_SIM_TRIALS")
@@ -38,17 +51,7 @@ run offset SD 5 %, round drift SD 3 %, 0.5 % of loops unanswered; threshold 2 %"
                         );
                         continue;
                     }
-                    let aa = simulate(&s, trials, 0.95, 2.0, 1);
-                    let up = simulate(
-                        &Scenario {
-                            shift_pct: 10.0,
-                            ..s
-                        },
-                        trials,
-                        0.95,
-                        2.0,
-                        2,
-                    );
+                    let (aa, up) = same_and_shifted(&s, trials, 1);
                     println!(
                         "| p{} | {runs} | {loops} | {:.1} % | {:.1} % | {:.1} % | {:.2} |",
                         (q * 100.0) as u32,
@@ -78,17 +81,7 @@ run offset SD 5 %, round drift SD 3 %, 0.5 % of loops unanswered; threshold 2 %"
                 assumed_sd: Some(0.05),
                 ..Scenario::default()
             };
-            let aa = simulate(&s, trials, 0.95, 2.0, 3);
-            let up = simulate(
-                &Scenario {
-                    shift_pct: 10.0,
-                    ..s
-                },
-                trials,
-                0.95,
-                2.0,
-                4,
-            );
+            let (aa, up) = same_and_shifted(&s, trials, 3);
             println!(
                 "| p{} | {runs} | {:.1} % | {:.1} % | {:.1} % |",
                 (q * 100.0) as u32,
