@@ -37,6 +37,10 @@ check:
 bench *args:
     if [ "$#" -eq 0 ]; then cargo bench --workspace --locked; else cargo bench --locked "$@"; fi
 
+# The decision rule on simulated runs with a known truth: coverage, false alarms, power
+sim:
+    cargo bench --locked -p arena-stats --bench decide_sim
+
 # API docs of the workspace's crates (without dependencies)
 doc:
     cargo doc --workspace --no-deps --locked

@@ -9,6 +9,9 @@
 #   ARENA_CI_COMMIT   the commit measured (default: $GITHUB_SHA, else git)
 #   ARENA_CI_BASE     the branch whose history a pull request is gated against (default: main)
 #   ARENA_CI_LAST     how many of its newest runs make the baseline (default: 10)
+#   ARENA_CI_RUNS     runs a pull request records (default: 3): the gate measures the spread
+#                     between sessions from both sides' runs, and one run a side leaves it
+#                     assumed (docs/compare.md, "The verdict")
 #   ARENA_CI_PILOT_ARGS  flags for `arena-perf pilot` (default: none: the built-in fixture)
 #   ARENA_CI_GATE_ARGS   the gate's limits and flags (default: --max inputToPaint.p90=+10%)
 ARENA_PERF=${ARENA_PERF:-arena-perf}
@@ -18,6 +21,7 @@ ARENA_CI_BRANCH=${ARENA_CI_BRANCH:-${GITHUB_HEAD_REF:-${GITHUB_REF_NAME:-$(git r
 ARENA_CI_COMMIT=${ARENA_CI_COMMIT:-${GITHUB_SHA:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}}
 ARENA_CI_BASE=${ARENA_CI_BASE:-main}
 ARENA_CI_LAST=${ARENA_CI_LAST:-10}
+ARENA_CI_RUNS=${ARENA_CI_RUNS:-3}
 ARENA_CI_PILOT_ARGS=${ARENA_CI_PILOT_ARGS:-}
 ARENA_CI_GATE_ARGS=${ARENA_CI_GATE_ARGS:---max inputToPaint.p90=+10%}
 # One folder per job attempt, so a re-run never meets the last one's run folder.

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# On a pull request: measure once, then gate the run against the newest runs of the base
-# branch in the history. The gate's Markdown goes to $ARENA_CI_OUT/summary.md (and to the
-# job's summary page through $GITHUB_STEP_SUMMARY); the exit code is the gate's: 0 pass,
-# 1 a regression, 2 bad input (no baseline stored yet), 3 the target or database failed.
+# On a pull request: measure $ARENA_CI_RUNS runs, then gate them against the newest runs of
+# the base branch in the history. The gate's Markdown goes to $ARENA_CI_OUT/summary.md (and
+# to the job's summary page through $GITHUB_STEP_SUMMARY); the exit code is the gate's: 0
+# pass, 1 a regression, 4 unknown (the runs cannot tell either way: the summary says what
+# each limit could see), 2 bad input (no baseline stored yet), 3 the target or database
+# failed.
 set -euo pipefail
 . "$(dirname "$0")/env.sh"
-# shellcheck disable=SC2086
-"$ARENA_PERF" pilot $ARENA_CI_PILOT_ARGS --out "$ARENA_CI_RUN" --quiet --format markdown \
-    >"$ARENA_CI_OUT/pilot.md"
+for i in $(seq 1 "$ARENA_CI_RUNS"); do
+    # shellcheck disable=SC2086
+    "$ARENA_PERF" pilot $ARENA_CI_PILOT_ARGS --out "$ARENA_CI_RUN/pr-$i" --quiet \
+        --format markdown >"$ARENA_CI_OUT/pilot-$i.md"
+done
 status=0
 # shellcheck disable=SC2086
 "$ARENA_PERF" gate --baseline-history "$ARENA_CI_BASE" --last "$ARENA_CI_LAST" \
