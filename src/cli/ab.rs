@@ -15,7 +15,8 @@ use super::common::stdout::print;
 use super::common::to_history::{self, ToHistoryArgs};
 use arena_compare::ab::{pooled, verdict_at};
 
-use super::sequence::{alpha_of, SequenceArgs};
+use arena_compare::ab::alpha_of;
+use arena_pilot::SequenceArgs;
 
 /// Run arms interleaved, each run in a fresh page and a fresh target session, and compare.
 #[derive(Debug, ClapArgs)]

@@ -32,28 +32,19 @@ pub struct AbPlan<'a> {
 pub fn run_ab(run: &RunArgs, ab: AbPlan<'_>) -> Result<AbOutcome> {
     let overrides = run.overrides(ab.url)?;
     let plans = Plan::for_arms(ab.pilot, ab.arms, &overrides)?;
-    let series = Series {
-        rounds: ab.rounds,
-        until: ab.until,
-        out: ab.out,
-        history: ab.history,
-    };
-    run_plans(run, plans, series)
-}
-
-/// How a series of interleaved rounds repeats and where it goes.
-pub struct Series<'a> {
-    pub rounds: u32,
-    pub until: Option<arena_pilot::Sequential<'a>>,
-    pub out: PathBuf,
-    pub history: Option<&'a arena_history::Sink>,
+    run_plans(run, plans, (ab.rounds, ab.until), ab.out, ab.history)
 }
 
 /// Runs resolved plans interleaved for `rounds` under `out`, with this command's
 /// browser and progress; the folders made are listed on stderr, and each goes to
 /// `history` as it is written.
-pub fn run_plans(run: &RunArgs, plans: Vec<Plan<'_>>, series: Series<'_>) -> Result<AbOutcome> {
-    let history = series.history;
+pub fn run_plans(
+    run: &RunArgs,
+    plans: Vec<Plan<'_>>,
+    (rounds, until): (u32, Option<arena_pilot::Sequential<'_>>),
+    out: PathBuf,
+    history: Option<&arena_history::Sink>,
+) -> Result<AbOutcome> {
     let reporter = Reporter::new(Mode::detect(run.chromium.quiet));
     let show = |p: Progress<'_>| {
         if let Progress::RunWritten { dir, complete, .. } = p {
@@ -64,9 +55,9 @@ pub fn run_plans(run: &RunArgs, plans: Vec<Plan<'_>>, series: Series<'_>) -> Res
     let outcome = block_on(|cancel| async move {
         arena_pilot::run_ab(AbRequest {
             plans,
-            rounds: series.rounds,
-            until: series.until,
-            out_base: series.out,
+            rounds,
+            until,
+            out_base: out,
             browser: run.browser(),
             progress: &show,
             cancel: &cancel,

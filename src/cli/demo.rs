@@ -17,7 +17,8 @@ use super::common::stdout::print;
 use super::common::to_history::{self, ToHistoryArgs};
 use arena_compare::ab::{pooled, verdict_at};
 
-use super::sequence::{alpha_of, SequenceArgs};
+use arena_compare::ab::alpha_of;
+use arena_pilot::SequenceArgs;
 
 /// Clicks per run unless `--clicks` says otherwise.
 const DEMO_CLICKS: u64 = 64;

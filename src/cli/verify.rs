@@ -61,13 +61,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
         tolerance_ms: args.tolerance,
     };
     let plans = verify_plans(plan, rule)?;
-    let series = super::args::Series {
-        rounds: args.series.rounds_or(2),
-        until: None,
-        out: args.series.out.clone(),
-        history: None,
-    };
-    let outcome = super::args::run_plans(&args.run, plans, series)?;
+    let outcome = super::args::run_plans(
+        &args.run,
+        plans,
+        (args.series.rounds_or(2), None),
+        args.series.out.clone(),
+        None,
+    )?;
     if let Some(e) = outcome.error {
         return Err(e);
     }

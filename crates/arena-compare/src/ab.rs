@@ -46,9 +46,69 @@ pub fn verdict_at(runs: &[Run], cmp: &Comparison, split: &SplitArgs, alpha: f64)
     verdicts(runs, cmp, &opts)
 }
 
+/// The family-wise level of a sequence of looks (`--until-decided`): each of its `looks`
+/// spends `SEQUENCE_ALPHA / looks`.
+pub const SEQUENCE_ALPHA: f64 = 0.05;
+
+/// The level each look of `looks` is drawn at (`None`: one look).
+pub fn alpha_of(looks: Option<u32>) -> f64 {
+    SEQUENCE_ALPHA / looks.unwrap_or(1).max(1) as f64
+}
+
+/// Every headline quantile of every arm decided: faster, slower or the same.
+pub fn all_decided(v: &Verdicts) -> bool {
+    !v.arms.is_empty()
+        && v.arms.iter().all(|a| {
+            a.input.pooled.iter().all(|c| {
+                matches!(
+                    c.verdict,
+                    arena_stats::Verdict::Lower
+                        | arena_stats::Verdict::Higher
+                        | arena_stats::Verdict::Same
+                )
+            })
+        })
+}
+
+/// A look of a sequence at `runs` against `baseline`, at the level `looks` leaves each:
+/// whether every headline quantile is decided, and the line progress shows.
+pub fn look(runs: &[Run], looks: u32, baseline: &str, split: &SplitArgs) -> (bool, String) {
+    let alpha = alpha_of(Some(looks));
+    let (decided, what) = match pooled(runs, Some(baseline.to_string()), split, alpha) {
+        Ok(Some(cmp)) => {
+            let v = verdict_at(runs, &cmp, split, alpha);
+            (all_decided(&v), verdict_line(&v))
+        }
+        Ok(None) => (false, "no run to compare yet".into()),
+        Err(e) => (false, format!("no comparison: {e:#}")),
+    };
+    let line = format!("{what} (each look at \u{3b1} {alpha:.4}, {looks} planned)");
+    (decided, line)
+}
+
+/// `lazy-png p50 faster, p90 faster, p99 unknown`, arms joined by `; `.
+pub fn verdict_line(v: &Verdicts) -> String {
+    let arm = |a: &crate::ArmVerdict| {
+        let qs: Vec<String> = a
+            .input
+            .pooled
+            .iter()
+            .map(|c| format!("p{} {}", (c.q * 100.0).round(), c.verdict.word()))
+            .collect();
+        format!("{} {}", a.input.candidate, qs.join(", "))
+    };
+    v.arms.iter().map(arm).collect::<Vec<_>>().join("; ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_look_spends_its_share_of_alpha() {
+        assert_eq!(alpha_of(None), 0.05);
+        assert!((alpha_of(Some(7)) - 0.05 / 7.0).abs() < 1e-15);
+    }
 
     #[test]
     fn no_run_is_no_comparison() {

@@ -42,6 +42,7 @@ pub mod progress;
 pub mod ranges;
 pub mod run;
 pub mod scenario;
+pub mod sequence;
 mod stall;
 pub mod startup;
 pub mod target;
@@ -62,6 +63,7 @@ pub use plan::{BrowserOptions, Overrides, Plan, TargetPlan};
 pub use progress::{silent, OnProgress, Progress};
 pub use run::{run_arm, run_one, OutDir, Outcome, RunRequest};
 pub use scenario::{Arm, Pilot};
+pub use sequence::SequenceArgs;
 pub use startup::{run_startup, BoardRule, StartupOptions, StartupOutcome, StartupRequest};
 pub use watch::{page_url, watch, WatchRequest, Watched};
 
