@@ -128,12 +128,10 @@ fn expected_text(stat: &str, field: Option<&str>, v: &Value) -> String {
         return if b { "beyond the window" } else { "" }.into();
     }
     let Some(x) = v.as_f64() else {
-        return v.as_str().map_or("-".into(), |s| {
-            if matches!(s, "higher" | "lower") {
-                s.into()
-            } else {
-                "~".into()
-            }
+        return v.as_str().map_or("-".into(), |s| match s {
+            "higher" | "lower" => s.into(),
+            "same" => "=".into(),
+            _ => "~".into(),
         });
     };
     match (stat, field) {

@@ -65,6 +65,9 @@ function fmtP(p) {
   return p < 0.001 ? "<0.001" : fixed(p, 3);
 }
 const isReal = (v) => v === "higher" || v === "lower";
+// What a change that is not real reads: "=" the same (its interval within the threshold),
+// "~" unknown, as in the terminal's tables.
+const quietMark = (v) => (v === "same" ? "=" : "~");
 
 // --- DOM helpers ------------------------------------------------------------------------
 function el(tag, attrs, ...children) {
@@ -176,7 +179,7 @@ function renderCompare(data, ctx) {
         const real = isReal(q.verdict);
         tr.append(el("td", { class: "num" + (real ? " real-" + q.verdict : " noise") },
           f("delta_pct", fmtPct(q.delta_pct)), " (", f("delta", fmtMsSigned(q.delta)), ") ",
-          f("verdict", real ? q.verdict : "~"), " ",
+          f("verdict", real ? q.verdict : quietMark(q.verdict)), " ",
           f("beyond_window", q.beyond_window ? "beyond the window" : "")));
         tr.append(el("td", { class: "num" }, f("ci_low", fmtMsSigned(q.ci_low)), " \u2026 ",
           f("ci_high", fmtMsSigned(q.ci_high))));
@@ -395,7 +398,7 @@ function renderBreakdowns(data) {
   const host = document.getElementById("breakdown-tables");
   const many = (b) => b.columns.length > 1;
   const kb = (n) => (n % 1024 === 0 ? `${n / 1024}KB` : `${fmtCount(n)}B`);
-  const delta = (q) => (q ? `${fmtPct(q.delta_pct)} (${fmtMsSigned(q.delta)})${isReal(q.verdict) ? "" : " ~"}` : "-");
+  const delta = (q) => (q ? `${fmtPct(q.delta_pct)} (${fmtMsSigned(q.delta)})${isReal(q.verdict) ? "" : " " + quietMark(q.verdict)}` : "-");
   list.forEach((b, i) => {
     const headers = [b.split, ...(many(b) ? [data.by] : []), "loops", "n", "p50", "p90", "p99",
       ...(many(b) ? ["\u0394 p50", "\u0394 p90", "\u0394 p99"] : []), "unanswered", "claimed", "cold", "\u2265" + kb(b.reply_over_bytes)];
