@@ -42,7 +42,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let baseline = args.arms.names.first().cloned().unwrap_or_default();
     let split = &args.run.split;
     let look =
-        |o: &[arena_pilot::Outcome], looks: u32| super::sequence::look(o, looks, &baseline, split);
+        |o: &[arena_pilot::Outcome], looks: u32| super::args::look(o, looks, &baseline, split);
     let outcome = super::args::run_ab(
         &args.run,
         AbPlan {

@@ -134,3 +134,16 @@ pub fn ab_document(
         .collect();
     arena_report::json::to_text(&arena_compare::ab_verdict_json(kind, &runs, cmp, verdict))
 }
+
+/// A look of `--until-decided` at the runs so far against `baseline`, at the level
+/// `looks` leaves each (`arena_compare::ab::look`).
+pub fn look(
+    outcomes: &[arena_pilot::Outcome],
+    looks: u32,
+    baseline: &str,
+    split: &arena_compare::options::SplitArgs,
+) -> arena_pilot::Look {
+    let runs: Vec<Run> = outcomes.iter().map(|o| o.run.clone()).collect();
+    let (decided, line) = arena_compare::ab::look(&runs, looks, baseline, split);
+    arena_pilot::Look { decided, line }
+}

@@ -57,8 +57,7 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
     args.run.clicks.get_or_insert(DEMO_CLICKS);
     let sink = args.history.start()?;
     let split = &args.run.split;
-    let look =
-        |o: &[arena_pilot::Outcome], looks: u32| super::sequence::look(o, looks, "stock", split);
+    let look = |o: &[arena_pilot::Outcome], looks: u32| super::args::look(o, looks, "stock", split);
     let outcome = super::args::run_ab(
         &args.run,
         AbPlan {

@@ -18,7 +18,6 @@ mod matrix;
 mod pilot;
 mod plot;
 mod report;
-mod sequence;
 mod serve;
 mod startup;
 mod verify;
