@@ -71,7 +71,7 @@ pub fn comparison_doc(c: &Comparison) -> CompareDocument<'_> {
             unit: "ms",
             figures: "every warm loop; an unanswered one is censored at the window: a quantile that lands on one is null, with its column's censored count",
             interval_method: &c.method,
-            multiple_testing: "holm over each column's checks",
+            multiple_testing: "bonferroni over each metric's three quantiles, on the interval and the p alike",
             metrics,
             findings: &c.findings,
             breakdowns: c.breakdowns.iter().map(breakdown_doc).collect(),
