@@ -513,8 +513,8 @@ fn components_line(v: &VerdictInput) -> Option<String> {
             let d = c.diff?;
             let (_, stat) = QUANTILES.iter().find(|(q, _)| *q == c.q)?;
             let k = &d.components;
-            let total = k.between + k.within;
-            let share = if total > 0.0 { 100.0 * k.between / total } else { 0.0 };
+            let share = 100.0 * k.between_share();
+            let share = if share.is_finite() { share } else { 0.0 };
             let assumed = match k.source {
                 arena_stats::SpreadSource::Runs => "",
                 arena_stats::SpreadSource::Assumed => ", assumed",

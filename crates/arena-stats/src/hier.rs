@@ -198,22 +198,6 @@ impl HierDiff {
         }
         (2.0 * t_sf(self.centre.abs() / self.se, self.components.df)).min(1.0)
     }
-
-    /// About how many more units (runs a side, or rounds) would bring the half-width of
-    /// the `level` interval under `room` (ms), with the spreads as they are now: the
-    /// interval narrows as `1 / sqrt(units)`. `None` when `room` is not positive or
-    /// nothing bounds the spread.
-    pub fn more_units_for(&self, level: f64, room: f64) -> Option<usize> {
-        let h = self.half_width(level);
-        if room.is_nan() || room <= 0.0 || !h.is_finite() {
-            return None;
-        }
-        // The t quantile shrinks too as units are added: use the normal's for the target.
-        let z = t_quantile(0.5 + level / 2.0, f64::INFINITY);
-        let per_unit = z * self.se * (self.units as f64).sqrt();
-        let need = (per_unit / room).powi(2).ceil() as usize;
-        Some(need.saturating_sub(self.units).max(1))
-    }
 }
 
 /// One run's quantile, the variance of it from its loops, and whether it reached an
@@ -565,20 +549,5 @@ mod tests {
         let d = hier_diff(&[&a1], &[&c1], 0.99, &o).unwrap();
         let ci = d.interval(0.95);
         assert!(ci.lo > 100.0 && ci.hi.is_finite(), "{d:?} {ci:?}");
-    }
-
-    #[test]
-    fn more_units_shrink_as_the_room_grows() {
-        let (a1, a2, b1, b2) = (
-            run(10.0, 100, 0.2),
-            run(10.5, 100, 0.2),
-            run(11.0, 100, 0.2),
-            run(10.6, 100, 0.2),
-        );
-        let d = hier_diff(&[&a1, &a2], &[&b1, &b2], 0.5, &HierOptions::default()).unwrap();
-        let near = d.more_units_for(0.95, 0.1).unwrap();
-        let far = d.more_units_for(0.95, 1.0).unwrap();
-        assert!(near > far && far >= 1, "{near} {far}");
-        assert_eq!(d.more_units_for(0.95, 0.0), None);
     }
 }
