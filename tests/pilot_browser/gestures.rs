@@ -139,8 +139,12 @@ fn hover_delay_40_reaches_move_to_pixels_and_not_input_to_socket() {
         (dp - 40.0).abs() <= 3.0,
         "move-to-pixels moved by {dp:.1} ms for 40"
     );
+    // Half the 5 ms flush window, an eighth of the delay: replies landing at other moments
+    // of the page's frame do shift when a move's handler runs, by about a millisecond
+    // (measured +1.04 ms, n 360 a side, on a loaded machine; 0 +- 0.5 idle), while a
+    // figure on the delay's path would move by 40.
     assert!(
-        ds.abs() <= 1.0,
+        ds.abs() <= 2.5,
         "input-to-socket moved by {ds:.2} ms for a server delay"
     );
 }
