@@ -32,7 +32,10 @@ fn write_atomic(path: &Path, fill: impl FnOnce(&mut dyn Write) -> Result<()>) ->
         let file = fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
         let mut w = BufWriter::new(file);
         fill(&mut w)?;
-        w.flush()
+        // Synced before the rename, so the name never points at blocks not yet written.
+        w.into_inner()
+            .map_err(|e| e.into_error())
+            .and_then(|f| f.sync_all())
             .with_context(|| format!("writing {}", tmp.display()))?;
     }
     fs::rename(&tmp, path).with_context(|| format!("renaming into {}", path.display()))?;

@@ -263,6 +263,7 @@ impl Replacement {
             ));
         }
         remove_leftover(&self.aside)?;
+        crate::staging::sync_tree(&self.staging)?;
         let had_old = match std::fs::rename(&self.target, &self.aside) {
             Ok(()) => true,
             // Removed meanwhile: nothing to put aside.
@@ -298,6 +299,7 @@ impl Replacement {
                 );
             }
         }
+        crate::staging::sync_dir(self.target.parent().unwrap_or(Path::new("")))?;
         Ok(self.given)
     }
 

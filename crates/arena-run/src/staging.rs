@@ -3,6 +3,9 @@
 //! `.<name>.partial-<pid>`, and renames it to its name once the last file is in. A process
 //! killed mid-run leaves that hidden folder and no run under the name; folders of runs skip
 //! hidden entries ([`crate::Run::find_all`]), so nothing half-written is ever read as a run.
+//! A rename is atomic but not durable: after a power loss the new name may point at files
+//! whose blocks never reached the disk. So every file and the folder are synced before the
+//! rename, and the parent after it.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -54,6 +57,7 @@ impl Staging {
         if fs::symlink_metadata(&self.target).is_ok_and(|m| m.is_dir()) {
             let _ = fs::remove_dir(&self.target);
         }
+        sync_tree(&self.dir)?;
         fs::rename(&self.dir, &self.target).with_context(|| {
             format!(
                 "moving the run from {} to {}",
@@ -62,8 +66,42 @@ impl Staging {
             )
         })?;
         self.published = true;
+        sync_dir(self.target.parent().unwrap_or(Path::new("")))?;
         Ok(self.target.clone())
     }
+}
+
+/// Syncs every regular file under `dir`, then `dir` itself, so its names and contents are
+/// on disk before it is renamed into view.
+pub fn sync_tree(dir: &Path) -> Result<()> {
+    let entries = fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))?;
+    for entry in entries {
+        let entry = entry.with_context(|| format!("reading {}", dir.display()))?;
+        let kind = entry
+            .file_type()
+            .with_context(|| format!("reading {}", entry.path().display()))?;
+        if kind.is_dir() {
+            sync_tree(&entry.path())?;
+        } else if kind.is_file() {
+            let path = entry.path();
+            fs::File::open(&path)
+                .and_then(|f| f.sync_all())
+                .with_context(|| format!("syncing {}", path.display()))?;
+        }
+    }
+    sync_dir(dir)
+}
+
+/// Syncs a folder's entries (a rename into it, a file made in it); `""` is the current one.
+pub fn sync_dir(dir: &Path) -> Result<()> {
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    fs::File::open(dir)
+        .and_then(|f| f.sync_all())
+        .with_context(|| format!("syncing {}", dir.display()))
 }
 
 impl Drop for Staging {
@@ -121,6 +159,26 @@ mod tests {
             hidden.join("run.json").is_file(),
             "the new run is kept, hidden"
         );
+    }
+
+    #[test]
+    fn syncing_reaches_every_file_and_names_what_it_cannot_open() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("run");
+        fs::create_dir_all(dir.join("sub")).unwrap();
+        fs::write(dir.join("sub/a.csv"), "x").unwrap();
+        sync_tree(&dir).unwrap();
+        // An unreadable file inside makes the sync fail, naming it, rather than pass over it.
+        let locked = dir.join("sub/locked.csv");
+        fs::write(&locked, "y").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(&locked, fs::Permissions::from_mode(0o000)).unwrap();
+        if fs::File::open(&locked).is_err() {
+            let e = sync_tree(&dir).unwrap_err();
+            assert!(format!("{e:#}").contains("locked.csv"), "{e:#}");
+        }
+        let e = sync_dir(&tmp.path().join("gone")).unwrap_err();
+        assert!(format!("{e:#}").contains("gone"), "{e:#}");
     }
 
     #[test]
