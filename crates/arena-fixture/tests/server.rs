@@ -1027,10 +1027,14 @@ async fn drag_frames(pairs: &[(&str, &str)], ms: u64) -> usize {
 async fn tick8_sends_more_frames_per_second_than_stock_under_a_drag() {
     // pilots/fixture.toml's arms: `stock` sets no knob, `tick8` sets tick_ms = "8". Moves
     // come every 4 ms, so each tick has changes to flush: the tick alone sets the rate.
+    // Both sides get a cheap frame and a wide window, so neither the PNG encode nor the wait
+    // for an ack bounds the rate before the tick does: on a loaded machine, with the stock
+    // encode and one frame in flight, tick8 built 41 frames to stock's 34.
+    let cheap = [("lazy_png", "true"), ("in_flight", "8")];
     let (mut stock, mut tick8) = (0, 0);
     for _ in 0..2 {
-        stock += drag_frames(&[], 400).await;
-        tick8 += drag_frames(&[("tick_ms", "8")], 400).await;
+        stock += drag_frames(&cheap, 400).await;
+        tick8 += drag_frames(&[cheap[0], cheap[1], ("tick_ms", "8")], 400).await;
     }
     eprintln!(
         "reply frames over 2 drags of 400 ms a side (interleaved): tick8 {tick8}, stock {stock}"
