@@ -58,6 +58,7 @@ pub struct Browser {
     cdp_timeout: Duration,
     ws_url: String,
     version: String,
+    headful: bool,
     killed: bool,
 }
 
@@ -148,13 +149,20 @@ impl Browser {
             cdp_timeout: opts.cdp_timeout,
             ws_url,
             version,
+            headful: opts.headful,
             killed: false,
         })
     }
 
-    /// Chromium's product string, e.g. `Chrome/156.0.7710.0` (headless says `HeadlessChrome`).
+    /// Chromium's product string, e.g. `Chrome/156.0.7710.0` (the new headless mode says
+    /// `Chrome` too, so it does not tell a headless browser: [`Browser::headful`] does).
     pub fn version(&self) -> &str {
         &self.version
+    }
+
+    /// Whether it was launched with a window (`LaunchOptions::headful`).
+    pub fn headful(&self) -> bool {
+        self.headful
     }
 
     /// The main process id (also the process group id).

@@ -5,12 +5,16 @@
 //! `report`: such runs are refused, or with `--allow-mixed` compared with a warning beside
 //! every figure. Arms legitimately differ in their knobs, which are not checked, and in
 //! the person's browser (`run.json` `browser`: device pixel ratio, viewport, CPU slowdown),
-//! an arm axis; but the runs pooled into one side (an arm, or a side of the gate) must
-//! share the browser, or the side is two populations.
+//! an arm axis; but the runs pooled into one side (an arm, or a side of the gate), and the
+//! runs of one arm on both sides of a gate, must share the browser. What a loop is
+//! (`loop_settings`, every field set rather than measured), headful or not, and tracing
+//! are compared between every run. The seed is not: it draws the click points, a sample
+//! of the board as the loops are a sample of the page, so runs of two seeds measure one
+//! population at other points.
 
 use anyhow::Result;
 use arena_report::{Exit, Table};
-use arena_run::{Run, RunMeta, SocketSource};
+use arena_run::{LoopSettings, Run, RunMeta, SocketSource};
 
 use crate::findings::Finding;
 
@@ -58,64 +62,165 @@ struct Rule {
     value: fn(&RunMeta) -> Option<String>,
     /// How a value is shown (the compared value may be longer than is useful to read).
     show: fn(&str) -> String,
+    /// Whether two values count as one (exact equality but for a measured default).
+    same: fn(&str, &str) -> bool,
 }
+
+const fn rule(
+    setting: &'static str,
+    why: &'static str,
+    value: fn(&RunMeta) -> Option<String>,
+) -> Rule {
+    Rule {
+        setting,
+        why,
+        value,
+        show: as_is,
+        same: equal,
+    }
+}
+
+/// A loop setting read from `run.json`'s `loop_settings`, when the run records them.
+fn ls<T: ToString>(m: &RunMeta, f: fn(&LoopSettings) -> T) -> Option<String> {
+    m.loop_settings.as_ref().map(|l| f(l).to_string())
+}
+
+/// Why a loop setting moves the figures; each is named in `docs/compare.md`.
+const PACING: &str = "how the inputs were paced: it changes what was in flight and how busy the page was when an input went";
 
 /// In order of the message. `answer.oracle` is checked twice: by the oracle alone, so a run
 /// from before oracles (`reply`, nothing else recorded) still compares with a reply run;
-/// then, between runs that record it, with its parameters.
-const RULES: [Rule; 7] = [
-    Rule {
-        setting: "answer.oracle",
-        why: "what closes a loop: a reply and a painted pixel end it at different moments",
-        value: |m| Some(m.answer.as_ref().map_or("reply", |a| &a.oracle).to_string()),
-        show: as_is,
-    },
-    Rule {
-        setting: "answer.oracle",
-        why: "what closes a loop: another region, reply size or predicate ends it elsewhere",
-        value: |m| {
+/// then, between runs that record it, with its parameters. `loop_settings` is walked field
+/// by field, but for the two it measures (the page's frame interval, the socket clock's
+/// error), which a test holds to the struct's fields.
+const RULES: [Rule; 19] = [
+    rule(
+        "answer.oracle",
+        "what closes a loop: a reply and a painted pixel end it at different moments",
+        |m| Some(m.answer.as_ref().map_or("reply", |a| &a.oracle).to_string()),
+    ),
+    rule(
+        "answer.oracle",
+        "what closes a loop: another region, reply size or predicate ends it elsewhere",
+        |m| {
             m.answer
                 .as_ref()
                 .map(|a| oracle_with_detail(&a.oracle, &a.detail))
         },
-        show: as_is,
-    },
+    ),
+    rule(
+        "socket_source",
+        "whose clock stamps a send and a receive: the page's hook, CDP or the app",
+        |m| Some(socket_source(m.socket_source).to_string()),
+    ),
+    rule(
+        "loop_settings.loop_events",
+        "which inputs start a loop: presses, releases and keys are other populations",
+        |m| ls(m, |l| l.loop_events.join(",")),
+    ),
     Rule {
-        setting: "socket_source",
-        why: "whose clock stamps a send and a receive: the page's hook, CDP or the app",
-        value: |m| Some(socket_source(m.socket_source).to_string()),
-        show: as_is,
-    },
-    Rule {
-        setting: "loop_settings.timeout_ms",
-        why:
-            "the answer window: an unanswered loop is censored at it, so the tail is cut elsewhere",
-        value: |m| m.loop_settings.as_ref().map(|l| l.timeout_ms.to_string()),
         show: |v| format!("{v} ms"),
+        ..rule(
+            "loop_settings.timeout_ms",
+            "the answer window: an unanswered loop is censored at it, so the tail is cut elsewhere",
+            |m| ls(m, |l| l.timeout_ms),
+        )
     },
     Rule {
-        setting: "pilot_hash",
-        why: "the pilot file: other clicks, pacing or target",
-        value: |m| Some(m.pilot_hash.clone()),
+        show: |v| format!("{v} ms"),
+        ..rule("loop_settings.settle_ms", PACING, |m| ls(m, |l| l.settle_ms))
+    },
+    Rule {
+        show: |v| format!("{v} ms"),
+        ..rule("loop_settings.interval_ms", PACING, |m| {
+            ls(m, |l| l.interval_ms)
+        })
+    },
+    rule(
+        "loop_settings.warmup",
+        "which clicks are cold: a loop counted warm on one side is cold on the other",
+        |m| ls(m, |l| l.warmup),
+    ),
+    rule(
+        "loop_settings.move_first",
+        "whether the pointer was over the point before the press: a hover's work is in the loop or not",
+        |m| ls(m, |l| l.move_first),
+    ),
+    rule("loop_settings.hold", PACING, |m| ls(m, |l| l.hold.clone())),
+    Rule {
+        show: |v| format!("{v} ms"),
+        ..rule("loop_settings.hold_min_ms", PACING, |m| {
+            ls(m, |l| l.hold_min_ms)
+        })
+    },
+    Rule {
+        show: |v| format!("{v} ms"),
+        ..rule("loop_settings.hold_max_ms", PACING, |m| {
+            ls(m, |l| l.hold_max_ms)
+        })
+    },
+    Rule {
+        show: |v| format!("{v} ms"),
+        // One frame interval unless set, measured on each run's page: frames of 16.4 and
+        // 16.9 ms are one setting, 0 and 17 are two.
+        same: within_a_fifth,
+        ..rule(
+            "loop_settings.phase_jitter_ms",
+            "when in the page's frame an input lands: without the jitter every input meets the frame at one phase",
+            |m| ls(m, |l| format!("{:.1}", l.phase_jitter_ms)),
+        )
+    },
+    rule(
+        "loop_settings.scenario",
+        "the fixture's board: its bots and moves are load on every loop",
+        |m| m.loop_settings.as_ref().and_then(|l| l.scenario.clone()),
+    ),
+    Rule {
         show: |v| v.get(..12).unwrap_or(v).to_string(),
+        ..rule(
+            "pilot_hash",
+            "the pilot file: other clicks, pacing or target",
+            |m| Some(m.pilot_hash.clone()),
+        )
     },
-    Rule {
-        setting: "chromium major",
-        why: "the browser: input dispatch, scheduling and paint change between major versions",
-        value: |m| Some(chromium_major(&m.chromium_version)),
-        show: as_is,
-    },
-    Rule {
-        setting: "link",
-        why: "the network between browser and target: its round trip and rate are in every loop",
-        value: |m| Some(m.link.clone().unwrap_or_else(|| "direct".into())),
-        show: as_is,
-    },
+    rule(
+        "chromium major",
+        "the browser: input dispatch, scheduling and paint change between major versions",
+        |m| Some(chromium_major(&m.chromium_version)),
+    ),
+    rule(
+        "headful",
+        "a window: a headful Chromium composites and presents frames a headless one does not",
+        |m| m.browser.and_then(|b| b.headful).map(|h| h.to_string()),
+    ),
+    rule(
+        "trace",
+        "Chromium's tracing (--trace) costs the renderer time in every loop",
+        |m| Some(if m.trace.is_some() { "on" } else { "off" }.to_string()),
+    ),
+    rule(
+        "link",
+        "the network between browser and target: its round trip and rate are in every loop",
+        |m| Some(m.link.clone().unwrap_or_else(|| "direct".into())),
+    ),
 ];
 
-/// The browser is checked within each side, not across sides: see [`browser_within_sides`].
+fn equal(a: &str, b: &str) -> bool {
+    a == b
+}
+
+/// Two numbers within a fifth of the larger (a measured frame interval from run to run).
+fn within_a_fifth(a: &str, b: &str) -> bool {
+    match (a.parse::<f64>(), b.parse::<f64>()) {
+        (Ok(x), Ok(y)) => (x - y).abs() <= 0.2 * x.abs().max(y.abs()),
+        _ => a == b,
+    }
+}
+
+/// The browser is checked within each side and each arm, not between arms: see
+/// [`browser_within_sides`].
 const BROWSER: &str = "browser";
-const BROWSER_WHY: &str = "the person's browser within one side: a device pixel ratio, viewport or CPU slowdown moves the page's side of every loop, so runs pooled into one side must share it (arms may differ in it)";
+const BROWSER_WHY: &str = "the person's browser within one side or arm: a device pixel ratio, viewport or CPU slowdown moves the page's side of every loop, so runs of one arm, or pooled into one side, must share it (arms may differ in it)";
 
 /// Why a difference in `setting` moves the figures.
 fn why(setting: &str) -> &'static str {
@@ -141,26 +246,30 @@ fn side_of<'a>(label: &'a str, run: &'a Run) -> &'a str {
         .unwrap_or(&run.meta.arm)
 }
 
-/// `stock: dpr=1 ... [stock, run 1] vs dpr=2 ... [stock, run 2]`, for each side whose runs
-/// that record a browser hold more than one; runs made before it was recorded are left out.
+/// `stock: dpr=1 ... [stock, run 1] vs dpr=2 ... [stock, run 2]`, for each side, and each
+/// arm across the sides, whose runs that record a browser hold more than one; runs made
+/// before it was recorded are left out. An arm is its browser: the gate's baseline and
+/// candidate of one arm must share it as much as two runs pooled into a side.
 fn browser_within_sides<L: AsRef<str>>(runs: &[(L, &Run)]) -> Option<String> {
-    let mut sides: Vec<(&str, Vec<(&str, &Run)>)> = Vec::new();
+    let mut groups: Vec<(&str, Vec<(&str, &Run)>)> = Vec::new();
     for (label, run) in runs {
         let side = side_of(label.as_ref(), run);
-        match sides.iter_mut().find(|(s, _)| *s == side) {
-            Some((_, members)) => members.push((label.as_ref(), run)),
-            None => sides.push((side, vec![(label.as_ref(), run)])),
+        for key in [side, run.meta.arm.as_str()] {
+            match groups.iter_mut().find(|(g, _)| *g == key) {
+                Some((_, members)) if members.last().is_some_and(|l| l.0 == label.as_ref()) => {}
+                Some((_, members)) => members.push((label.as_ref(), run)),
+                None => groups.push((key, vec![(label.as_ref(), run)])),
+            }
         }
     }
-    let rule = Rule {
-        setting: BROWSER,
-        why: BROWSER_WHY,
-        value: |m| m.browser.as_ref().map(|b| b.label()),
-        show: as_is,
-    };
-    let found: Vec<String> = sides
+    let rule = rule(BROWSER, BROWSER_WHY, |m| {
+        m.browser.as_ref().map(|b| b.label())
+    });
+    let found: Vec<String> = groups
         .iter()
-        .filter_map(|(side, members)| disagreement(&rule, members).map(|d| format!("{side}: {d}")))
+        .filter_map(|(group, members)| {
+            disagreement(&rule, members).map(|d| format!("{group}: {d}"))
+        })
         .collect();
     (!found.is_empty()).then(|| found.join("; "))
 }
@@ -229,7 +338,7 @@ fn disagreement<L: AsRef<str>>(rule: &Rule, runs: &[(L, &Run)]) -> Option<String
         let Some(v) = (rule.value)(&run.meta) else {
             continue;
         };
-        match values.iter_mut().find(|(x, _)| *x == v) {
+        match values.iter_mut().find(|(x, _)| (rule.same)(x, &v)) {
             Some((_, labels)) => labels.push(label.as_ref()),
             None => values.push((v, vec![label.as_ref()])),
         }
@@ -296,7 +405,7 @@ pub fn warn_mixed<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use arena_run::{AnswerInfo, LoopSettings};
+    use arena_run::AnswerInfo;
 
     fn run(arm: &str) -> Run {
         let mut r = crate::synthetic::run(arm, &[10.0, 12.0, 11.0], 6000);
@@ -326,6 +435,7 @@ mod tests {
             phase_jitter_ms: 0.0,
             frame_interval_ms: None,
             socket_clock_error_ms: None,
+            scenario: None,
         }
     }
 
@@ -469,6 +579,7 @@ mod tests {
             viewport_w: 1600,
             viewport_h: 1113,
             cpu_throttle,
+            headful: None,
         })
     }
 
@@ -511,20 +622,112 @@ mod tests {
     }
 
     #[test]
-    fn the_gate_refuses_a_side_pooled_over_two_browsers_not_two_sides() {
+    fn the_gate_refuses_one_arm_on_two_browsers_across_sides_or_within_one() {
         let (mut a, mut b, mut c) = (run("stock"), run("stock"), run("stock"));
         a.meta.browser = browser(1.0, 1.0);
         b.meta.browser = browser(1.0, 1.0);
         c.meta.browser = browser(2.0, 1.0);
+        // A DPR 1 baseline against a DPR 2 candidate of the same arm: not the change tested.
         let (base, cand) = (vec![a.clone()], vec![c.clone()]);
-        assert_eq!(comparability(&sides(&base, &cand)), []);
-        let (base, cand) = (vec![a, c], vec![b]);
         let m = comparability(&sides(&base, &cand));
         assert_eq!(settings(&m), ["browser"]);
         assert_eq!(
             m[0].detail,
-            "baseline: dpr=1 viewport=1600x1113 cpu=1x [baseline run 1 (stock)] vs dpr=2 viewport=1600x1113 cpu=1x [baseline run 2 (stock)]"
+            "stock: dpr=1 viewport=1600x1113 cpu=1x [baseline run 1 (stock)] vs dpr=2 viewport=1600x1113 cpu=1x [candidate run 1 (stock)]"
         );
+        let e = refuse_mixed("gate", &sides(&base, &cand), false).unwrap_err();
+        assert_eq!(arena_report::ExitKind::of(&e).map(|k| k.code()), Some(2));
+        // Two arms that are the DPR: an arm axis, as in `compare`.
+        let mut hi = c.clone();
+        hi.meta.arm = "hidpi".into();
+        assert_eq!(comparability(&sides(&base, &[hi])), []);
+        let (base, cand) = (vec![a, c], vec![b]);
+        let m = comparability(&sides(&base, &cand));
+        assert_eq!(settings(&m), ["browser"]);
+        assert!(
+            m[0].detail.starts_with(
+                "baseline: dpr=1 viewport=1600x1113 cpu=1x [baseline run 1 (stock)] vs dpr=2 viewport=1600x1113 cpu=1x [baseline run 2 (stock)]; stock: "
+            ),
+            "{}",
+            m[0].detail
+        );
+    }
+
+    /// Each field of `loop_settings` a run sets, changed on one run alone, is refused by
+    /// its name with both values; the fields it measures are the only ones left out, and a
+    /// field added to the struct fails here until it is one or the other.
+    #[test]
+    fn every_loop_setting_is_compared_and_named_when_it_differs() {
+        const MEASURED: [&str; 2] = ["frame_interval_ms", "socket_clock_error_ms"];
+        let mut base = loop_settings(3000);
+        base.scenario = Some("none".into());
+        base.phase_jitter_ms = 16.7;
+        let json = serde_json::to_value(&base).unwrap();
+        let fields = json.as_object().unwrap();
+        for key in fields.keys().filter(|k| !MEASURED.contains(&k.as_str())) {
+            let setting = format!("loop_settings.{key}");
+            assert!(
+                RULES.iter().any(|r| r.setting == setting),
+                "{key} is neither compared nor measured"
+            );
+            let mut changed = json.clone();
+            let v = &mut changed[key.as_str()];
+            *v = match v.clone() {
+                serde_json::Value::Bool(b) => (!b).into(),
+                serde_json::Value::Number(n) => match n.as_u64() {
+                    Some(u) => (u * 2 + 7).into(),
+                    None => (n.as_f64().unwrap() * 2.0 + 7.0).into(),
+                },
+                serde_json::Value::String(t) if t == "fixed" => "person".into(),
+                serde_json::Value::String(_) => "played".into(),
+                serde_json::Value::Array(_) => serde_json::json!(["keydown"]),
+                other => panic!("{key}: {other}"),
+            };
+            let (mut a, mut b) = (run("stock"), run("stock"));
+            a.meta.loop_settings = Some(base.clone());
+            b.meta.loop_settings = Some(serde_json::from_value(changed).unwrap());
+            let runs = [("stock, run 1", &a), ("stock, run 2", &b)];
+            let m = comparability(&runs);
+            assert_eq!(settings(&m), [setting.as_str()], "{key}");
+            let e = refuse_mixed("compare", &runs, false).unwrap_err();
+            assert_eq!(arena_report::ExitKind::of(&e).map(|k| k.code()), Some(2));
+            let text = e.to_string();
+            assert!(
+                text.contains(&setting)
+                    && text.contains("[stock, run 1]")
+                    && text.contains("[stock, run 2]"),
+                "{text}"
+            );
+        }
+        // The measured ones move from run to run and are not settings.
+        let (mut a, mut b) = (run("stock"), run("stock"));
+        a.meta.loop_settings = Some(base.clone());
+        let mut other = base.clone();
+        other.frame_interval_ms = Some(16.9);
+        other.socket_clock_error_ms = Some(0.4);
+        other.phase_jitter_ms = 16.9;
+        b.meta.loop_settings = Some(other);
+        assert_eq!(check(&a, &b), [], "a frame of 16.7 against one of 16.9 ms");
+    }
+
+    #[test]
+    fn headful_and_tracing_are_compared_between_every_run() {
+        let (mut a, mut b) = (run("stock"), run("lazy-png"));
+        a.meta.browser = browser(1.0, 1.0);
+        b.meta.browser = browser(1.0, 1.0);
+        b.meta.browser.as_mut().unwrap().headful = Some(true);
+        assert_eq!(
+            check(&a, &b),
+            [],
+            "a run that did not record it is left out"
+        );
+        a.meta.browser.as_mut().unwrap().headful = Some(false);
+        assert_eq!(settings(&check(&a, &b)), ["headful"]);
+        a.meta.browser = b.meta.browser;
+        b.meta.trace = Some(arena_run::TraceInfo::default());
+        let m = check(&a, &b);
+        assert_eq!(settings(&m), ["trace"]);
+        assert_eq!(m[0].detail, "off [stock, run 1] vs on [lazy-png, run 1]");
     }
 
     #[test]

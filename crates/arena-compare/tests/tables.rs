@@ -180,6 +180,7 @@ fn the_arms_title_names_its_browser_when_the_run_recorded_one() {
         viewport_w: 1280,
         viewport_h: 800,
         cpu_throttle: 1.0,
+        headful: None,
     });
     assert!(
         title(&run).ends_with("; browser dpr=2 viewport=1280x800 cpu=1x"),

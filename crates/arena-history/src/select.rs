@@ -15,11 +15,17 @@ pub struct Baseline {
     pub rows: Vec<RunRow>,
     /// Runs of the branch, testbed and pilot that the comparability rules refused.
     pub not_comparable: usize,
+    /// Runs of the branch, testbed and pilot of an arm, or knobs, no candidate has: the
+    /// arms of one pilot file differ in their knobs on purpose, so the rules let them
+    /// compare, but a baseline is the candidate's own arm.
+    pub other_arm: usize,
 }
 
-/// The newest `last` runs of `branch` on `testbed` with the candidates' pilot hash that
-/// `arena_compare::comparability` finds measured like every candidate (the rule `compare`
-/// and `gate` refuse mixed runs by), oldest first. A stored copy of a candidate is left
+/// The newest `last` runs of `branch` on `testbed` with the candidates' pilot hash, of an
+/// arm and knobs some candidate has, that `arena_compare::comparability` finds measured
+/// like every candidate (the rule `compare` and `gate` refuse mixed runs by), oldest
+/// first. `ab --arms stock,lazy-png --history` stores both arms under one branch: a stock
+/// candidate's baseline is its stock runs. A stored copy of a candidate is left
 /// out: it would count on both sides. None found is exit 2 naming what was looked for.
 pub fn baseline_runs(
     store: &dyn Store,
@@ -43,6 +49,7 @@ pub fn baseline_runs(
         runs: Vec::new(),
         rows: Vec::new(),
         not_comparable: 0,
+        other_arm: 0,
     };
     for row in rows.into_iter().rev().filter(|r| r.pilot_hash == pilot) {
         if out.runs.len() == last {
@@ -50,6 +57,13 @@ pub fn baseline_runs(
         }
         let run = store.load(row.id, false)?;
         if candidates.iter().any(|c| c.same_run(&run)) {
+            continue;
+        }
+        if !candidates
+            .iter()
+            .any(|c| c.meta.arm == run.meta.arm && c.meta.knobs == run.meta.knobs)
+        {
+            out.other_arm += 1;
             continue;
         }
         let mut labelled: Vec<(String, &Run)> = vec![(format!("history run {}", row.id), &run)];
@@ -68,8 +82,10 @@ pub fn baseline_runs(
     }
     if out.runs.is_empty() {
         return Err(Exit::bad_input(format!(
-            "--baseline-history {branch}: no stored run of branch {branch} on testbed {testbed} with pilot {} measured like the candidate ({} of that pilot refused by the comparability rules) in {}",
+            "--baseline-history {branch}: no stored run of branch {branch} on testbed {testbed} with pilot {} and the candidate's arm ({}) measured like the candidate ({} of that pilot of other arms or knobs, {} refused by the comparability rules) in {}",
             pilot.get(..12).unwrap_or(&pilot),
+            candidate_arms(candidates),
+            out.other_arm,
             out.not_comparable,
             store.describe()
         ))
@@ -87,13 +103,27 @@ impl Baseline {
         ids.join(", ")
     }
 
-    /// `; N passed over as not measured alike`, or nothing when none was.
+    /// `; N of other arms passed over; M passed over as not measured alike`, or nothing.
     fn passed_over(&self) -> String {
-        match self.not_comparable {
-            0 => String::new(),
-            n => format!("; {n} passed over as not measured alike"),
+        let mut out = String::new();
+        if self.other_arm > 0 {
+            out += &format!("; {} of other arms or knobs passed over", self.other_arm);
         }
+        if self.not_comparable > 0 {
+            out += &format!(
+                "; {} passed over as not measured alike",
+                self.not_comparable
+            );
+        }
+        out
     }
+}
+
+/// `stock` or `stock, lazy-png`: the candidates' arms, each once.
+fn candidate_arms(candidates: &[Run]) -> String {
+    let mut arms: Vec<&str> = candidates.iter().map(|c| c.meta.arm.as_str()).collect();
+    arms.dedup();
+    arms.join(", ")
 }
 
 /// The gate's `--baseline-history`: [`baseline_runs`] from the history `db` names (as
@@ -159,6 +189,7 @@ pub fn selected_runs(store: &dyn Store, sel: &Selection, reference: &[Run]) -> R
         runs: Vec::new(),
         rows: Vec::new(),
         not_comparable: 0,
+        other_arm: 0,
     };
     if let Some(branch) = &sel.branch {
         let newest;
@@ -175,6 +206,7 @@ pub fn selected_runs(store: &dyn Store, sel: &Selection, reference: &[Run]) -> R
         {
             let b = baseline_runs(store, branch, &sel.testbed, refs, want)?;
             out.not_comparable = b.not_comparable;
+            out.other_arm = b.other_arm;
             out.runs.splice(0..0, b.runs);
             out.rows.splice(0..0, b.rows);
         }
@@ -237,6 +269,7 @@ mod tests {
             phase_jitter_ms: 0.0,
             frame_interval_ms: None,
             socket_clock_error_ms: None,
+            scenario: None,
         });
         r
     }
@@ -270,6 +303,49 @@ mod tests {
 
         let e = baseline_runs(s.as_ref(), "main", "elsewhere", &cand, 3).unwrap_err();
         assert!(format!("{e:#}").contains("testbed elsewhere"), "{e:#}");
+    }
+
+    /// `ab --arms stock,lazy-png --history` stores both arms under the branch; a stock
+    /// candidate's baseline is stock runs with stock's knobs, the rest counted as passed over.
+    #[test]
+    fn a_baseline_is_the_candidates_arm_and_knobs_of_an_ab_history() {
+        let d = tempfile::tempdir().unwrap();
+        let mut s = crate::open(d.path().join("h.sqlite").to_str().unwrap()).unwrap();
+        let mut stock_ids = Vec::new();
+        for seed in 1..=10 {
+            let mut r = timeout(full_run(seed), 3000);
+            if seed % 2 == 0 {
+                r.meta.arm = "lazy-png".into();
+                r.meta.knobs.insert("lazy_png".into(), "true".into());
+            } else if seed == 9 {
+                // An arm of the same name whose knobs were changed by a `--knob`.
+                r.meta.knobs.insert("delay_ms".into(), "40".into());
+            } else {
+                stock_ids.push(s.add(&new_run(r, "main")).unwrap().id());
+                continue;
+            }
+            s.add(&new_run(r, "main")).unwrap();
+        }
+        let cand = vec![timeout(full_run(11), 3000)];
+        let b = baseline_runs(s.as_ref(), "main", "bench-1", &cand, 10).unwrap();
+        let got: Vec<i64> = b.rows.iter().map(|r| r.id).collect();
+        assert_eq!(got, stock_ids);
+        assert!(b
+            .runs
+            .iter()
+            .all(|r| r.meta.arm == "stock" && r.meta.knobs.is_empty()));
+        assert_eq!((b.other_arm, b.not_comparable), (6, 0));
+        assert_eq!(b.passed_over(), "; 6 of other arms or knobs passed over");
+        // A candidate of an arm the branch never ran finds nothing, and says which arm.
+        let mut other = cand[0].clone();
+        other.meta.arm = "tick8".into();
+        let e = baseline_runs(s.as_ref(), "main", "bench-1", &[other], 10).unwrap_err();
+        let text = format!("{e:#}");
+        assert!(
+            text.contains("the candidate's arm (tick8)")
+                && text.contains("10 of that pilot of other arms"),
+            "{text}"
+        );
     }
 
     #[test]

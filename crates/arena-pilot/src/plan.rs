@@ -119,6 +119,8 @@ pub struct Plan<'a> {
     pub arm_name: String,
     pub arm: Arm,
     pub target: TargetPlan,
+    /// The fixture's board whose knobs went under the arm's, if one was named.
+    pub scenario: Option<arena_fixture::Scenario>,
     pub count: u64,
     pub warmup: u64,
     pub seed: u64,
@@ -244,6 +246,7 @@ impl<'a> Plan<'a> {
             arm_name,
             arm,
             target,
+            scenario: ov.scenario.or(pilot.target.scenario),
             count,
             warmup,
             seed,

@@ -229,5 +229,6 @@ pub(crate) async fn read_browser(
         viewport_w: w.max(0.0).min(f64::from(u32::MAX)) as u32,
         viewport_h: h.max(0.0).min(f64::from(u32::MAX)) as u32,
         cpu_throttle: asked.cpu_throttle.unwrap_or(1.0),
+        headful: None,
     })
 }

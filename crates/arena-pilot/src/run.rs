@@ -20,7 +20,7 @@ use crate::cpu::CpuWatch;
 use crate::idle::idle_stage;
 use crate::oracle::resolve_answer;
 use crate::pair::{pair, PairConfig, Paired};
-use crate::plan::{BrowserOptions, Gesture, Plan};
+use crate::plan::{BrowserOptions, Gesture, Plan, TargetPlan};
 use crate::prepare::{check_viewport, read_browser, run_setup, wait_canvas, Kept};
 use crate::progress::{OnProgress, Progress};
 use crate::scenario::Hold;
@@ -449,6 +449,10 @@ fn loop_settings(plan: &Plan<'_>, g: &Gathered) -> LoopSettings {
         phase_jitter_ms: g.phase_jitter_ms,
         frame_interval_ms: g.frame_interval_ms,
         socket_clock_error_ms: g.col.clock_error_ms,
+        scenario: match plan.target {
+            TargetPlan::Fixture(_) => Some(plan.scenario.map_or("none", |s| s.name()).into()),
+            TargetPlan::External { .. } => None,
+        },
     }
 }
 
@@ -674,7 +678,10 @@ fn assemble(
         }
     }
     run.meta.idle = g.idle.take();
-    run.meta.browser = g.browser.take();
+    run.meta.browser = g.browser.take().map(|b| arena_run::BrowserSettings {
+        headful: Some(browser.headful()),
+        ..b
+    });
     run
 }
 

@@ -190,6 +190,10 @@ pub struct BrowserSettings {
     pub viewport_h: u32,
     /// The CPU slowdown the page ran under (1: none).
     pub cpu_throttle: f64,
+    /// Whether Chromium had a window (`--headful`): a command's setting, not an arm's, so
+    /// not in [`BrowserSettings::label`]; absent in runs made before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headful: Option<bool>,
 }
 
 impl BrowserSettings {
@@ -577,6 +581,10 @@ pub struct LoopSettings {
     /// the page's, ms (page-hook sockets share the page's clock: absent).
     #[serde(default)]
     pub socket_clock_error_ms: Option<f64>,
+    /// The built-in fixture's board (`--scenario`): `idle`, `played`, or `none`; absent
+    /// for another target, and in runs made before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scenario: Option<String>,
 }
 
 /// One row of `loops.csv`: one discrete input and what it caused, page clock, ms.

@@ -822,6 +822,7 @@ fn a_runs_browser_loads_an_old_run_has_none_and_bad_values_are_refused() {
         viewport_w: 1280,
         viewport_h: 800,
         cpu_throttle: 4.0,
+        headful: Some(false),
     };
     assert_eq!(hidpi.label(), "dpr=2 viewport=1280x800 cpu=4x");
     run.meta.browser = Some(hidpi);
