@@ -1,6 +1,12 @@
 //! Steps in a series of per-run figures: where the level of a metric changed, by how much,
 //! and whether the change is more than the noise between runs.
 //!
+//! The test runs on the series' ranks (ties averaged), the search and the sizes on its
+//! values: a run past the answer window stands at the window, above every answered figure,
+//! and by rank it is only that, so a branch whose clicks turn to timeouts shows a step no
+//! less sure than any other, one such run alone is no step, and the size (at the window) is
+//! a lower bound.
+//!
 //! Candidates come from PELT (Killick, Fearnhead & Eckley 2012, "Optimal detection of
 //! changepoints with a linear computational cost", JASA 107(500):1590-1598): the exact
 //! minimiser over every segmentation of the sum of segment costs plus a penalty per change,
@@ -31,7 +37,8 @@ pub struct ChangeOptions {
     /// The fewest points a segment may have.
     pub min_size: usize,
     /// Steps smaller than this (in the series' unit) are not reported, however sure: a
-    /// shared machine drifts by real milliseconds that are nobody's regression.
+    /// shared machine drifts by real milliseconds that are nobody's regression. Applied to a
+    /// staircase's total: steps under it in a row, one way, that add up to it stay.
     pub min_step: f64,
     pub seed: u64,
 }
@@ -62,6 +69,9 @@ pub struct ChangePoint {
     pub after: f64,
     /// Permutation p-value, Holm-adjusted over the series' candidates.
     pub p: f64,
+    /// Points in the segments before and after it.
+    pub before_len: usize,
+    pub after_len: usize,
 }
 
 /// Prefix sums of x and x^2: any segment's cost in O(1).
@@ -218,15 +228,56 @@ fn test_changes(x: &[f64], cps: &[usize], opts: &ChangeOptions, rng: &mut Rng) -
     holm(&raw)
 }
 
-/// The significant steps of `x` (finite values, in series order). PELT's candidates are
-/// tested; the smallest step under `opts.min_step`, else the weakest one failing the test,
-/// is dropped and the rest retested between their new neighbours (each drop merges two
-/// segments), until every one left is big enough and passes.
+/// Average ranks (1-based) of `x`: tied values share the mean of their places.
+pub fn ranks(x: &[f64]) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..x.len()).collect();
+    order.sort_by(|&a, &b| x[a].total_cmp(&x[b]));
+    let mut r = vec![0.0; x.len()];
+    let mut i = 0;
+    while i < order.len() {
+        let mut j = i;
+        while j + 1 < order.len() && x[order[j + 1]] == x[order[i]] {
+            j += 1;
+        }
+        let mean_place = (i + j) as f64 / 2.0 + 1.0;
+        for &k in &order[i..=j] {
+            r[k] = mean_place;
+        }
+        i = j + 1;
+    }
+    r
+}
+
+/// Whether change `k` is under the floor: its own size is, and so is the total of the
+/// steps under the floor in a row with it going the same way (a staircase of +3 and +3 at
+/// a floor of 5 adds up to 6 and stays; a +2.5 rise before a +40 step is alone and goes).
+fn under_floor(x: &[f64], cps: &[usize], k: usize, floor: f64) -> bool {
+    let size = |k: usize| step_size(x, cps, k);
+    let small = |j: usize| size(j).abs() < floor && size(j).signum() == size(k).signum();
+    if !small(k) {
+        return false;
+    }
+    let (mut a, mut b) = (k, k);
+    while a > 0 && small(a - 1) {
+        a -= 1;
+    }
+    while b + 1 < cps.len() && small(b + 1) {
+        b += 1;
+    }
+    (a..=b).map(size).sum::<f64>().abs() < floor
+}
+
+/// The significant steps of `x` (finite values, in series order). PELT's candidates, found
+/// on the values (where a step is), are tested on the ranks (whether it is one); the smallest step under `opts.min_step` (see
+/// [`under_floor`]), else the weakest one failing the test, is dropped and the rest
+/// retested between their new neighbours (each drop merges two segments), until every one
+/// left is big enough and passes.
 pub fn detect(x: &[f64], opts: &ChangeOptions) -> Vec<ChangePoint> {
     let n = x.len();
     if n < 2 * opts.min_size.max(1) || x.iter().any(|v| !v.is_finite()) {
         return Vec::new();
     }
+    let r = ranks(x);
     let sd = noise_sd(x);
     let mut cps = pelt(x, sd, 2.0 * (n as f64).ln(), opts.min_size);
     let mut rng = Rng::new(opts.seed);
@@ -235,13 +286,13 @@ pub fn detect(x: &[f64], opts: &ChangeOptions) -> Vec<ChangePoint> {
         // segment beside a big step, too short for the big step's test to pass.
         let size = |cps: &[usize], k: usize| step_size(x, cps, k).abs();
         let smallest = (0..cps.len())
-            .filter(|&k| size(&cps, k) < opts.min_step)
+            .filter(|&k| under_floor(x, &cps, k, opts.min_step))
             .min_by(|&i, &j| size(&cps, i).total_cmp(&size(&cps, j)));
         if let Some(k) = smallest {
             cps.remove(k);
             continue;
         }
-        let p = test_changes(x, &cps, opts, &mut rng);
+        let p = test_changes(&r, &cps, opts, &mut rng);
         let worst = (0..cps.len())
             .filter(|&k| p[k].is_nan() || p[k] > opts.alpha)
             .max_by(|&i, &j| p[i].total_cmp(&p[j]));
@@ -286,6 +337,8 @@ fn describe(
                 before: mean(before),
                 after: mean(after),
                 p: p[k],
+                before_len: before.len(),
+                after_len: after.len(),
             }
         })
         .collect()
@@ -439,6 +492,52 @@ mod tests {
             ..ChangeOptions::default()
         };
         assert!(detect(&x, &fifty).is_empty());
+    }
+
+    #[test]
+    fn a_staircase_under_the_floor_adds_up_and_a_lone_small_step_does_not() {
+        // Two +3 steps, 15 runs apart, each under a floor of 5: together +6.
+        let x = noisy(&[(15, 20.0), (15, 23.0), (15, 26.0)], 0.6, 3);
+        let five = ChangeOptions {
+            min_step: 5.0,
+            ..ChangeOptions::default()
+        };
+        let steps = detect(&x, &five);
+        assert_eq!(steps.iter().map(|s| s.at).collect::<Vec<_>>(), vec![15, 30]);
+        let total: f64 = steps.iter().map(|s| s.size).sum();
+        assert!(total >= 5.0, "{steps:?}");
+        // At a floor of 7 the staircase's 6 is under it: no step.
+        let seven = ChangeOptions {
+            min_step: 7.0,
+            ..ChangeOptions::default()
+        };
+        assert!(detect(&x, &seven).is_empty());
+        // Up 3 then down 3 is no staircase: each is alone under the floor.
+        let x = noisy(&[(15, 20.0), (15, 23.0), (15, 20.0)], 0.6, 3);
+        assert!(detect(&x, &five).is_empty());
+    }
+
+    #[test]
+    fn runs_at_the_window_are_a_step_above_every_answered_one() {
+        // 25 runs near 20 ms, then 15 whose quantile is past a 2,000 ms window, stood at it;
+        // the noise of the answered runs is much larger than a rank's, and any size holds.
+        let mut x = noisy(&[(25, 20.0)], 6.0, 9);
+        x.extend(std::iter::repeat_n(2000.0, 15));
+        let steps = detect(&x, &ChangeOptions::default());
+        assert_eq!(steps.len(), 1, "{steps:?}");
+        assert_eq!(steps[0].at, 25);
+        assert!(steps[0].size > 1900.0, "{steps:?}");
+        // By rank a run at the window is only above the rest: one alone in the middle of a
+        // flat series is no step.
+        let mut x = noisy(&[(40, 20.0)], 2.0, 4);
+        x[20] = 2000.0;
+        assert!(detect(&x, &ChangeOptions::default()).is_empty());
+    }
+
+    #[test]
+    fn ranks_average_ties() {
+        assert_eq!(ranks(&[3.0, 1.0, 3.0, 2.0]), vec![3.5, 1.0, 3.5, 2.0]);
+        assert_eq!(ranks(&[]), Vec::<f64>::new());
     }
 
     #[test]

@@ -9,7 +9,7 @@ use arena_run::Run;
 use serde_json::{json, Value};
 
 use crate::store::{open_default, Added, Filter, RunRow, StoredCounts};
-use crate::trend::{trend, Trend, TrendOptions};
+use crate::trend::{trend, Step, Trend, TrendOptions};
 
 fn short(hash: &str) -> String {
     hash.get(..12).unwrap_or(hash).to_string()
@@ -196,7 +196,7 @@ pub fn show_json(r: &RunRow, counts: &StoredCounts, run: &Run) -> Value {
     )
 }
 
-fn step_at(trend: &Trend, i: usize) -> Option<&crate::trend::Step> {
+fn step_at(trend: &Trend, i: usize) -> Option<&Step> {
     trend.steps.iter().find(|s| s.at == i)
 }
 
@@ -221,8 +221,7 @@ pub fn trend_table(trend: &Trend) -> Table {
             (Some(lo), Some(hi)) => format!("{} .. {}", fmt_ms(lo), fmt_ms(hi)),
             _ => "-".into(),
         };
-        let step =
-            step_at(trend, i).map_or(String::new(), |s| format!("\u{25b2} {:+.1} ms", s.size_ms));
+        let step = step_at(trend, i).map_or(String::new(), |s| format!("\u{25b2} {}", size(s)));
         t.push_row(vec![
             Cell::num((i + 1).to_string(), (i + 1) as f64),
             Cell::num(p.row.id.to_string(), p.row.id as f64),
@@ -247,15 +246,24 @@ pub fn trend_table(trend: &Trend) -> Table {
     t
 }
 
+/// `+40.1 ms`, or `≥ +1,980.0 ms` when a side holds runs past the window (stood at it).
+fn size(s: &Step) -> String {
+    match (s.bound, s.size_ms >= 0.0) {
+        (false, _) => format!("{:+.1} ms", s.size_ms),
+        (true, true) => format!("\u{2265} {:+.1} ms", s.size_ms),
+        (true, false) => format!("\u{2264} {:+.1} ms", s.size_ms),
+    }
+}
+
 /// What the table says under a trend: each step, or that there is none, and the runs
 /// left out of the search.
 fn trend_notes(trend: &Trend) -> Vec<String> {
     let mut notes: Vec<String> = trend.steps.iter().map(|s| format!(
-            "step at #{} (run {}, commit {}): {:+.1} ms (95% interval {:+.1} .. {:+.1} ms), {} -> {}, p = {:.4} (permutation, {} shuffles, Holm)",
+            "step at #{} (run {}, commit {}): {} (95% interval {:+.1} .. {:+.1} ms), {} -> {}, p = {:.4} (permutation on ranks, {} shuffles, Holm)",
             s.at + 1,
             s.run_id,
             s.commit.as_deref().map_or("-".into(), short),
-            s.size_ms,
+            size(s),
             s.lo_ms,
             s.hi_ms,
             fmt_ms(s.before_ms),
@@ -272,13 +280,19 @@ fn trend_notes(trend: &Trend) -> Vec<String> {
     }
     if trend.options.min_step > 0.0 {
         notes.push(format!(
-            "steps under {} ms are not reported (--min-step)",
+            "steps under {} ms are not reported (--min-step), unless steps under it in a row, one way, add up to it",
             trend.options.min_step
+        ));
+    }
+    if trend.past_window > 0 {
+        notes.push(format!(
+            "{} runs past the window stand at it in the step search, above every answered run; a step beside them is a bound (\u{2265})",
+            trend.past_window
         ));
     }
     if trend.left_out > 0 {
         notes.push(format!(
-            "{} runs left out of the step search: no figure, or one past the window",
+            "{} runs left out of the step search: no figure",
             trend.left_out
         ));
     }
@@ -309,10 +323,10 @@ pub fn trend_section(trend: &Trend) -> anyhow::Result<TrendSection> {
             .map(|s| TrendMark {
                 at: s.at,
                 label: format!(
-                    "step at #{} (commit {}): {:+.1} ms",
+                    "step at #{} (commit {}): {}",
                     s.at + 1,
                     s.commit.as_deref().map_or("-".into(), short),
-                    s.size_ms
+                    size(s)
                 ),
             })
             .collect(),
@@ -377,6 +391,7 @@ pub fn trend_json(trend: &Trend) -> Value {
                 "lo_ms": num(s.lo_ms),
                 "hi_ms": num(s.hi_ms),
                 "p": num(s.p),
+                "bound": s.bound,
             })
         })
         .collect();
@@ -389,6 +404,7 @@ pub fn trend_json(trend: &Trend) -> Value {
             "alpha": trend.options.alpha,
             "permutations": trend.options.permutations,
             "min_step_ms": trend.options.min_step,
+            "past_window": trend.past_window,
             "points": points,
             "steps": steps,
         }),

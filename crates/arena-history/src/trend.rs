@@ -79,6 +79,9 @@ pub struct Step {
     pub lo_ms: f64,
     pub hi_ms: f64,
     pub p: f64,
+    /// A side of the step holds runs past the window, stood at it: the size is a bound
+    /// (at least this far up, or down), not a value.
+    pub bound: bool,
 }
 
 /// A metric's series over stored runs and its steps.
@@ -87,8 +90,10 @@ pub struct Trend {
     pub metric: Metric,
     pub stat: String,
     pub points: Vec<Point>,
-    /// Points left out of the step search (no figure, or one past the window).
+    /// Points left out of the step search (no figure).
     pub left_out: usize,
+    /// Points past the window, stood at it in the step search (above every answered run).
+    pub past_window: usize,
     pub steps: Vec<Step>,
     pub options: ChangeOptions,
 }
@@ -99,7 +104,9 @@ pub fn trend(store: &dyn Store, filter: &Filter, opts: &TrendOptions) -> Result<
     let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
     let runs = store.load_many(&ids)?;
     let mut points = Vec::with_capacity(rows.len());
+    let mut windows = Vec::with_capacity(rows.len());
     for (row, run) in rows.into_iter().zip(runs) {
+        windows.push(run.meta.loop_settings.as_ref().map(|l| l.timeout_ms as f64));
         let values = RunData::new(&run, false).values_all(opts.metric);
         let ci = bootstrap_quantile_ci(&values, opts.q, &opts.bootstrap);
         points.push(Point {
@@ -110,16 +117,32 @@ pub fn trend(store: &dyn Store, filter: &Filter, opts: &TrendOptions) -> Result<
             hi: ci.map(|c| c.hi),
         });
     }
-    let finite: Vec<(usize, f64)> = points
+    // A run past the window stands at it: above every answered run's figure, which is
+    // inside its window. A run that did not record its window stands just above the rest.
+    let top = points
         .iter()
+        .filter_map(|p| p.estimate.filter(|v| v.is_finite()))
+        .fold(0.0, f64::max);
+    let searched: Vec<(usize, f64, bool)> = points
+        .iter()
+        .zip(&windows)
         .enumerate()
-        .filter_map(|(i, p)| p.estimate.filter(|v| v.is_finite()).map(|v| (i, v)))
+        .filter_map(|(i, (p, w))| {
+            let v = p.estimate?;
+            Some(if v.is_finite() {
+                (i, v, false)
+            } else {
+                (i, w.unwrap_or(top + 1.0).max(top), true)
+            })
+        })
         .collect();
-    let series: Vec<f64> = finite.iter().map(|(_, v)| *v).collect();
+    let series: Vec<f64> = searched.iter().map(|(_, v, _)| *v).collect();
     let steps = detect(&series, &opts.change)
         .into_iter()
         .map(|c| {
-            let at = finite[c.at].0;
+            let at = searched[c.at].0;
+            let segment = |a: usize, b: usize| searched[a..b].iter().any(|(_, _, cut)| *cut);
+            let next = c.at + c.after_len;
             Step {
                 at,
                 run_id: points[at].row.id,
@@ -130,13 +153,16 @@ pub fn trend(store: &dyn Store, filter: &Filter, opts: &TrendOptions) -> Result<
                 lo_ms: c.lo,
                 hi_ms: c.hi,
                 p: c.p,
+                bound: segment(c.at - c.before_len, c.at) || segment(c.at, next),
             }
         })
         .collect();
+    let past_window = searched.iter().filter(|(_, _, cut)| *cut).count();
     Ok(Trend {
         metric: opts.metric,
         stat: opts.stat.clone(),
-        left_out: points.len() - finite.len(),
+        left_out: points.len() - series.len(),
+        past_window,
         points,
         steps,
         options: opts.change,
