@@ -81,8 +81,11 @@ fn trend(db: &Path, extra: &[&str]) -> Value {
     json(&arena(&args))
 }
 
+/// Against main's last 10 stock runs, whatever the candidates' arm: a delay40 candidate
+/// stands for a build that regressed (a baseline is otherwise the candidate's own arm).
 fn gate(db: &Path, candidates: &[String]) -> Output {
     let mut args = vec!["gate", "--baseline-history", "main", "--last", "10"];
+    args.extend(["--baseline-arm", "stock"]);
     args.extend(["--db", s(db), "--testbed", "ci-1"]);
     args.extend(["--max", "inputToPaint.p50=+20%", "--on-unknown", "pass"]);
     args.push("--candidate");

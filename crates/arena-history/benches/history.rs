@@ -86,8 +86,9 @@ fn gate_20(fresh: Fresh) -> String {
     let times = (0..5)
         .map(|_| {
             timed(|| {
-                let b = arena_history::baseline_runs(store.as_ref(), "main", "bench", &cand, 20)
-                    .unwrap();
+                let b =
+                    arena_history::baseline_runs(store.as_ref(), "main", "bench", &cand, 20, None)
+                        .unwrap();
                 gate(&b.runs, &cand, &limits, &opts).unwrap()
             })
             .0

@@ -231,10 +231,14 @@ fn trend(a: TrendArgs) -> anyhow::Result<Said> {
 #[derive(Debug, Args)]
 pub struct HistoryBaselineArgs {
     /// Take the baseline from the run history instead: the newest --last runs of BRANCH
-    /// on --testbed with the candidate's pilot hash that the comparability rules find
-    /// measured like the candidate.
+    /// on --testbed with the candidate's pilot hash, arm and knobs that the comparability
+    /// rules find measured like the candidate.
     #[arg(long, value_name = "BRANCH")]
     pub baseline_history: Option<String>,
+    /// The arm whose stored runs make the baseline (default: the candidate's own arm and
+    /// knobs): `--baseline-arm stock` gates a lazy-png candidate against the branch's stock.
+    #[arg(long, value_name = "ARM")]
+    pub baseline_arm: Option<String>,
     /// How many stored runs make the history baseline (default 10).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub last: Option<u32>,
@@ -252,6 +256,7 @@ impl HistoryBaselineArgs {
     /// folder baseline they would be silently ignored.
     pub fn refuse_stray(&self) -> anyhow::Result<()> {
         let history_only = [
+            ("--baseline-arm", self.baseline_arm.is_some()),
             ("--last", self.last.is_some()),
             ("--db", self.db.is_some()),
             ("--testbed", self.testbed.is_some()),
@@ -274,6 +279,14 @@ impl HistoryBaselineArgs {
         };
         let testbed = self.testbed.clone().unwrap_or_else(default_testbed);
         let last = self.last.unwrap_or(10) as usize;
-        history_baseline(self.db.as_deref(), branch, &testbed, candidate, last).map(Some)
+        history_baseline(
+            self.db.as_deref(),
+            branch,
+            &testbed,
+            candidate,
+            last,
+            self.baseline_arm.as_deref(),
+        )
+        .map(Some)
     }
 }

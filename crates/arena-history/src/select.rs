@@ -25,14 +25,17 @@ pub struct Baseline {
 /// arm and knobs some candidate has, that `arena_compare::comparability` finds measured
 /// like every candidate (the rule `compare` and `gate` refuse mixed runs by), oldest
 /// first. `ab --arms stock,lazy-png --history` stores both arms under one branch: a stock
-/// candidate's baseline is its stock runs. A stored copy of a candidate is left
-/// out: it would count on both sides. None found is exit 2 naming what was looked for.
+/// candidate's baseline is its stock runs. `arm` names another arm instead (`gate
+/// --baseline-arm`: a candidate arm against the branch's stock), whose runs must then share
+/// the newest one's knobs. A stored copy of a candidate is left out: it would count on
+/// both sides. None found is exit 2 naming what was looked for.
 pub fn baseline_runs(
     store: &dyn Store,
     branch: &str,
     testbed: &str,
     candidates: &[Run],
     last: usize,
+    arm: Option<&str>,
 ) -> Result<Baseline> {
     let pilot = candidates
         .first()
@@ -59,10 +62,19 @@ pub fn baseline_runs(
         if candidates.iter().any(|c| c.same_run(&run)) {
             continue;
         }
-        if !candidates
-            .iter()
-            .any(|c| c.meta.arm == run.meta.arm && c.meta.knobs == run.meta.knobs)
-        {
+        let wanted = match arm {
+            None => candidates
+                .iter()
+                .any(|c| c.meta.arm == run.meta.arm && c.meta.knobs == run.meta.knobs),
+            Some(a) => {
+                run.meta.arm == a
+                    && out
+                        .runs
+                        .first()
+                        .is_none_or(|f| f.meta.knobs == run.meta.knobs)
+            }
+        };
+        if !wanted {
             out.other_arm += 1;
             continue;
         }
@@ -84,7 +96,7 @@ pub fn baseline_runs(
         return Err(Exit::bad_input(format!(
             "--baseline-history {branch}: no stored run of branch {branch} on testbed {testbed} with pilot {} and the candidate's arm ({}) measured like the candidate ({} of that pilot of other arms or knobs, {} refused by the comparability rules) in {}",
             pilot.get(..12).unwrap_or(&pilot),
-            candidate_arms(candidates),
+            arm.map_or_else(|| candidate_arms(candidates), str::to_string),
             out.other_arm,
             out.not_comparable,
             store.describe()
@@ -134,9 +146,10 @@ pub fn history_baseline(
     testbed: &str,
     candidates: &[Run],
     last: usize,
+    arm: Option<&str>,
 ) -> Result<(Vec<Run>, String)> {
     let store = open_default(db)?;
-    let b = baseline_runs(store.as_ref(), branch, testbed, candidates, last)?;
+    let b = baseline_runs(store.as_ref(), branch, testbed, candidates, last, arm)?;
     let note = format!(
         "baseline: the last {} stored runs of {branch} on testbed {testbed} (asked for {last}; ids {}){}",
         b.runs.len(),
@@ -204,7 +217,7 @@ pub fn selected_runs(store: &dyn Store, sel: &Selection, reference: &[Run]) -> R
         let want = sel.last.saturating_sub(out.runs.len());
         if want > 0 && (!reference.is_empty() || store.list(&branch_filter(branch, sel))?.len() > 1)
         {
-            let b = baseline_runs(store, branch, &sel.testbed, refs, want)?;
+            let b = baseline_runs(store, branch, &sel.testbed, refs, want, None)?;
             out.not_comparable = b.not_comparable;
             out.other_arm = b.other_arm;
             out.runs.splice(0..0, b.runs);
@@ -295,13 +308,13 @@ mod tests {
         s.add(&new_run(other_pilot, "main")).unwrap();
         // The candidate is run 6 itself, already stored: it is not its own baseline.
         let cand = vec![timeout(full_run(6), 3000)];
-        let b = baseline_runs(s.as_ref(), "main", "bench-1", &cand, 3).unwrap();
+        let b = baseline_runs(s.as_ref(), "main", "bench-1", &cand, 3, None).unwrap();
         let got: Vec<i64> = b.rows.iter().map(|r| r.id).collect();
         assert_eq!(got, vec![ids[1], ids[2], ids[3]]);
         assert_eq!(b.not_comparable, 1);
         assert_eq!(b.runs[0], s.load(ids[1], false).unwrap());
 
-        let e = baseline_runs(s.as_ref(), "main", "elsewhere", &cand, 3).unwrap_err();
+        let e = baseline_runs(s.as_ref(), "main", "elsewhere", &cand, 3, None).unwrap_err();
         assert!(format!("{e:#}").contains("testbed elsewhere"), "{e:#}");
     }
 
@@ -327,7 +340,7 @@ mod tests {
             s.add(&new_run(r, "main")).unwrap();
         }
         let cand = vec![timeout(full_run(11), 3000)];
-        let b = baseline_runs(s.as_ref(), "main", "bench-1", &cand, 10).unwrap();
+        let b = baseline_runs(s.as_ref(), "main", "bench-1", &cand, 10, None).unwrap();
         let got: Vec<i64> = b.rows.iter().map(|r| r.id).collect();
         assert_eq!(got, stock_ids);
         assert!(b
@@ -339,13 +352,24 @@ mod tests {
         // A candidate of an arm the branch never ran finds nothing, and says which arm.
         let mut other = cand[0].clone();
         other.meta.arm = "tick8".into();
-        let e = baseline_runs(s.as_ref(), "main", "bench-1", &[other], 10).unwrap_err();
+        let e =
+            baseline_runs(s.as_ref(), "main", "bench-1", &[other.clone()], 10, None).unwrap_err();
         let text = format!("{e:#}");
         assert!(
             text.contains("the candidate's arm (tick8)")
                 && text.contains("10 of that pilot of other arms"),
             "{text}"
         );
+        // Asked for (`--baseline-arm stock`): the branch's stock runs with the newest one's
+        // knobs, whatever the candidate's arm; here the newest was made with a `--knob`, and
+        // it alone is the baseline, the 4 plain stock runs passed over with the 5 lazy-png.
+        let b = baseline_runs(s.as_ref(), "main", "bench-1", &[other], 10, Some("stock")).unwrap();
+        assert_eq!(b.runs.len(), 1);
+        assert_eq!(
+            b.runs[0].meta.knobs.get("delay_ms").map(String::as_str),
+            Some("40")
+        );
+        assert_eq!(b.other_arm, 9);
     }
 
     #[test]
