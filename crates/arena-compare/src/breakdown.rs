@@ -57,17 +57,8 @@ pub fn breakdown(runs: &[Run], split: &Split, opts: &CompareOptions) -> Result<B
                 coalesced(&mut c, g, metric);
             } else if i != base {
                 // Runs, not loops, repeat: the row's interval resamples them as compare's.
-                let per_run = |g: &Group| -> Vec<Vec<f64>> {
-                    g.runs.iter().map(|r| r.values_all(metric)).collect()
-                };
-                let (rb, rc) = (per_run(&gs[base]), per_run(g));
-                let mut ch = metric_change(
-                    &g.name,
-                    metric,
-                    &rb.iter().map(Vec::as_slice).collect::<Vec<_>>(),
-                    &rc.iter().map(Vec::as_slice).collect::<Vec<_>>(),
-                    &opts.verdict,
-                );
+                let (rb, rc) = (gs[base].strata(metric), g.strata(metric));
+                let mut ch = metric_change(&g.name, metric, &rb, &rc, &opts.verdict);
                 // One family per cell: its three quantiles.
                 let mut family: Vec<_> = ch.quantiles.iter_mut().collect();
                 let m = family.len();

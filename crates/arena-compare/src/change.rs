@@ -62,19 +62,19 @@ pub struct MetricChange {
     pub quantiles: Vec<QuantileChange>,
 }
 
-/// One metric of one column against the baseline's, from each side's runs (ascending,
-/// unanswered loops censored at the window): the quantiles' changes by
+/// One metric of one column against the baseline's, from each side's runs (by kind of
+/// input, each ascending, unanswered loops censored at the window): the quantiles' changes by
 /// [`crate::decide`]'s rule, with their raw p; the caller sets the verdicts over its
 /// family of checks ([`crate::decide::settle_family`]). Every comparison of two samples (the comparison's figures, each
 /// breakdown row) is this one.
 pub(crate) fn metric_change(
     column: &str,
     m: Metric,
-    b: &[&[f64]],
-    c: &[&[f64]],
+    b: &[arena_stats::Strata],
+    c: &[arena_stats::Strata],
     rule: &NoiseRule,
 ) -> MetricChange {
-    let (pb, pc) = (arena_stats::pooled(b), arena_stats::pooled(c));
+    let (pb, pc) = (arena_stats::pooled_strata(b), arena_stats::pooled_strata(c));
     MetricChange {
         column: column.to_string(),
         metric: m.name(),

@@ -69,16 +69,7 @@ pub fn compare(runs: &[Run], opts: &CompareOptions) -> Result<Comparison> {
     };
 
     // Each column's sorted values per metric, unanswered loops censored, computed once:
-    // per run (what the interval resamples) and pooled (what the table shows).
-    let per_run: Vec<Vec<Vec<Vec<f64>>>> = gs
-        .iter()
-        .map(|g| {
-            metrics
-                .iter()
-                .map(|&m| g.runs.iter().map(|r| r.values_all(m)).collect())
-                .collect()
-        })
-        .collect();
+    // pooled (what the table shows); per run and kind, the interval reads the digest.
     let values: Vec<Vec<Vec<f64>>> = gs
         .iter()
         .map(|g| metrics.iter().map(|&m| g.values_all(m)).collect())
@@ -86,10 +77,8 @@ pub fn compare(runs: &[Run], opts: &CompareOptions) -> Result<Comparison> {
     let mut changes = Vec::new();
     for &i in &cols.others {
         let first = changes.len();
-        for (k, &m) in metrics.iter().enumerate() {
-            let slices =
-                |c: usize| -> Vec<&[f64]> { per_run[c][k].iter().map(Vec::as_slice).collect() };
-            let (b, c) = (slices(base), slices(i));
+        for &m in &metrics {
+            let (b, c) = (gs[base].strata(m), gs[i].strata(m));
             changes.push(metric_change(&gs[i].name, m, &b, &c, &opts.verdict));
         }
         // One family per metric of a column: "did this metric move, at the median or in

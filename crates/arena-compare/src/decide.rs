@@ -23,8 +23,8 @@
 //! lies wholly under it, and calls the rest unknown.
 
 use arena_stats::{
-    hier_diff, is_censored, normal_quantile, pct_change, pooled, quantile_sorted, t_sf, HierDiff,
-    HierOptions, NoiseRule, QuantileChange, SpreadSource, Verdict,
+    hier_diff, is_censored, normal_quantile, pct_change, pooled_strata, quantile_sorted, t_sf,
+    HierDiff, HierOptions, NoiseRule, QuantileChange, SpreadSource, Strata, Verdict,
 };
 
 /// Words for the interval method, printed under every table that shows one.
@@ -65,14 +65,15 @@ fn hier_options(rule: &NoiseRule) -> HierOptions {
 
 /// The change of quantile `q`: point estimates of the pooled sides, the raw two-sided p,
 /// and the interval at `1 - alpha` (the family's level replaces it: [`settle_family`]).
-/// `None` when a side is empty.
+/// Each side is its runs, each run its loops by kind ([`Strata`]). `None` when a side is
+/// empty.
 pub fn decide(
-    baseline: &[&[f64]],
-    candidate: &[&[f64]],
+    baseline: &[Strata],
+    candidate: &[Strata],
     q: f64,
     rule: &NoiseRule,
 ) -> Option<Decided> {
-    let (pb, pc) = (pooled(baseline), pooled(candidate));
+    let (pb, pc) = (pooled_strata(baseline), pooled_strata(candidate));
     let b = quantile_sorted(&pb, q)?;
     let c = quantile_sorted(&pc, q)?;
     let diff = hier_diff(baseline, candidate, q, &hier_options(rule))?;
@@ -275,8 +276,13 @@ mod tests {
         v
     }
 
+    fn one_kind(b: &[&[f64]], c: &[&[f64]], q: f64, rule: &NoiseRule) -> Decided {
+        let (b, c) = (arena_stats::unstratified(b), arena_stats::unstratified(c));
+        decide(&b, &c, q, rule).unwrap()
+    }
+
     fn settled(b: &[&[f64]], c: &[&[f64]], q: f64, rule: &NoiseRule, m: usize) -> QuantileChange {
-        let mut ch = decide(b, c, q, rule).unwrap().change;
+        let mut ch = one_kind(b, c, q, rule).change;
         let mut others: Vec<QuantileChange> = (1..m).map(|_| ch).collect();
         let mut family: Vec<&mut QuantileChange> = vec![&mut ch];
         family.extend(others.iter_mut());
@@ -359,12 +365,12 @@ mod tests {
     fn a_p99_of_58_loops_is_a_maximum_and_a_p50_of_hundreds_is_not() {
         let rule = NoiseRule::default();
         let b = run(20.0, 58);
-        let d = decide(&[&b], &[&b], 0.99, &rule).unwrap().diff;
+        let d = one_kind(&[&b], &[&b], 0.99, &rule).diff;
         let p = power(&d, 29.0, 0.99, (58, 58), 20.0, &rule, 1);
         assert!(p.at_the_max && p.underpowered(20.0), "{p:?}");
         assert!(p.loops_needed >= 200, "{p:?}");
         let big = run(20.0, 600);
-        let d = decide(&[&big], &[&big], 0.5, &rule).unwrap().diff;
+        let d = one_kind(&[&big], &[&big], 0.5, &rule).diff;
         let p = power(&d, 25.0, 0.5, (600, 600), 20.0, &rule, 1);
         assert!(!p.at_the_max && !p.underpowered(20.0), "{p:?}");
         assert!(p.mde_pct > 0.0 && p.mde_pct < 20.0, "{p:?}");
@@ -374,7 +380,7 @@ mod tests {
     fn p_past_is_under_alpha_exactly_when_the_interval_is_past_the_limit() {
         let rule = NoiseRule::default();
         let (b, c) = (run(20.0, 300), run(30.0, 300));
-        let d = decide(&[&b], &[&c], 0.5, &rule).unwrap().diff;
+        let d = one_kind(&[&b], &[&c], 0.5, &rule).diff;
         for limit in [0.0, 5.0, 8.0, 9.0, 9.5, 10.0, 12.0] {
             let ci = d.interval(0.95);
             assert_eq!(

@@ -20,7 +20,7 @@
 use anyhow::Result;
 use arena_report::{Exit, Table};
 use arena_run::{Metric, Run};
-use arena_stats::{fisher_exact_greater, normal_quantile, NoiseRule};
+use arena_stats::{fisher_exact_greater, normal_quantile, NoiseRule, Strata};
 
 use crate::decide::{decide, interval_method, p_past, power, settle_family};
 use crate::findings::{annotate, check, CheckOptions, Finding};
@@ -283,10 +283,11 @@ fn settle(checks: &mut [GateCheck], u: &mut UnansweredCheck, rule: &NoiseRule) {
     };
 }
 
-/// A side's runs on `m`, each ascending with its unanswered loops censored at the
-/// window. Refused when a loop holds a value that is not a measurement, or the side
-/// has no value of `m` at all: the gate never passes on data it could not read.
-fn side_runs(side: &str, g: &Group, limit: &Limit) -> Result<Vec<Vec<f64>>> {
+/// A side's runs on `m`, each by kind of input, ascending with its unanswered loops
+/// censored at the window. Refused when a loop holds a value that is not a measurement,
+/// or the side has no value of `m` at all: the gate never passes on data it could not
+/// read.
+fn side_runs<'a>(side: &str, g: &'a Group, limit: &Limit) -> Result<Vec<Strata<'a>>> {
     let m = limit.metric_enum;
     // The raw loops, not the digest: the digest leaves NaN out, which would shrink n
     // without a word.
@@ -309,7 +310,7 @@ fn side_runs(side: &str, g: &Group, limit: &Limit) -> Result<Vec<Vec<f64>>> {
         ))
         .into());
     }
-    Ok(g.runs.iter().map(|r| r.values_all(m)).collect())
+    Ok(g.strata(m))
 }
 
 /// One latency limit: the change of its quantile over all loops, the share of resamples
@@ -322,10 +323,8 @@ fn evaluate(
     family: usize,
 ) -> Result<GateCheck> {
     let m = limit.metric_enum;
-    let rb = side_runs("baseline", gb, limit)?;
-    let rc = side_runs("candidate", gc, limit)?;
-    let sb: Vec<&[f64]> = rb.iter().map(Vec::as_slice).collect();
-    let sc: Vec<&[f64]> = rc.iter().map(Vec::as_slice).collect();
+    let sb = side_runs("baseline", gb, limit)?;
+    let sc = side_runs("candidate", gc, limit)?;
     let Some(d) = decide(&sb, &sc, limit.q, rule) else {
         return Err(
             Exit::bad_input(format!("gate: {} {}: no value", limit.metric, limit.stat)).into(),
@@ -339,10 +338,8 @@ fn evaluate(
         ))
         .into());
     }
-    let n = (
-        sb.iter().map(|r| r.len()).sum(),
-        sc.iter().map(|r| r.len()).sum(),
-    );
+    let loops = |side: &[Strata]| -> usize { side.iter().flatten().map(|k| k.len()).sum() };
+    let n = (loops(&sb), loops(&sc));
     let p_limit = p_past(&d.diff, b.abs() * limit.max_pct / 100.0);
     let power = power(&d.diff, b, limit.q, n, limit.max_pct, rule, family);
     Ok(GateCheck {

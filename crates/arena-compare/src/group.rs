@@ -42,6 +42,9 @@ pub struct RunData<'a> {
     censored: [u64; Metric::ALL.len()],
     /// The answer window, ms (`loop_settings.timeout_ms`; absent in older runs).
     pub window_ms: Option<u64>,
+    /// Per metric, per kind of input (`Loop::event`, in order of first appearance): the
+    /// kind's values as [`RunData::strata`] gives them, answered ascending then censored.
+    by_kind: [Vec<Vec<f64>>; Metric::ALL.len()],
 }
 
 /// Whether an unanswered loop is censored on `m` in `run`: `m` ends at or after the answer,
@@ -105,8 +108,12 @@ impl<'a> RunData<'a> {
             first: None,
             censored: [0; Metric::ALL.len()],
             window_ms: run.meta.loop_settings.as_ref().map(|s| s.timeout_ms),
+            by_kind: Default::default(),
         };
         let mut unanswered_missing = [0u64; Metric::ALL.len()];
+        let mut kinds: Vec<&str> = Vec::new();
+        let mut by_kind: [Vec<Vec<f64>>; Metric::ALL.len()] = Default::default();
+        let mut missing_by_kind: [Vec<usize>; Metric::ALL.len()] = Default::default();
         for l in run.loops.iter().filter(|l| (sel.keep)(l)) {
             d.loops += 1;
             if l.answered {
@@ -130,10 +137,22 @@ impl<'a> RunData<'a> {
                 }
             }
             let unanswered = !l.answered && l.outcome != arena_run::Outcome::Claimed;
+            let kind = kinds.iter().position(|k| *k == l.event).unwrap_or_else(|| {
+                kinds.push(&l.event);
+                kinds.len() - 1
+            });
             for (k, m) in Metric::ALL.iter().enumerate() {
+                by_kind[k].resize_with(kinds.len(), Vec::new);
+                missing_by_kind[k].resize(kinds.len(), 0);
                 match m.of(l).filter(|v| !v.is_nan()) {
-                    Some(v) => sorted[k].push(v),
-                    None if unanswered => unanswered_missing[k] += 1,
+                    Some(v) => {
+                        sorted[k].push(v);
+                        by_kind[k][kind].push(v);
+                    }
+                    None if unanswered => {
+                        unanswered_missing[k] += 1;
+                        missing_by_kind[k][kind] += 1;
+                    }
                     None => {}
                 }
             }
@@ -147,12 +166,28 @@ impl<'a> RunData<'a> {
             v.sort_unstable_by(f64::total_cmp);
         }
         for (k, m) in Metric::ALL.iter().enumerate() {
-            if censors(run, *m, !sorted[k].is_empty()) {
+            let censoring = censors(run, *m, !sorted[k].is_empty());
+            if censoring {
                 d.censored[k] = unanswered_missing[k];
             }
+            for (v, &missing) in by_kind[k].iter_mut().zip(&missing_by_kind[k]) {
+                v.sort_unstable_by(f64::total_cmp);
+                if censoring {
+                    v.extend(std::iter::repeat_n(f64::INFINITY, missing));
+                }
+            }
+            by_kind[k].retain(|v| !v.is_empty());
         }
         d.sorted = sorted;
+        d.by_kind = by_kind;
         d
+    }
+
+    /// Every loop of the figures on `m` by kind of input, each kind ascending with its
+    /// censored loops (`+inf`) at its top: what the decision rule resamples, each kind at
+    /// the count the run's design fixed ([`arena_stats::Strata`]).
+    pub fn strata(&self, m: Metric) -> &[Vec<f64>] {
+        &self.by_kind[slot(m)]
     }
 
     /// Ascending values of the answered loops that have `m`.
@@ -313,6 +348,14 @@ impl Group<'_> {
             .iter()
             .all(|r| r.window_ms == Some(w))
             .then_some(w)
+    }
+
+    /// Each run's [`RunData::strata`] on `metric`, as the decision rule reads them.
+    pub fn strata(&self, metric: Metric) -> Vec<arena_stats::Strata<'_>> {
+        self.runs
+            .iter()
+            .map(|r| r.strata(metric).iter().map(Vec::as_slice).collect())
+            .collect()
     }
 
     /// How many values [`Group::values`] returns, without building them.

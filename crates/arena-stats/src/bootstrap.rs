@@ -86,6 +86,41 @@ pub fn resampled_quantile(x: &[f64], q: f64, rng: &mut Rng) -> Option<f64> {
     Some(lerp7(a, b, frac))
 }
 
+/// Type-7 quantile `q` of one stratified resample: each stratum (a kind of loop whose
+/// count the run's design fixes, a click's presses and its releases) drawn with
+/// replacement at its own size, the quantile of them together. Resampling them pooled
+/// would let the mix vary, and a pooled median between two modes jump from one to the
+/// other: a spread the runs do not have. `buf` is reused between draws.
+pub fn resampled_quantile_strata(
+    strata: &[&[f64]],
+    q: f64,
+    rng: &mut Rng,
+    buf: &mut Vec<f64>,
+) -> Option<f64> {
+    if !(0.0..=1.0).contains(&q) {
+        return None;
+    }
+    buf.clear();
+    for s in strata {
+        let n = s.len();
+        buf.extend((0..n).map(|_| s[((rng.uniform() * n as f64) as usize).min(n - 1)]));
+    }
+    let n = buf.len();
+    if n == 0 {
+        return None;
+    }
+    let h = (n - 1) as f64 * q;
+    let lo = h.floor() as usize;
+    let frac = h - lo as f64;
+    let (_, a, above) = buf.select_nth_unstable_by(lo, f64::total_cmp);
+    let a = *a;
+    if frac == 0.0 || above.is_empty() {
+        return Some(a);
+    }
+    let b = above.iter().copied().fold(f64::INFINITY, f64::min);
+    Some(lerp7(a, b, frac))
+}
+
 /// Bootstrap interval of `quantile(candidate, q) - quantile(baseline, q)`; both slices
 /// ascending and NaN-free. `None` when either is empty or the options are unusable.
 pub fn bootstrap_quantile_diff(

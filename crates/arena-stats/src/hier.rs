@@ -8,7 +8,9 @@
 //! model of a meta-analysis, runs for studies, and it is decided the same way:
 //!
 //! - `w` of each run from a loop bootstrap of that run ([`HierOptions::resamples`]
-//!   draws, robust spread);
+//!   draws, robust spread), stratified by the kinds of loop whose counts the run's design
+//!   fixes ([`Strata`]: a click's presses and releases), so that the mix never varies
+//!   between draws;
 //! - `tau^2` by moments: the runs' sample variance less their mean `w`, never below 0,
 //!   pooled over both sides (one machine, one spread);
 //! - the variance of the change, `tau^2 (1/k_b + 1/k_c) + sum w_b / k_b^2 + sum w_c /
@@ -31,7 +33,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::bootstrap::{resampled_quantile, Rng};
+use crate::bootstrap::{resampled_quantile, resampled_quantile_strata, Rng};
 use crate::{is_censored, pooled, quantile_sorted, t_quantile, t_sf, DiffCi};
 
 /// Whether run i of one side is paired with run i of the other.
@@ -200,6 +202,25 @@ impl HierDiff {
     }
 }
 
+/// One run's loops, in strata: each ascending, unanswered loops `+inf` at its top. A
+/// stratum is a kind of loop whose count the run's design fixes (a click makes one press
+/// and one release), so a resample keeps each at its size: on an idle board a release is
+/// answered in 1 ms and a press in 20, and a pooled resample that let their mix vary
+/// would move a median between the two modes by 20 ms when nothing changed. A run of one
+/// kind is one stratum.
+pub type Strata<'a> = Vec<&'a [f64]>;
+
+/// Every loop of a side's runs, ascending (unanswered `+inf` at the top).
+pub fn pooled_strata(runs: &[Strata]) -> Vec<f64> {
+    let all: Vec<&[f64]> = runs.iter().flat_map(|r| r.iter().copied()).collect();
+    pooled(&all).into_owned()
+}
+
+/// Runs of one stratum each.
+pub fn unstratified<'a>(runs: &[&'a [f64]]) -> Vec<Strata<'a>> {
+    runs.iter().map(|r| vec![*r]).collect()
+}
+
 /// One run's quantile, the variance of it from its loops, and whether it reached an
 /// unanswered loop.
 #[derive(Debug, Clone, Copy)]
@@ -209,30 +230,72 @@ struct RunQ {
     open: bool,
 }
 
-fn run_quantile(x: &[f64], q: f64, cap: f64, resamples: usize, rng: &mut Rng) -> Option<RunQ> {
+fn run_quantile(
+    strata: &[&[f64]],
+    q: f64,
+    cap: f64,
+    resamples: usize,
+    rng: &mut Rng,
+) -> Option<RunQ> {
+    let x = pooled(strata);
     let n = x.len();
     if n == 0 {
         return None;
     }
     let answered = x.partition_point(|v| !is_censored(*v));
-    let capped: Vec<f64> = x
-        .iter()
-        .map(|v| if is_censored(*v) { cap } else { *v })
-        .collect();
+    let at_cap = |x: &[f64]| -> Vec<f64> {
+        x.iter()
+            .map(|v| if is_censored(*v) { cap } else { *v })
+            .collect()
+    };
+    let capped = at_cap(&x);
     let value = quantile_sorted(&capped, q)?;
     let h = (n - 1) as f64 * q;
     let lo = h.floor() as usize;
     let reaches = if h > lo as f64 { lo + 1 } else { lo };
     let open = reaches >= answered;
-    let mut reps: Vec<f64> = (0..resamples)
-        .filter_map(|_| resampled_quantile(&capped, q, rng))
+    let kinds: Vec<Vec<f64>> = strata
+        .iter()
+        .filter(|s| !s.is_empty())
+        .map(|s| at_cap(s))
         .collect();
-    reps.sort_unstable_by(f64::total_cmp);
-    let var = match (quantile_sorted(&reps, 0.25), quantile_sorted(&reps, 0.75)) {
-        (Some(a), Some(b)) => ((b - a) / NORMAL_IQR).powi(2),
-        _ => 0.0,
+    let mut reps: Vec<f64> = if kinds.len() > 1 {
+        let kinds: Vec<&[f64]> = kinds.iter().map(Vec::as_slice).collect();
+        let mut buf = Vec::with_capacity(n);
+        (0..resamples)
+            .filter_map(|_| resampled_quantile_strata(&kinds, q, rng, &mut buf))
+            .collect()
+    } else {
+        (0..resamples)
+            .filter_map(|_| resampled_quantile(&capped, q, rng))
+            .collect()
     };
+    reps.sort_unstable_by(f64::total_cmp);
+    let var = spread(&reps, kinds.len() > 1);
     Some(RunQ { value, var, open })
+}
+
+/// The variance of a run's quantile from its sorted bootstrap replicates: their
+/// interquartile range read as a normal's (robust to replicates at the window). A
+/// quantile resampled by kind may sit between two kinds, at one kind's largest loop and
+/// the other's smallest, and the bootstrap of an extreme piles its replicates on the
+/// sample's own (the interquartile range is then a spacing of two loops): there the
+/// replicates' standard deviation, winsorised at 2.5 % a side, is taken when larger.
+/// `benches/decide_sim.rs` measures what each gives (docs/compare.md).
+fn spread(reps: &[f64], by_kind: bool) -> f64 {
+    let Some((a, b)) = quantile_sorted(reps, 0.25).zip(quantile_sorted(reps, 0.75)) else {
+        return 0.0;
+    };
+    let iqr = ((b - a) / NORMAL_IQR).powi(2);
+    if !by_kind || reps.len() < 2 {
+        return iqr;
+    }
+    let (lo, hi) = (
+        quantile_sorted(reps, 0.025).unwrap_or(a),
+        quantile_sorted(reps, 0.975).unwrap_or(b),
+    );
+    let w: Vec<f64> = reps.iter().map(|r| r.clamp(lo, hi)).collect();
+    iqr.max(ss(&w) / (w.len() - 1) as f64)
 }
 
 /// Interquartile range of the standard normal.
@@ -249,19 +312,18 @@ fn ss(v: &[f64]) -> f64 {
     v.iter().map(|x| (x - m).powi(2)).sum()
 }
 
-/// The change of quantile `q` from `baseline` to `candidate`, each a side's runs,
-/// ascending, unanswered loops `+inf` at the top. `None` when a side has no loop or `q`
-/// is not in [0, 1].
+/// The change of quantile `q` from `baseline` to `candidate`, each a side's runs in
+/// their [`Strata`]. `None` when a side has no loop or `q` is not in [0, 1].
 pub fn hier_diff(
-    baseline: &[&[f64]],
-    candidate: &[&[f64]],
+    baseline: &[Strata],
+    candidate: &[Strata],
     q: f64,
     opts: &HierOptions,
 ) -> Option<HierDiff> {
     if !(0.0..=1.0).contains(&q) {
         return None;
     }
-    let (pb, pc) = (pooled(baseline), pooled(candidate));
+    let (pb, pc) = (pooled_strata(baseline), pooled_strata(candidate));
     let (qb, qc) = (quantile_sorted(&pb, q)?, quantile_sorted(&pc, q)?);
     let estimate = if is_censored(qb) && is_censored(qc) {
         0.0
@@ -276,7 +338,7 @@ pub fn hier_diff(
         .fold(0.0_f64, f64::max);
     let cap = opts.window.unwrap_or(largest).max(largest);
     let mut rng = Rng::new(opts.seed);
-    let mut side = |runs: &[&[f64]]| -> Vec<RunQ> {
+    let mut side = |runs: &[Strata]| -> Vec<RunQ> {
         runs.iter()
             .filter_map(|r| run_quantile(r, q, cap, opts.resamples, &mut rng))
             .collect()
@@ -317,10 +379,10 @@ pub fn hier_diff(
         open_above: c.iter().any(|r| r.open),
         open_below: b.iter().any(|r| r.open),
         units,
-        sparse: baseline
-            .iter()
-            .chain(candidate)
-            .any(|r| !r.is_empty() && sparse(r.len(), q)),
+        sparse: baseline.iter().chain(candidate).any(|r| {
+            let n: usize = r.iter().map(|s| s.len()).sum();
+            n > 0 && sparse(n, q)
+        }),
     })
 }
 
@@ -455,6 +517,10 @@ fn independent_spread(b: &[RunQ], c: &[RunQ], prior: Option<Prior>) -> (f64, Com
 mod tests {
     use super::*;
 
+    fn hd(b: &[&[f64]], c: &[&[f64]], q: f64, o: &HierOptions) -> Option<HierDiff> {
+        hier_diff(&unstratified(b), &unstratified(c), q, o)
+    }
+
     fn run(at: f64, n: usize, step: f64) -> Vec<f64> {
         let mut v: Vec<f64> = (0..n).map(|i| at + (i * 37 % 101) as f64 * step).collect();
         v.sort_by(f64::total_cmp);
@@ -470,7 +536,7 @@ mod tests {
             run(12.0, 300, 0.1),
             run(12.0, 300, 0.1),
         );
-        let d = hier_diff(&[&a1, &a2], &[&b1, &b2], 0.5, &o).unwrap();
+        let d = hd(&[&a1, &a2], &[&b1, &b2], 0.5, &o).unwrap();
         assert_eq!(d.design, Design::Paired);
         assert!((d.estimate - 2.0).abs() < 1e-9, "{d:?}");
         assert_eq!(d.components.between, 0.0);
@@ -483,7 +549,7 @@ mod tests {
             run_spread_pct: Some(2.0),
             ..o
         };
-        let d = hier_diff(&[&a1, &a2], &[&b1, &b2], 0.5, &known).unwrap();
+        let d = hd(&[&a1, &a2], &[&b1, &b2], 0.5, &known).unwrap();
         assert!(d.components.df > 4.0, "{d:?}");
         assert!(
             d.components.within > 0.0 && d.interval(0.95).lo > 0.0,
@@ -491,7 +557,7 @@ mod tests {
         );
         // One baseline run 5 ms off: the runs disagree, the interval takes it in.
         let far = run(15.0, 300, 0.1);
-        let d = hier_diff(&[&a1, &far], &[&b1, &b2], 0.5, &o).unwrap();
+        let d = hd(&[&a1, &far], &[&b1, &b2], 0.5, &o).unwrap();
         assert!(d.components.between > d.components.within, "{d:?}");
         let ci = d.interval(0.95);
         assert!(ci.lo < 0.0 && ci.hi > 0.0, "{ci:?}");
@@ -501,7 +567,7 @@ mod tests {
     #[test]
     fn one_run_a_side_needs_an_assumed_spread() {
         let (a, b) = (run(10.0, 300, 0.1), run(14.0, 300, 0.1));
-        let none = hier_diff(&[&a], &[&b], 0.5, &HierOptions::default()).unwrap();
+        let none = hd(&[&a], &[&b], 0.5, &HierOptions::default()).unwrap();
         assert_eq!(none.components.source, SpreadSource::Unknown);
         let ci = none.interval(0.95);
         assert!(ci.lo.is_infinite() && ci.hi.is_infinite(), "{ci:?}");
@@ -510,7 +576,7 @@ mod tests {
             run_spread_pct: Some(5.0),
             ..HierOptions::default()
         };
-        let d = hier_diff(&[&a], &[&b], 0.5, &o).unwrap();
+        let d = hd(&[&a], &[&b], 0.5, &o).unwrap();
         assert_eq!(d.components.source, SpreadSource::Assumed);
         // 5 % of a ~15 ms median: 0.75 ms a run, sqrt(2) of it for the difference.
         assert!(
@@ -530,12 +596,12 @@ mod tests {
             run_spread_pct: Some(5.0),
             ..HierOptions::default()
         };
-        let d = hier_diff(&[&a], &[&b], 0.99, &o).unwrap();
+        let d = hd(&[&a], &[&b], 0.99, &o).unwrap();
         assert!(d.open_above && !d.open_below, "{d:?}");
         let ci = d.interval(0.95);
         assert!(ci.hi.is_infinite() && ci.lo > 1000.0, "{ci:?}");
         // The other way round: known only from above, never called slower.
-        let back = hier_diff(&[&b], &[&a], 0.99, &o).unwrap();
+        let back = hd(&[&b], &[&a], 0.99, &o).unwrap();
         assert!(back.interval(0.95).lo.is_infinite() && back.interval(0.95).hi < -1000.0);
         // One unanswered loop a side, 1 press in 20 150 ms slower: with 400 loops a
         // side the p99's rise is bounded away from 0 (with 120 it is not: a baseline
@@ -546,8 +612,33 @@ mod tests {
         c1.iter_mut().step_by(20).for_each(|v| *v += 150.0);
         c1.sort_by(f64::total_cmp);
         c1[399] = f64::INFINITY;
-        let d = hier_diff(&[&a1], &[&c1], 0.99, &o).unwrap();
+        let d = hd(&[&a1], &[&c1], 0.99, &o).unwrap();
         let ci = d.interval(0.95);
         assert!(ci.lo > 100.0 && ci.hi.is_finite(), "{d:?} {ci:?}");
+    }
+
+    /// A click's releases answered in ~1 ms and its presses in ~21: the pooled median
+    /// lies in the gap. Pooled, a resample's mix of the two varies and its median jumps
+    /// between the modes; by kind, the mix is the design's and the median barely moves.
+    #[test]
+    fn strata_keep_a_median_between_two_modes_where_it_is() {
+        let (rel, press) = (run(1.0, 32, 0.01), run(20.0, 32, 0.02));
+        let strata: Vec<&[f64]> = vec![&rel, &press];
+        let mut pooled: Vec<f64> = rel.iter().chain(&press).copied().collect();
+        pooled.sort_by(f64::total_cmp);
+        let o = HierOptions {
+            run_spread_pct: Some(5.0),
+            ..HierOptions::default()
+        };
+        let by_kind = hier_diff(&[strata.clone()], &[strata.clone()], 0.5, &o).unwrap();
+        let mixed = hd(&[&pooled], &[&pooled], 0.5, &o).unwrap();
+        assert!(by_kind.components.loop_sd < 1.0, "{by_kind:?}");
+        assert!(mixed.components.loop_sd > 3.0, "{mixed:?}");
+        // The same click 40 ms slower is decided by kind, and was not pooled.
+        let (rel40, press40) = (run(41.0, 32, 0.01), run(60.0, 32, 0.02));
+        let slow: Vec<&[f64]> = vec![&rel40, &press40];
+        let d = hier_diff(&[strata], &[slow], 0.5, &o).unwrap();
+        let ci = d.interval(0.95);
+        assert!(ci.lo > 30.0 && ci.hi < 50.0, "{d:?} {ci:?}");
     }
 }

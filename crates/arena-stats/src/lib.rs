@@ -33,11 +33,12 @@ mod verdict;
 
 pub use bootstrap::{
     bootstrap_diff_replicates, bootstrap_quantile_ci, bootstrap_quantile_diff,
-    bootstrap_quantile_diff_runs, resampled_quantile, BootstrapOptions, DiffCi, Replicates, Rng,
+    bootstrap_quantile_diff_runs, resampled_quantile, resampled_quantile_strata, BootstrapOptions, DiffCi, Replicates, Rng,
 };
 pub use counts::fisher_exact_greater;
 pub use hier::{
-    hier_diff, sparse, Components, Design, HierDiff, HierOptions, Pairing, SpreadSource,
+    hier_diff, pooled_strata, sparse, unstratified, Components, Design, HierDiff, HierOptions, Pairing,
+    SpreadSource, Strata,
     RUN_SPREAD_DF,
 };
 pub use ks::{kolmogorov_sf, ks_uniform, KsTest};
