@@ -185,7 +185,7 @@ fn inputs_go_out_uniform_on_the_frame_clock_over_156_clicks() {
 }
 
 #[test]
-fn sham_watches_on_a_blinking_caret_all_answer_and_the_run_warns() {
+fn a_blinking_caret_answers_sham_watches_and_a_settle_past_its_blink_lapses_every_wait() {
     let _g = lock();
     let tmp = tempfile::tempdir().unwrap();
     let mut pilot = Pilot::builtin().unwrap();
@@ -196,9 +196,41 @@ fn sham_watches_on_a_blinking_caret_all_answer_and_the_run_warns() {
     let mut ov = base_overrides(24);
     ov.settle_ms = Some(20);
     ov.knobs = knobs(&[("blink_ms", "40"), ("los_work", "0")]);
-    let r = run_arms(&pilot, vec![("blink", ov)], tmp.path())
-        .remove(0)
-        .run;
+    // The same caret with a settle longer than its blink: the socket is never quiet for
+    // it, so every wait runs to its window and each input goes with a frame in flight.
+    let mut never_quiet = base_overrides(6);
+    never_quiet.settle_ms = Some(100);
+    never_quiet.timeout_ms = Some(300);
+    never_quiet.knobs = ov.knobs.clone();
+    let mut outs = run_arms(
+        &pilot,
+        vec![("blink", ov), ("blink", never_quiet)],
+        tmp.path(),
+    );
+    let lapsed = outs.remove(1).run;
+    let s = &lapsed.meta.summary;
+    eprintln!(
+        "blink 40 ms, settle 100 ms: {} quiet lapses for {} inputs",
+        s.quiet_lapses, s.inputs_dispatched
+    );
+    assert!(s.quiet_lapses >= s.inputs_dispatched, "{s:?}");
+    let w = lapsed
+        .meta
+        .warnings
+        .iter()
+        .find(|w| w.code == "quiet_lapses");
+    assert!(
+        w.is_some_and(|w| w.message.contains("traffic still in flight")),
+        "{:?}",
+        lapsed.meta.warnings
+    );
+    let r = outs.remove(0).run;
+    assert!(
+        r.meta.warnings.iter().all(|w| w.code != "quiet_lapses"),
+        "a 20 ms settle between 40 ms blinks: {} lapses, {:?}",
+        r.meta.summary.quiet_lapses,
+        r.meta.warnings
+    );
     let sham = r.meta.summary.sham.as_ref().expect("sham watches");
     eprintln!("blink: {} of {} sham watches changed", sham.changed, sham.n);
     assert_eq!(sham.n, 6);

@@ -400,7 +400,10 @@ impl Clicker<'_> {
         cost.waits += 1;
         Ok(match quiet {
             Quiet::At(q) => QuietEnd::At(q),
-            Quiet::TimedOut => QuietEnd::Never,
+            Quiet::TimedOut => {
+                cost.quiet_lapses += 1;
+                QuietEnd::Never
+            }
             Quiet::Unsupported => QuietEnd::Polled(
                 self.wait_loops(col, from, 0, self.plan.settle, pressed, cost)
                     .await?,
@@ -534,7 +537,10 @@ impl Clicker<'_> {
                     };
                     break;
                 }
-                Quiet::TimedOut => break,
+                Quiet::TimedOut => {
+                    cost.quiet_lapses += 1;
+                    break;
+                }
                 Quiet::Unsupported if complete && last_recv.elapsed() >= settle => break,
                 _ => {}
             }

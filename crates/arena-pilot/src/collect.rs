@@ -43,6 +43,9 @@ pub struct ToolCost {
     pub wall_ms: f64,
     /// Wall time of the click loop only, ms.
     pub clicking_ms: f64,
+    /// Waits whose window ended before the socket had been quiet for `settle`: the next
+    /// input went anyway, with something still in flight.
+    pub quiet_lapses: u64,
 }
 
 /// Accumulates drains and the accounting that travels with them.

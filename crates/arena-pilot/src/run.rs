@@ -657,6 +657,7 @@ fn assemble(
         link: target.link.clone(),
         loop_settings: Some(loop_settings(plan, g)),
         shams: g.col.shams.clone(),
+        quiet_lapses: g.cost.quiet_lapses,
         typing: match &plan.gesture {
             Gesture::Typing(t) => Some(t.mode.name().into()),
             Gesture::Clicks => None,

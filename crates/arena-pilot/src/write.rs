@@ -42,6 +42,8 @@ pub struct RunContext {
     pub shams: Vec<(f64, bool)>,
     /// A typing run's mode (`pace`, `burst`): its keys get `summary.typing`.
     pub typing: Option<String>,
+    /// Inputs that went before the socket had been quiet for `settle`.
+    pub quiet_lapses: u64,
 }
 
 fn to_event(r: &Record) -> Event {
@@ -139,6 +141,7 @@ fn summarize(ctx: &RunContext, loops: &[Loop], stats: &PairStats) -> RunSummary 
         ..stats.summary.clone()
     };
     summary.count_loops(loops);
+    summary.quiet_lapses = ctx.quiet_lapses;
     summary
 }
 
@@ -153,6 +156,10 @@ fn sham_watches(shams: &[(f64, bool)]) -> Option<ShamWatches> {
 
 /// One sham watch in twenty that changes is more than a quiet target's noise.
 const SHAM_WARN_SHARE: f64 = 0.05;
+
+/// One wait in twenty that ran out before the socket went quiet: the next inputs of a
+/// run went with traffic in flight often enough to move its figures.
+const LAPSE_WARN_SHARE: f64 = 0.05;
 
 /// Warnings about the run as a whole: it ended early, or its target looks idle.
 fn run_warnings(ctx: &RunContext, summary: &RunSummary) -> Vec<Warning> {
@@ -186,6 +193,18 @@ fn run_warnings(ctx: &RunContext, summary: &RunSummary) -> Vec<Warning> {
             format!(
                 "{} of {} sham watches changed with no input within {:.0} ms (median window): the pixels at the click points change on their own (a clock, a caret, an animation), so a loop there can be closed by something its input did not cause; aim the clicks away from it, narrow `answer.radius_px`, or watch a fixed `answer.rect`",
                 sh.changed, sh.n, sh.window_p50_ms
+            ),
+        ));
+    }
+    let inputs = summary.inputs_dispatched.max(1);
+    if summary.quiet_lapses as f64 > LAPSE_WARN_SHARE * inputs as f64 {
+        warnings.push(Warning::new(
+            "quiet_lapses",
+            format!(
+                "{} of {} inputs' waits ended before the socket had been quiet for {} ms: the next input went with traffic still in flight (a target that streams on its own never goes quiet), so its loop may share its window with the last one's answer; lower `pacing.settle_ms` below the target's own frame gap, or raise `pacing.timeout_ms`",
+                summary.quiet_lapses,
+                inputs,
+                ctx.loop_settings.as_ref().map_or(0, |s| s.settle_ms)
             ),
         ));
     }
@@ -260,6 +279,7 @@ mod tests {
             link: None,
             loop_settings: None,
             shams: Vec::new(),
+            quiet_lapses: 0,
             typing: None,
         };
         let run = build_run(&ctx, paired, &recs);

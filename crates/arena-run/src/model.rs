@@ -484,6 +484,10 @@ pub struct RunSummary {
     pub stale_records: u64,
     /// Loops where t_input <= t_send <= t_recv <= t_draw <= t_paint did not hold.
     pub invariant_violations: u64,
+    /// Waits for the socket's quiet (`settle_ms`) that ran out first: the next input went
+    /// with traffic in flight.
+    #[serde(default)]
+    pub quiet_lapses: u64,
     /// Whether the inputs went out at a person's timing: their phase on the page's frame
     /// clock, tested for uniformity (absent in runs made before it, or with fewer than 8
     /// inputs or no frame clock).

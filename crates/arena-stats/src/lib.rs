@@ -33,13 +33,13 @@ mod verdict;
 
 pub use bootstrap::{
     bootstrap_diff_replicates, bootstrap_quantile_ci, bootstrap_quantile_diff,
-    bootstrap_quantile_diff_runs, resampled_quantile, resampled_quantile_strata, BootstrapOptions, DiffCi, Replicates, Rng,
+    bootstrap_quantile_diff_runs, resampled_quantile, resampled_quantile_strata, BootstrapOptions,
+    DiffCi, Replicates, Rng,
 };
 pub use counts::fisher_exact_greater;
 pub use hier::{
-    hier_diff, pooled_strata, sparse, unstratified, Components, Design, HierDiff, HierOptions, Pairing,
-    SpreadSource, Strata,
-    RUN_SPREAD_DF,
+    hier_diff, pooled_strata, sparse, unstratified, Components, Design, HierDiff, HierOptions,
+    Pairing, SpreadSource, Strata, RUN_SPREAD_DF,
 };
 pub use ks::{kolmogorov_sf, ks_uniform, KsTest};
 pub use multiple::holm;
