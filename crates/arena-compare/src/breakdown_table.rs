@@ -72,7 +72,7 @@ fn row(c: &BreakdownCell, b: &Breakdown, many: bool, claimed: bool) -> Vec<Cell>
     r.extend([count(c.loops), count(c.n)]);
     r.extend(c.quantiles.iter().map(|q| match q {
         Some(x) if x.is_finite() => Cell::num(fmt_ms(*x), *x),
-        Some(x) => Cell::text(quantile_text(*x, None)),
+        Some(x) => Cell::text(quantile_text(*x, None, None)),
         None => Cell::text("-"),
     }));
     if many {

@@ -2,11 +2,10 @@
 //! inputToPixels (inputToPaint when a run was not closed on pixels) and the bytes
 //! received. `demo` and `ab` print it.
 
-use arena_report::{fmt_count, fmt_ms, Cell, Column, Table};
+use arena_report::{fmt_count, Cell, Column, Table};
 use arena_run::{Metric, Run};
-use arena_stats::quantile_sorted;
 
-use crate::cells::quantile_text;
+use crate::cells::quantile_cell;
 use crate::findings::{annotate, check, CheckOptions};
 use crate::group::{digest, groups, By};
 
@@ -34,11 +33,7 @@ pub fn by_run_table(runs: &[Run]) -> Table {
     for (q, label) in [(0.5, "p50"), (0.9, "p90"), (0.99, "p99")] {
         let mut row = vec![Cell::text(label)];
         for v in &values {
-            row.push(match quantile_sorted(v, q) {
-                Some(x) if x.is_finite() => Cell::num(fmt_ms(x), x),
-                Some(x) => Cell::text(quantile_text(x, g_window(&groups))),
-                None => Cell::text("-"),
-            });
+            row.push(quantile_cell(v, q, g_window(&groups)));
         }
         table.push_row(row);
     }

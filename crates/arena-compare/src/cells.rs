@@ -33,15 +33,31 @@ pub fn fmt_p(p: f64) -> String {
     }
 }
 
-/// A quantile in ms, or `> 2,000ms (window)` when it lands on an unanswered loop (the
-/// window when the runs record it).
-pub fn quantile_text(v: f64, window_ms: Option<u64>) -> String {
+/// A quantile in ms. One that lands on an unanswered loop reads `≥ 69.5ms`, what is
+/// known of it (`floor`: [`arena_stats::censored_floor`]), or `> 2,000ms (window)` when
+/// nothing under the window is (the window when the runs record it).
+pub fn quantile_text(v: f64, floor: Option<f64>, window_ms: Option<u64>) -> String {
     if !is_censored(v) {
         return fmt_ms(v);
     }
-    match window_ms {
-        Some(w) => format!("> {} (window)", fmt_ms(w as f64)),
-        None => "> window".into(),
+    match (floor, window_ms) {
+        (Some(f), Some(w)) if f < w as f64 => format!("\u{2265} {}", fmt_ms(f)),
+        (Some(f), None) if f.is_finite() => format!("\u{2265} {}", fmt_ms(f)),
+        (_, Some(w)) => format!("> {} (window)", fmt_ms(w as f64)),
+        (_, None) => "> window".into(),
+    }
+}
+
+/// Quantile `q` of a column's sorted values (unanswered loops `+inf` at the top) as a
+/// cell: a number, or the text of what is known of it ([`quantile_text`]).
+pub fn quantile_cell(sorted: &[f64], q: f64, window_ms: Option<u64>) -> Cell {
+    match arena_stats::quantile_sorted(sorted, q) {
+        Some(x) if is_censored(x) => {
+            let floor = window_ms.and_then(|w| arena_stats::censored_floor(sorted, q, w as f64));
+            Cell::text(quantile_text(x, floor, window_ms))
+        }
+        Some(x) => Cell::num(fmt_ms(x), x),
+        None => Cell::text("-"),
     }
 }
 

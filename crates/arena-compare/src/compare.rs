@@ -9,7 +9,7 @@ use arena_stats::{is_censored, pct_change, QuantileChange};
 use crate::breakdown::breakdowns;
 use crate::breakdown_data::Breakdown;
 pub(crate) use crate::cells::QUANTILES;
-use crate::cells::{change_cells, fmt_ms_signed, quantile_text};
+use crate::cells::{change_cells, fmt_ms_signed, quantile_cell, quantile_text};
 use crate::change::{metric_change, resolve_baseline};
 pub use crate::change::{CompareOptions, MetricChange};
 use crate::decide::{interval_method, settle_family};
@@ -169,9 +169,9 @@ fn metric_rows(
     let ms_cell = |v: Option<f64>| q_cell(v, window);
     for (qi, &(q, stat)) in QUANTILES.iter().enumerate() {
         let mut row = vec![Cell::text(format!("{} {stat}", m.name()))];
-        row.push(ms_cell(arena_stats::quantile_sorted(values[base], q)));
+        row.push(quantile_cell(values[base], q, window));
         for &i in &cols.others {
-            row.push(ms_cell(arena_stats::quantile_sorted(values[i], q)));
+            row.push(quantile_cell(values[i], q, cols.gs[i].window_ms()));
             let ch = changes
                 .iter()
                 .find(|c| c.column == cols.gs[i].name && c.metric == m.name())
@@ -284,7 +284,7 @@ fn total_rows(table: &mut Table, cols: &Cols<'_>, per_run: bool) {
 
 fn notes(table: &mut Table, opts: &CompareOptions, method: &str) {
     table.note(format!(
-        "\u{394}: candidate \u{2212} baseline of the same quantile (type 7), over every warm loop: an unanswered loop counts as slower than every answered one (\"> W ms (window)\" when a quantile lands on one). CI: {method}. p: two-sided p of no change, times the metric's 3 quantiles. Bold: faster or slower, the interval wholly one side of 0 and the change at least the {thr} % threshold; =: the same, the interval within \u{b1}{thr} %; ~: unknown, neither (\u{3b1}={}): the gate's rule.",
+        "\u{394}: candidate \u{2212} baseline of the same quantile (type 7), over every warm loop: an unanswered loop counts as slower than every answered one (a quantile that lands on one reads \"\u{2265} X\", the least it can be with unanswered loops at the window, or \"> W ms (window)\" past it). CI: {method}. p: two-sided p of no change, times the metric's 3 quantiles. Bold: faster or slower, the interval wholly one side of 0 and the change at least the {thr} % threshold; =: the same, the interval within \u{b1}{thr} %; ~: unknown, neither (\u{3b1}={}): the gate's rule.",
         opts.verdict.alpha,
         thr = opts.verdict.noise_bar_pct
     ));
@@ -295,7 +295,7 @@ fn notes(table: &mut Table, opts: &CompareOptions, method: &str) {
 
 fn q_cell(v: Option<f64>, window_ms: Option<u64>) -> Cell {
     match v {
-        Some(x) if is_censored(x) => Cell::text(quantile_text(x, window_ms)),
+        Some(x) if is_censored(x) => Cell::text(quantile_text(x, None, window_ms)),
         Some(x) => Cell::num(fmt_ms(x), x),
         None => Cell::text("-"),
     }

@@ -342,6 +342,10 @@ fn evaluate(
     let n = (loops(&sb), loops(&sc));
     let p_limit = p_past(&d.diff, b.abs() * limit.max_pct / 100.0);
     let power = power(&d.diff, b, limit.q, n, limit.max_pct, rule, family);
+    let floor = |side: &[Strata], g: &Group| {
+        let w = g.window_ms()? as f64;
+        arena_stats::censored_floor(&arena_stats::pooled_strata(side), limit.q, w)
+    };
     Ok(GateCheck {
         limit: limit.clone(),
         n_baseline: n.0,
@@ -354,6 +358,7 @@ fn evaluate(
         power,
         status: CheckStatus::Pass,
         reason: String::new(),
+        floors: (floor(&sb, gb), floor(&sc, gc)),
     })
 }
 

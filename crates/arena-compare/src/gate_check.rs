@@ -36,6 +36,10 @@ pub struct GateCheck {
     pub power: Power,
     pub status: CheckStatus,
     pub reason: String,
+    /// What is known of each side's quantile where it lands on an unanswered loop
+    /// ([`arena_stats::censored_floor`]).
+    #[serde(skip)]
+    pub floors: (Option<f64>, Option<f64>),
 }
 
 /// Loops with and without an answer on one side.

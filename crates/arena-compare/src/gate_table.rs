@@ -23,13 +23,13 @@ fn share_cell(c: &Counts) -> Cell {
 
 fn latency_row(c: &GateCheck, window: Option<u64>) -> Vec<Cell> {
     let ch = &c.change;
-    let side = |v: f64, n: usize, censored: u64| {
+    let side = |v: f64, floor: Option<f64>, n: usize, censored: u64| {
         let unanswered = if censored > 0 {
             format!(", {censored} unanswered")
         } else {
             String::new()
         };
-        let text = format!("{} (n={n}{unanswered})", quantile_text(v, window));
+        let text = format!("{} (n={n}{unanswered})", quantile_text(v, floor, window));
         if v.is_finite() {
             Cell::num(text, v)
         } else {
@@ -39,8 +39,13 @@ fn latency_row(c: &GateCheck, window: Option<u64>) -> Vec<Cell> {
     let [delta, ci, _] = change_cells(ch);
     vec![
         Cell::text(format!("{} {}", c.limit.metric, c.limit.stat)),
-        side(ch.baseline, c.n_baseline, c.censored_baseline),
-        side(ch.candidate, c.n_candidate, c.censored_candidate),
+        side(ch.baseline, c.floors.0, c.n_baseline, c.censored_baseline),
+        side(
+            ch.candidate,
+            c.floors.1,
+            c.n_candidate,
+            c.censored_candidate,
+        ),
         delta,
         ci,
         Cell::num(fmt_p(c.p_adjusted), c.p_adjusted),
@@ -117,7 +122,7 @@ pub fn gate_table(
         checks.len() + 1,
     ));
     table.note(format!(
-        "The unanswered share fails when it rose past its limit and Fisher's exact test (one-sided, on the loop counts; times the checks) is under \u{3b1}={}. Quantiles count unanswered loops as slower than every answered one (\"> W ms (window)\" when a quantile lands on one). CI: {method}.",
+        "The unanswered share fails when it rose past its limit and Fisher's exact test (one-sided, on the loop counts; times the checks) is under \u{3b1}={}. Quantiles count unanswered loops as slower than every answered one (a quantile that lands on one reads \"\u{2265} X\", the least it can be with unanswered loops at the window, or \"> W ms (window)\" past it). CI: {method}.",
         rule.alpha
     ));
     table.note(format!(

@@ -569,9 +569,9 @@ fn quantile_rows(t: &mut Table, v: &VerdictInput) {
 /// A quantile in ms; one beyond the window is text only, so no format prints `inf`.
 fn ms_cell(v: f64, window_ms: Option<u64>) -> Cell {
     if v.is_finite() {
-        Cell::num(quantile_text(v, window_ms), v)
+        Cell::num(quantile_text(v, None, window_ms), v)
     } else {
-        Cell::text(quantile_text(v, window_ms))
+        Cell::text(quantile_text(v, None, window_ms))
     }
 }
 

@@ -188,3 +188,39 @@ fn the_arms_title_names_its_browser_when_the_run_recorded_one() {
         title(&run)
     );
 }
+
+/// 200 loops, 2 of them unanswered, a 2,000 ms window: the p99 lands between the largest
+/// answered loop (50 ms) and the first unanswered one, so all that is known of it is that
+/// it is at least 1 % of the way from 50 ms to the window: 50 + 0.01 × 1,950 = 69.5 ms.
+/// The table says that, not "> 2,000ms (window)"; the max is past the window.
+#[test]
+fn a_censored_p99_in_the_band_reads_at_least_its_bound() {
+    let v: Vec<f64> = (0..200).map(|i| 1.0 + 49.0 * i as f64 / 197.0).collect();
+    let mut r = synthetic::run("stock", &v, 6000);
+    synthetic::unanswer(&mut r, |i, _| i >= 198);
+    r.meta.loop_settings = Some(arena_run::LoopSettings {
+        loop_events: vec!["mousedown".into()],
+        timeout_ms: 2000,
+        settle_ms: 100,
+        interval_ms: 20,
+        warmup: 0,
+        move_first: false,
+        hold: "fixed".into(),
+        hold_min_ms: 20,
+        hold_max_ms: 20,
+        phase_jitter_ms: 0.0,
+        frame_interval_ms: None,
+        socket_clock_error_ms: None,
+        scenario: None,
+    });
+    let window = 2000.0;
+    let h = 199.0 * 0.99;
+    let by_hand = 50.0 + (h - 197.0) * (window - 50.0);
+    let table = by_run_table(&[r]).render(Format::Csv);
+    let p99 = table.lines().find(|l| l.starts_with("p99")).unwrap();
+    assert!(
+        p99.contains(&format!("\u{2265} {by_hand:.1}ms")),
+        "{by_hand:.1}: {table}"
+    );
+    assert!(!p99.contains("window"), "{table}");
+}

@@ -48,7 +48,7 @@ pub use mwu::{
 };
 pub use streaming::StreamingSummary;
 pub use student::{t_quantile, t_sf};
-pub use summary::{is_censored, quantile, quantile_sorted, Summary};
+pub use summary::{censored_floor, is_censored, quantile, quantile_sorted, Summary};
 pub use verdict::{
     noise_verdict, pct_change, pooled, u_test_can_reach, ChangeFigures, ChangeJson, NoiseRule,
     QuantileChange, SmallSamples, Verdict, RUN_SPREAD_PCT,

@@ -41,6 +41,24 @@ pub fn quantile_sorted(sorted: &[f64], q: f64) -> Option<f64> {
     Some(lerp7(sorted[lo], sorted[hi], h - lo as f64))
 }
 
+/// What is known of a type-7 quantile of `sorted` (unanswered loops `+inf` at the top)
+/// that lands on an unanswered loop: each unanswered loop took at least `window` ms, so
+/// the quantile is at least the step from its answered order statistic towards the
+/// window. `None` when the quantile is answered (it is then exact). With 200 loops, 2
+/// unanswered and a 2,000 ms window, a p99 between the largest answered loop (50 ms) and
+/// the first unanswered one is at least 50 + 0.01 × 1,950 = 69.5 ms, not past the window.
+pub fn censored_floor(sorted: &[f64], q: f64, window: f64) -> Option<f64> {
+    let v = quantile_sorted(sorted, q)?;
+    if !is_censored(v) {
+        return None;
+    }
+    let h = (sorted.len() - 1) as f64 * q;
+    let lo = h.floor() as usize;
+    let at = |x: f64| if is_censored(x) { window } else { x };
+    let (a, b) = (at(sorted[lo]), at(sorted[h.ceil() as usize]));
+    Some(a + (h - lo as f64) * (b - a).max(0.0))
+}
+
 /// Type-7 quantile of `values` in any order, ignoring NaNs; `q` in [0, 1]. `None` when
 /// nothing is left. Copies and sorts: for one figure of a small set (a benchmark's
 /// repeats); sort once and use [`quantile_sorted`] for several.
@@ -191,5 +209,22 @@ mod tests {
         );
         assert_eq!(quantile(&[4.0, 1.0, 2.0, 3.0], 0.5), Some(2.5));
         assert_eq!(quantile(&[f64::NAN], 0.5), None);
+    }
+
+    #[test]
+    fn a_censored_quantile_is_known_from_its_answered_neighbour_up() {
+        // 198 answered loops 1..=50 ms, 2 unanswered, a 2,000 ms window: the p99 sits
+        // 1 % of the way from the largest answered loop (50 ms) to the window.
+        let mut v: Vec<f64> = (0..198).map(|i| 1.0 + 49.0 * i as f64 / 197.0).collect();
+        v.extend([f64::INFINITY; 2]);
+        let floor = censored_floor(&v, 0.99, 2000.0).unwrap();
+        let h = 199.0 * 0.99;
+        let by_hand = 50.0 + (h - 197.0) * (2000.0 - 50.0);
+        assert!((floor - by_hand).abs() < 1e-9, "{floor} vs {by_hand}");
+        assert!((floor - 69.5).abs() < 0.1, "{floor}");
+        // Both order statistics unanswered: past the window itself.
+        assert_eq!(censored_floor(&v, 1.0, 2000.0), Some(2000.0));
+        // An answered quantile is exact: no floor.
+        assert_eq!(censored_floor(&v, 0.5, 2000.0), None);
     }
 }
