@@ -630,7 +630,8 @@ mod tests {
             run_spread_pct: Some(5.0),
             ..HierOptions::default()
         };
-        let by_kind = hier_diff(&[strata.clone()], &[strata.clone()], 0.5, &o).unwrap();
+        let one = std::slice::from_ref(&strata);
+        let by_kind = hier_diff(one, one, 0.5, &o).unwrap();
         let mixed = hd(&[&pooled], &[&pooled], 0.5, &o).unwrap();
         assert!(by_kind.components.loop_sd < 1.0, "{by_kind:?}");
         assert!(mixed.components.loop_sd > 3.0, "{mixed:?}");
