@@ -38,8 +38,9 @@ bench *args:
     if [ "$#" -eq 0 ]; then cargo bench --workspace --locked; else cargo bench --locked "$@"; fi
 
 # The decision rule on simulated runs with a known truth: coverage, false alarms, power
-sim:
-    cargo bench --locked -p arena-stats --bench decide_sim
+# (`just sim kinds`: presses and releases only)
+sim *part:
+    cargo bench --locked -p arena-stats --bench decide_sim -- {{part}}
 
 # API docs of the workspace's crates (without dependencies)
 doc:

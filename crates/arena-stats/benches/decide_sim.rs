@@ -2,7 +2,8 @@
 //! of nominal 95 % intervals, false alarms of an A/A comparison, and power to call a
 //! +10 % change, by runs a side and loops a run; then sequential rounds.
 //! `cargo bench -p arena-stats --bench decide_sim` (`just sim`). `ARENA_SIM_TRIALS` sets
-//! the trials a cell (default 2,000).
+//! the trials a cell (default 2,000); an argument `kinds` prints the presses-and-releases
+//! table alone.
 
 use arena_stats::sim::{sequential, simulate, Scenario, Tally};
 use arena_stats::{sparse, Pairing};
@@ -25,6 +26,11 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(2000);
+    // `just sim kinds`: the presses-and-releases table alone.
+    if std::env::args().any(|a| a == "kinds") {
+        two_kinds(trials);
+        return;
+    }
     println!(
         "{trials} trials a cell; lognormal loops (median 15 ms, sigma 0.5, 1 in 20 three times slower), \
 run offset SD 5 %, round drift SD 3 %, 0.5 % of loops unanswered; threshold 2 %"
