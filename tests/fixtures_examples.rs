@@ -119,6 +119,11 @@ fn expected(e: &Example) -> &'static [&'static str] {
             "passes when it lies wholly under it, and is unknown otherwise",
         ],
         ("history", 0) => &["history add", "stock-1", "added"],
+        ("plan", 0) => &[
+            "To see sendToRecv p50 move by +10 %",
+            "runs a side",
+            "measured over 2 runs",
+        ],
         ("plot", 0) => &["wrote ", "latency.svg"],
         ("report", 0) => &["wrote ", "report.html", "against stock, 4 runs"],
         ("serve", 0) => &["fixture match at http://127.0.0.1:", "\"lazy_png\":true"],

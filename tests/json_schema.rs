@@ -414,6 +414,52 @@ fn fixture_loops() -> u64 {
         .sum()
 }
 
+/// `plan` on two stored stock runs: the spread measured from them, a design per click
+/// count whose runs a side never grow with the clicks, and a bad `--detect` named.
+#[test]
+fn plan_json_of_the_binary() {
+    let doc = json_of(&[
+        "plan",
+        "fixtures/runs/stock-1",
+        "fixtures/runs/stock-2",
+        "--detect",
+        "sendToRecv.p50=+10%",
+        "--format",
+        "json",
+    ]);
+    assert_valid("plan.json", &doc);
+    assert_eq!(doc["between_source"], "runs");
+    assert_eq!(doc["pilot_runs"], 2);
+    let runs: Vec<u64> = doc["designs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|d| d["runs_a_side"].as_u64())
+        .collect();
+    assert!(!runs.is_empty(), "{doc}");
+    assert!(runs.windows(2).all(|w| w[1] <= w[0]), "{runs:?}");
+    let o = Command::new(env!("CARGO_BIN_EXE_arena-perf"))
+        .current_dir(root())
+        .args(["plan", "fixtures/runs/stock-1", "--detect", "nope.p50=+10%"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--detect nope.p50=+10%: unknown metric"),
+        "{err}"
+    );
+    let o = Command::new(env!("CARGO_BIN_EXE_arena-perf"))
+        .current_dir(root())
+        .args(["plan", "fixtures/runs/stock-1", "fixtures/runs/lazy-png-1"])
+        .args(["--detect", "sendToRecv.p50=+10%"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("of one arm"), "{err}");
+}
+
 #[test]
 fn gate_json_of_the_binary() {
     let doc = json_of(&[

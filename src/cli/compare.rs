@@ -16,17 +16,18 @@ pub use arena_compare::options::{
     compare_options, parse_metrics, warn_comparison, ByArg, SplitArgs, StatsArgs,
 };
 
-/// The breakdowns `--split` asks for of `runs`, as tables in `format`. JSON has them in
-/// `compare --format json`; a run's JSON document does not, and says so.
+/// The breakdowns `--split` asks for of `runs`, printed in `format`.
 pub fn print_splits(split: &SplitArgs, runs: &[Run], format: Format) -> anyhow::Result<()> {
-    if format == Format::Json && !split.splits.is_empty() {
-        eprintln!("--split: as JSON, breakdowns are in `arena-perf compare RUN_FOLDER --split ... --format json`");
-        return Ok(());
-    }
-    for t in split.tables(runs)? {
-        print(format!("\n{}", t.render(format)))?;
-    }
-    Ok(())
+    split
+        .rendered(runs, format)?
+        .into_iter()
+        .try_for_each(print)
+}
+
+/// `arena-perf plan`: the plan's table or document.
+pub fn plan(a: arena_compare::plan::PlanArgs) -> anyhow::Result<ExitCode> {
+    print(a.render()?)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 #[derive(Debug, clap::Args)]
@@ -77,13 +78,10 @@ pub struct CompareArgs {
 fn frames(a: &CompareArgs) -> anyhow::Result<ExitCode> {
     use arena_compare::frames::{frames_json, frames_table, run_sources};
     let sources = run_sources(&arena_compare::load_runs_with_events(&a.runs)?);
-    match a.format {
-        Format::Json => print(arena_report::json::to_text(&frames_json(
-            &sources,
-            a.burst_gap,
-        )))?,
-        f => print(frames_table(&sources, a.burst_gap).render(f))?,
-    }
+    print(match a.format {
+        Format::Json => arena_report::json::to_text(&frames_json(&sources, a.burst_gap)),
+        f => frames_table(&sources, a.burst_gap).render(f),
+    })?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -61,6 +61,9 @@ pub enum Command {
     Report(report::ReportArgs),
     /// Plot runs: latency CDF per arm (log x) and a per-click timeline, SVG or PNG.
     Plot(plot::PlotArgs),
+    /// Before measuring: from a short pilot of one arm, how many runs of how many clicks
+    /// would see a change of a given size (`--detect inputToPixels.p90=+10%`), and how long.
+    Plan(arena_compare::plan::PlanArgs),
     /// Run a matrix file: cases x arms x repeats, best (or median) per cell with the start
     /// figure and % against the baseline arm, per-thread CPU beside every run.
     Matrix(matrix::MatrixArgs),
@@ -113,6 +116,7 @@ fn only_reads_and_prints(cmd: &Command) -> bool {
         Command::Compare(_)
         | Command::Gate(_)
         | Command::Plot(_)
+        | Command::Plan(_)
         | Command::Logs(_)
         | Command::Completions(_)
         | Command::Man(_) => true,
@@ -135,6 +139,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Gate(a) => gate::run(a),
         Command::History(a) => history::run(a),
         Command::Plot(a) => plot::run(a),
+        Command::Plan(a) => compare::plan(a),
         Command::Report(a) => report::run(a),
         Command::Matrix(a) => matrix::run(a),
         Command::Logs(a) => logs::run(a),

@@ -52,7 +52,7 @@ pub struct Decided {
     pub diff: HierDiff,
 }
 
-fn hier_options(rule: &NoiseRule) -> HierOptions {
+pub(crate) fn hier_options(rule: &NoiseRule) -> HierOptions {
     HierOptions {
         resamples: (rule.bootstrap.resamples / 5).clamp(100, 2000),
         seed: rule.bootstrap.seed,

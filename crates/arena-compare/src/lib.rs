@@ -33,6 +33,7 @@ mod json;
 pub mod json_types;
 mod limit;
 pub mod options;
+pub mod plan;
 pub mod plot;
 pub mod run_view;
 mod split;

@@ -15,8 +15,12 @@ pub const DEFAULT_UNANSWERED_PT: f64 = 1.0;
 pub const MAX_LATENCY_PCT: f64 = 10_000.0;
 
 fn bad_limit(spec: &str, why: &str) -> anyhow::Error {
+    bad_flag("--max", spec, why)
+}
+
+fn bad_flag(flag: &str, spec: &str, why: &str) -> anyhow::Error {
     Exit::bad_input(format!(
-        "--max {spec}: {why} (expected METRIC.pQ=+PCT, e.g. sendToRecv.p50=+10%, or unanswered=+PTpt, e.g. unanswered=+1pt; metrics: {})",
+        "{flag} {spec}: {why} (expected METRIC.pQ=+PCT, e.g. sendToRecv.p50=+10%, or unanswered=+PTpt, e.g. unanswered=+1pt; metrics: {})",
         Metric::ALL.map(|m| m.name()).join(", ")
     ))
     .into()
@@ -86,7 +90,13 @@ impl Limit {
     /// Parses `METRIC[.|:| ]pQ=+PCT[%]`, e.g. `sendToRecv.p50=+10%`; the quantile
     /// defaults to p50. Errors name the argument and what was expected (exit 2).
     pub fn parse(spec: &str) -> Result<Limit> {
-        let bad = |why: &str| bad_limit(spec, why);
+        Limit::parse_flag("--max", spec)
+    }
+
+    /// [`Limit::parse`] for another flag of the same syntax (`plan --detect`), whose
+    /// errors name that flag.
+    pub fn parse_flag(flag: &str, spec: &str) -> Result<Limit> {
+        let bad = |why: &str| bad_flag(flag, spec, why);
         let (left, right) = spec.split_once('=').ok_or_else(|| bad("no '='"))?;
         let (metric_text, stat) = match left
             .rsplit_once(['.', ':', ' '])

@@ -2,7 +2,7 @@
 //! the options they become. The flags are clap arguments behind the `clap` feature (the
 //! command line's), so the crate itself builds and tests without clap.
 
-use arena_report::{Exit, Table};
+use arena_report::{Exit, Format, Table};
 use arena_run::{Metric, Run};
 use arena_stats::{BootstrapOptions, NoiseRule, SmallSamples};
 
@@ -161,6 +161,20 @@ impl SplitArgs {
         Ok(breakdowns(runs, &opts)?
             .into_iter()
             .map(|b| b.table)
+            .collect())
+    }
+    /// The breakdowns `--split` asks for of `runs`, each rendered in `format` after a
+    /// blank line. JSON has them in `compare --format json`; a run's JSON document does
+    /// not, and stderr says so (this is the command line's glue).
+    pub fn rendered(&self, runs: &[Run], format: Format) -> anyhow::Result<Vec<String>> {
+        if format == Format::Json && !self.splits.is_empty() {
+            eprintln!("--split: as JSON, breakdowns are in `arena-perf compare RUN_FOLDER --split ... --format json`");
+            return Ok(Vec::new());
+        }
+        let tables = self.tables(runs)?;
+        Ok(tables
+            .iter()
+            .map(|t| format!("\n{}", t.render(format)))
             .collect())
     }
 }

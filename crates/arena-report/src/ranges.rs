@@ -53,6 +53,15 @@ pub fn alpha_open_0_1(text: &str) -> Result<f64, String> {
     finite(text, |v| v > 0.0 && v < 1.0, "a number above 0 and below 1")
 }
 
+/// A power to plan for: from 0.5 to 0.99 (`plan --power`).
+pub fn power(text: &str) -> Result<f64, String> {
+    finite(
+        text,
+        |v| (0.5..=0.99).contains(&v),
+        "a number from 0.5 to 0.99",
+    )
+}
+
 /// A finite number above 0 (`--burst-gap`, `--tolerance`, `wire summary --window`).
 pub fn positive_f64(text: &str) -> Result<f64, String> {
     finite(text, |v| v > 0.0, "a finite number above 0")

@@ -386,6 +386,108 @@ pub fn hier_diff(
     })
 }
 
+/// What one arm's runs say of a quantile's spread, for planning how many runs would see a
+/// change: the runs' mean quantile, the between-run variance (`tau^2`, by moments pooled
+/// with the assumed spread as [`hier_diff`] pools it), each run's mean within-run
+/// variance and mean loops.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct RunSpread {
+    /// Mean of the runs' quantiles (ms).
+    pub value: f64,
+    /// Between-run variance (ms^2).
+    pub tau2: f64,
+    /// Mean within-run variance of a run's quantile (ms^2), at `loops` loops a run.
+    pub within: f64,
+    pub loops: f64,
+    pub runs: usize,
+    /// Degrees of freedom `tau2` is worth (the runs', plus the assumed spread's).
+    pub df: f64,
+    pub source: SpreadSource,
+}
+
+/// The spread of quantile `q` over one arm's runs. `None` when no run has a loop.
+pub fn run_spread(runs: &[Strata], q: f64, opts: &HierOptions) -> Option<RunSpread> {
+    let largest = pooled_strata(runs)
+        .iter()
+        .copied()
+        .filter(|v| !is_censored(*v))
+        .fold(0.0_f64, f64::max);
+    let cap = opts.window.unwrap_or(largest).max(largest);
+    let mut rng = Rng::new(opts.seed);
+    let rq: Vec<RunQ> = runs
+        .iter()
+        .filter_map(|r| run_quantile(r, q, cap, opts.resamples, &mut rng))
+        .collect();
+    if rq.is_empty() {
+        return None;
+    }
+    let values: Vec<f64> = rq.iter().map(|r| r.value).collect();
+    let (value, k) = mean(values.iter().copied());
+    let (within, _) = mean(rq.iter().map(|r| r.var));
+    let (loops, _) = mean(
+        runs.iter()
+            .map(|r| r.iter().map(|s| s.len()).sum::<usize>() as f64),
+    );
+    let moments = (k >= 2).then(|| Moments {
+        s2: ss(&values) / (k - 1) as f64,
+        wbar: within,
+        df: (k - 1) as f64,
+    });
+    let prior = opts.run_spread_pct.map(|p| {
+        let sd = p / 100.0 * value.abs();
+        Prior {
+            tau2: sd * sd,
+            df: opts.run_spread_df,
+        }
+    });
+    let (tau2, _) = pool_tau2(moments, prior);
+    let source = match (moments, prior) {
+        (Some(_), _) => SpreadSource::Runs,
+        (None, Some(_)) => SpreadSource::Assumed,
+        (None, None) => SpreadSource::Unknown,
+    };
+    Some(RunSpread {
+        value,
+        tau2,
+        within,
+        loops,
+        runs: k,
+        df: moments.map_or(0.0, |m| m.df) + prior.map_or(0.0, |p| p.df),
+        source,
+    })
+}
+
+/// Runs a side that would see a change of `delta` ms (two-sided level `1 - alpha`) with
+/// probability `power`, at `loops` loops a run: the within-run variance scales as one
+/// over the loops, the between-run one not at all, and each side's mean of `k` runs
+/// carries both over `k`; t on the runs' degrees of freedom (and the spread's). `None`
+/// past `most` runs, or when nothing bounds the spread.
+pub fn runs_needed(
+    s: &RunSpread,
+    delta: f64,
+    loops: f64,
+    alpha: f64,
+    power: f64,
+    most: usize,
+) -> Option<usize> {
+    if !s.tau2.is_finite() || delta <= 0.0 || loops <= 0.0 {
+        return None;
+    }
+    let w = s.within * s.loops / loops;
+    (1..=most).find(|&k| {
+        let sd = (2.0 * (s.tau2 + w) / k as f64).sqrt();
+        let df = if k >= 2 {
+            (2 * k - 2) as f64 + s.df
+        } else if s.df > 0.0 {
+            s.df
+        } else {
+            f64::INFINITY
+        };
+        let z = t_quantile(1.0 - alpha / 2.0, df) + t_quantile(power, df);
+        z * sd <= delta
+    })
+}
+
 /// Round differences as the units: the spread of a difference (two runs' offsets) by
 /// moments, with the assumed spread as a prior.
 fn paired_spread(b: &[RunQ], c: &[RunQ], prior: Option<Prior>) -> (f64, Components) {

@@ -38,8 +38,8 @@ pub use bootstrap::{
 };
 pub use counts::fisher_exact_greater;
 pub use hier::{
-    hier_diff, pooled_strata, sparse, unstratified, Components, Design, HierDiff, HierOptions,
-    Pairing, SpreadSource, Strata, RUN_SPREAD_DF,
+    hier_diff, pooled_strata, run_spread, runs_needed, sparse, unstratified, Components, Design,
+    HierDiff, HierOptions, Pairing, SpreadSource, Strata, RUN_SPREAD_DF,
 };
 pub use ks::{kolmogorov_sf, ks_uniform, KsTest};
 pub use multiple::holm;

@@ -17,7 +17,7 @@
 //! `benches/decide_sim.rs` prints the table, `docs/compare.md` holds it.
 
 use crate::bootstrap::Rng;
-use crate::hier::{hier_diff, HierOptions, Pairing, Strata};
+use crate::hier::{hier_diff, run_spread, HierOptions, Pairing, RunSpread, Strata};
 
 /// What one simulated comparison looks like.
 #[derive(Debug, Clone, Copy)]
@@ -215,6 +215,14 @@ fn as_slices(v: &[Vec<Vec<f64>>]) -> Vec<Strata<'_>> {
         .collect()
 }
 
+/// What a pilot of `s.runs` baseline runs says of the spread of quantile `s.q`, as the
+/// planner reads real runs.
+pub fn pilot_spread(s: &Scenario, seed: u64) -> Option<RunSpread> {
+    let mut rng = Rng::new(seed);
+    let (b, _) = draw(s, 0.0, &mut rng);
+    run_spread(&as_slices(&b), s.q, &options(s, seed))
+}
+
 /// Sequential rounds: from `first` rounds up to `most`, look after each and stop at the
 /// first call, each look at `1 - alpha / looks` (Bonferroni over the looks). Returns the
 /// share of sequences that made a call against the truth (all calls when it is 0) and
@@ -260,6 +268,7 @@ pub fn sequential(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hier::runs_needed;
 
     /// Coverage of nominal 95 % intervals, false alarms and power, where the rule claims
     /// to apply (two runs a side or more). 400 trials a cell: the binomial SD of a 95 %
@@ -347,5 +356,40 @@ mod tests {
             pooled.mean_half_width > 2.5 * by_kind.mean_half_width,
             "{pooled:?} {by_kind:?}"
         );
+    }
+
+    /// The planner's promise checked: from a pilot of 5 runs of 60 loops, the runs a side
+    /// it names for +10 % at the median see that change about 80 % of the time.
+    #[test]
+    fn the_runs_a_plan_names_see_the_change_about_as_often_as_it_promises() {
+        let pilot = Scenario {
+            runs: 5,
+            loops: 60,
+            q: 0.5,
+            pairing: Pairing::Independent,
+            ..Scenario::default()
+        };
+        let spread = pilot_spread(&pilot, 4).unwrap();
+        let truth = arm_quantile(&pilot);
+        let k = runs_needed(&spread, 0.10 * truth, 60.0, 0.05, 0.8, 60).unwrap();
+        let t = simulate(
+            &Scenario {
+                runs: k,
+                shift_pct: 10.0,
+                ..pilot
+            },
+            400,
+            0.95,
+            0.0,
+            9,
+        );
+        eprintln!(
+            "plan: {k} runs a side of 60 loops; simulated power {}",
+            t.power()
+        );
+        assert!((0.65..=0.95).contains(&t.power()), "{k} runs: {t:?}");
+        // Twice the loops a run need no more runs.
+        let k2 = runs_needed(&spread, 0.10 * truth, 120.0, 0.05, 0.8, 60).unwrap();
+        assert!(k2 <= k, "{k2} > {k}");
     }
 }
