@@ -135,8 +135,12 @@ fn hover_delay_40_reaches_move_to_pixels_and_not_input_to_socket() {
         pix.0 .1,
         pix.1 .1
     );
+    // Nine runs of this test read +41.2, +39.4, +40.2, +39.3, +39.0, +38.9, then on
+    // another day +36.4, +37.8 and +37.6 (n 360 a side each): both ends of the figure sit
+    // on the frame clock, and what is left of its phase after the dither moves the mean by
+    // a few ms from day to day. A figure off the delay's path moves by 0.
     assert!(
-        (dp - 40.0).abs() <= 3.0,
+        (dp - 40.0).abs() <= 4.0,
         "move-to-pixels moved by {dp:.1} ms for 40"
     );
     // Half the 5 ms flush window, an eighth of the delay: replies landing at other moments
