@@ -110,7 +110,6 @@ impl<'a> RunData<'a> {
             window_ms: run.meta.loop_settings.as_ref().map(|s| s.timeout_ms),
             by_kind: Default::default(),
         };
-        let mut unanswered_missing = [0u64; Metric::ALL.len()];
         let mut kinds: Vec<&str> = Vec::new();
         let mut by_kind: [Vec<Vec<f64>>; Metric::ALL.len()] = Default::default();
         let mut missing_by_kind: [Vec<usize>; Metric::ALL.len()] = Default::default();
@@ -149,10 +148,7 @@ impl<'a> RunData<'a> {
                         sorted[k].push(v);
                         by_kind[k][kind].push(v);
                     }
-                    None if unanswered => {
-                        unanswered_missing[k] += 1;
-                        missing_by_kind[k][kind] += 1;
-                    }
+                    None if unanswered => missing_by_kind[k][kind] += 1,
                     None => {}
                 }
             }
@@ -168,7 +164,7 @@ impl<'a> RunData<'a> {
         for (k, m) in Metric::ALL.iter().enumerate() {
             let censoring = censors(run, *m, !sorted[k].is_empty());
             if censoring {
-                d.censored[k] = unanswered_missing[k];
+                d.censored[k] = missing_by_kind[k].iter().sum::<usize>() as u64;
             }
             for (v, &missing) in by_kind[k].iter_mut().zip(&missing_by_kind[k]) {
                 v.sort_unstable_by(f64::total_cmp);
