@@ -46,9 +46,9 @@ sim *part:
 doc:
     cargo doc --workspace --no-deps --locked
 
-# Run the README's examples on fixtures/ (the root crate's fixtures_examples test)
+# Run the README's examples on fixtures/ (the root test binary's fixtures_examples module)
 examples:
-    cargo test --locked --test fixtures_examples
+    cargo test --locked --test tests fixtures_examples::
 
 # Remake the generated inputs under fixtures/ (needs root and Chromium)
 fixtures:

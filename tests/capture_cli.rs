@@ -2,12 +2,9 @@
 //! backend this build lacks is refused with the way to get it (exit 2), before any capture
 //! or browser starts.
 
-use std::path::PathBuf;
 use std::process::{Command, Output};
 
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_arena-perf"))
-}
+use crate::support::bin;
 
 fn run(args: &[&str]) -> Output {
     Command::new(bin()).args(args).output().expect("arena-perf")

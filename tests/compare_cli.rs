@@ -5,8 +5,7 @@ use std::process::{Command, Output};
 
 use arena_compare::synthetic;
 
-mod compare_common;
-use compare_common::{arena, s, Scratch};
+use crate::compare_common::{arena, s, Scratch};
 
 fn text(o: &Output) -> (String, String) {
     (
@@ -1034,8 +1033,8 @@ fn compare_shows_gestures_apart_from_the_clicks_and_refuses_a_damaged_move_row()
     let plain = arena(&["compare", s(&a), s(&b)]);
     assert_eq!(plain.status.code(), Some(0), "{:?}", text(&plain));
     assert!(!text(&plain).0.contains("gestures"), "{}", text(&plain).0);
-    compare_common::write_hover(&a, &[30.0; 40]);
-    compare_common::write_hover(&b, &[70.0; 50]);
+    crate::compare_common::write_hover(&a, &[30.0; 40]);
+    crate::compare_common::write_hover(&b, &[70.0; 50]);
     let o = arena(&["compare", s(&a), s(&b)]);
     assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
     let out = text(&o).0;

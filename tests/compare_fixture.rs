@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-mod compare_common;
-use compare_common::{arena, s};
+use crate::compare_common::{arena, s};
+use crate::support::machine::shared;
 
 fn text(o: &Output) -> String {
     format!(
@@ -36,6 +36,7 @@ fn record_with(dir: &Path, arm: &str, knobs: &[&str], flags: &[&str]) -> PathBuf
 
 #[test]
 fn fixture_delay_fails_the_gate_same_arm_never_does_and_deploy_looks_idle() {
+    let _g = shared();
     let root = std::env::temp_dir().join(format!("arena-compare-fixture-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
     std::fs::create_dir_all(&root).unwrap();
@@ -130,6 +131,7 @@ fn fixture_delay_fails_the_gate_same_arm_never_does_and_deploy_looks_idle() {
 /// that only the p99 sees both fail it; a like arm does not.
 #[test]
 fn timeouts_and_a_true_tail_fail_the_gate_and_a_like_arm_passes() {
+    let _g = shared();
     let root = std::env::temp_dir().join(format!("arena-gate-fixture-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
     std::fs::create_dir_all(&root).unwrap();
@@ -220,8 +222,9 @@ fn timeouts_and_a_true_tail_fail_the_gate_and_a_like_arm_passes() {
 /// alpha over the looks, and a time budget spent before the first look keeps its runs.
 #[test]
 fn until_decided_looks_after_each_round_and_stops_at_its_budget() {
-    let d = compare_common::Scratch::new("until-decided");
-    let pilot = compare_common::cheap_pilot(&d.0);
+    let _g = shared();
+    let d = crate::compare_common::Scratch::new("until-decided");
+    let pilot = crate::compare_common::cheap_pilot(&d.0);
     let ab = |out: &str, budget: &str| {
         arena(&[
             "ab",

@@ -7,28 +7,23 @@
 //! own.
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
 const SECTION: &str = "## Try every command on `fixtures/`";
 
-/// The browser examples measure (`verify` holds medians to a tolerance): the other examples
-/// (a gzip matrix among them) must not share the two cores with them.
-static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn lock() -> std::sync::MutexGuard<'static, ()> {
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
-}
+// The browser examples measure (`verify` holds medians to a tolerance): they hold the
+// machine alone, and the other examples (a gzip matrix among them) share it only with
+// tests that do not measure.
+use crate::support::machine::{exclusive, shared};
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_arena-perf"))
-}
+use crate::support::bin;
 
 /// One README example: its words after `arena-perf`, and the exit code it documents.
 #[derive(Debug)]
@@ -282,7 +277,7 @@ fn every_command_has_a_readme_example_on_fixtures() {
 
 #[test]
 fn readme_examples_on_fixtures_exit_as_documented() {
-    let _g = lock();
+    let _g = shared();
     let dir = tempfile::tempdir().unwrap();
     let mut n = 0;
     for e in examples().iter().filter(|e| !e.needs_browser()) {
@@ -294,7 +289,7 @@ fn readme_examples_on_fixtures_exit_as_documented() {
 
 #[test]
 fn readme_examples_in_chromium_exit_0() {
-    let _g = lock();
+    let _g = exclusive();
     let dir = tempfile::tempdir().unwrap();
     for e in examples().iter().filter(|e| e.needs_browser()) {
         check(e, dir.path());

@@ -7,8 +7,7 @@ use std::process::Output;
 
 use arena_compare::synthetic;
 
-mod compare_common;
-use compare_common::{arena, s, Scratch};
+use crate::compare_common::{arena, s, Scratch};
 
 fn text(o: &Output) -> String {
     format!(

@@ -7,8 +7,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-mod compare_common;
-use compare_common::{arena, cheap_pilot, s, Scratch};
+use crate::compare_common::{arena, cheap_pilot, s, Scratch};
+use crate::support::machine::shared;
 
 fn text(o: &Output) -> String {
     format!(
@@ -71,6 +71,7 @@ fn fake_gh(dir: &Path) -> PathBuf {
 
 #[test]
 fn ci_steps_record_on_main_gate_a_pull_request_and_post_its_summary() {
+    let _g = shared();
     let d = Scratch::new("hist-ci");
     let pilot = cheap_pilot(&d.0);
     let gh_log = fake_gh(&d.0);

@@ -8,8 +8,8 @@ use std::process::{Command, Output, Stdio};
 use arena_compare::synthetic;
 use serde_json::Value;
 
-mod compare_common;
-use compare_common::{arena, s, Scratch};
+use crate::compare_common::{arena, s, Scratch};
+use crate::support::machine::shared;
 
 fn is_root() -> bool {
     Command::new("id")
@@ -122,6 +122,7 @@ fn text(o: &Output) -> String {
 
 #[test]
 fn eight_processes_add_200_runs_to_postgresql_and_a_refused_login_is_exit_3() {
+    let _g = shared();
     let d = Scratch::new("hist-pg");
     let runs_dir = d.path("runs");
     let cluster_dir = d.path("cluster");
@@ -240,6 +241,7 @@ fn pg_cache(url: &str, verb: &str, file: &Path) -> Output {
 
 #[test]
 fn the_postgres_workflows_dump_restores_the_history_into_an_empty_database() {
+    let _g = shared();
     let (d, cluster) = started("hist-pg-cache");
     let url = cluster.url();
     let runs: Vec<PathBuf> = (0..3u64)
@@ -274,9 +276,10 @@ fn the_postgres_workflows_dump_restores_the_history_into_an_empty_database() {
 
 #[test]
 fn pilot_history_to_a_server_that_goes_away_mid_run_is_exit_3_and_keeps_the_run_folder() {
+    let _g = shared();
     use std::io::{BufRead, BufReader};
     let (d, cluster) = started("hist-pg-gone");
-    let pilot = compare_common::cheap_pilot(&d.0);
+    let pilot = crate::compare_common::cheap_pilot(&d.0);
     let out = d.path("run");
     // A server refusing the login is exit 3 before any browser starts: no run is made.
     let refused = cluster.url().replace("arena@", "nobody:secret@");

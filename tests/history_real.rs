@@ -13,16 +13,11 @@ use std::process::Output;
 
 use serde_json::Value;
 
-mod compare_common;
-use compare_common::{arena, cheap_pilot, s, Scratch};
+use crate::compare_common::{arena, cheap_pilot, s, Scratch};
 
-/// One browser test at a time: the series' runs are its figures, and a demo started beside
-/// its first runs slowed them by 8-10 ms, a step the trend rightly found at run 3.
-static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn lock() -> std::sync::MutexGuard<'static, ()> {
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
-}
+// The machine alone: the series' runs are its figures, and a demo started beside its
+// first runs slowed them by 8-10 ms, a step the trend rightly found at run 3.
+use crate::support::machine::exclusive;
 
 fn text(o: &Output) -> String {
     format!(
@@ -100,7 +95,7 @@ fn ids(rows: &Value) -> Vec<i64> {
 
 #[test]
 fn forty_real_fixture_runs_step_at_25_by_40ms_none_when_flat_and_the_gate_tells_the_arms_apart() {
-    let _g = lock();
+    let _g = exclusive();
     let d = Scratch::new("hist-real");
     let pilot = cheap_pilot(&d.0);
     let db = d.path("h.sqlite");
@@ -207,7 +202,7 @@ fn p50_shift(a: &[String], b: &[String]) -> f64 {
 
 #[test]
 fn demo_history_adds_each_run_of_both_arms_as_written() {
-    let _g = lock();
+    let _g = exclusive();
     let d = Scratch::new("hist-demo");
     let db = d.path("h.sqlite");
     let o = arena(&[

@@ -10,8 +10,6 @@ use arena_compare::{ab_json, arm_json, compare, By, CompareOptions};
 use arena_run::Run;
 use serde_json::{json, Value};
 
-mod compare_common;
-
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -658,6 +656,7 @@ fn wire_capture_json_of_the_binary() {
 /// The pilot's own command line, once: two clicks on the built-in fixture in Chromium.
 #[test]
 fn pilot_cli_json_matches_its_schema() {
+    let _g = crate::support::machine::shared();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
     let doc = json_of(&[
@@ -857,7 +856,7 @@ fn history_documents_of_the_binary_in_every_format() {
 
 #[test]
 fn compare_json_with_gestures_of_the_binary() {
-    let d = compare_common::Scratch::new("gestures-json");
+    let d = crate::compare_common::Scratch::new("gestures-json");
     let mut args = vec!["compare".to_string()];
     for (i, run) in fixture_runs().iter().step_by(2).enumerate() {
         let to = d.path(&format!("run-{i}"));
@@ -866,7 +865,7 @@ fn compare_json_with_gestures_of_the_binary() {
             let f = f.unwrap().path();
             std::fs::copy(&f, to.join(f.file_name().unwrap())).unwrap();
         }
-        compare_common::write_hover(&to, &[30.0 + 40.0 * i as f64; 20]);
+        crate::compare_common::write_hover(&to, &[30.0 + 40.0 * i as f64; 20]);
         args.push(to.to_str().unwrap().to_string());
     }
     args.extend(["--format".into(), "json".into()]);

@@ -10,8 +10,7 @@ use std::process::{Command, Output};
 use arena_compare::synthetic;
 use arena_run::Run;
 
-mod compare_common;
-use compare_common::{arena, s};
+use crate::compare_common::{arena, s};
 
 fn text(o: &Output) -> String {
     format!(
@@ -262,6 +261,8 @@ fn pilot_out_onto_an_existing_run_is_refused_before_any_browser_starts() {
 
 #[test]
 fn pilot_out_force_replaces_the_whole_folder() {
+    // A real pilot run: it shares the machine only with tests that do not measure.
+    let _g = crate::support::machine::shared();
     let d = tempfile::tempdir().unwrap();
     let run = write_run(d.path(), "run", 160, 50.0, 41);
     std::fs::write(run.join("wire.pcap"), "old capture").unwrap();

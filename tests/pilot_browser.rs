@@ -7,7 +7,6 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use arena_browser::{AppFields, AppRecorder, RecordKind, SendClass};
@@ -18,15 +17,9 @@ use arena_pilot::{
 use arena_run::{Metric, Run, RunStatus, SocketSource};
 use arena_stats::Summary;
 
-#[path = "support/watched.rs"]
-mod watched;
-use watched::{bin, group_any_state, group_members, serve_fixture, Watched};
+use crate::support::watched::{bin, group_any_state, group_members, serve_fixture, Watched};
 
-static LOCK: Mutex<()> = Mutex::new(());
-
-fn lock() -> MutexGuard<'static, ()> {
-    LOCK.lock().unwrap_or_else(|p| p.into_inner())
-}
+use crate::support::machine::{exclusive, shared};
 
 fn rt() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
@@ -187,7 +180,7 @@ fn calibrate(pilot: &Pilot, headline: Metric, clicks: u64, dir: &Path) -> Vec<Ou
 
 #[test]
 fn calibration_delay_40_moves_every_kind_and_no_loop_pairs_with_an_ack() {
-    let _g = lock();
+    let _g = exclusive();
     let tmp = tempfile::tempdir().unwrap();
     let pilot = Pilot::builtin().unwrap();
     let outs = calibrate(&pilot, Metric::InputToPixels, 30, tmp.path());
@@ -277,7 +270,7 @@ fn calibration_delay_40_moves_every_kind_and_no_loop_pairs_with_an_ack() {
 
 #[test]
 fn calibration_delay_40_moves_every_kind_under_the_reply_oracle_too() {
-    let _g = lock();
+    let _g = exclusive();
     let tmp = tempfile::tempdir().unwrap();
     let mut pilot = Pilot::builtin().unwrap();
     pilot.answer.oracle = arena_pilot::scenario::Requested::Reply;
@@ -287,7 +280,7 @@ fn calibration_delay_40_moves_every_kind_under_the_reply_oracle_too() {
 
 #[test]
 fn a_link_of_rtt_20ms_adds_20ms_to_send_to_recv_and_the_run_says_so() {
-    let _g = lock();
+    let _g = exclusive();
     let tmp = tempfile::tempdir().unwrap();
     let mut pilot = Pilot::builtin().unwrap();
     // A link moves the socket's times, so the loops close on the first reply after the
@@ -389,7 +382,7 @@ fn a_link_of_rtt_20ms_adds_20ms_to_send_to_recv_and_the_run_says_so() {
 
 #[test]
 fn ring_buffer_clicks_before_attach_are_not_counted_and_overflow_is_reported() {
-    let _g = lock();
+    let _g = shared();
     let tmp = tempfile::tempdir().unwrap();
     let mut pilot = Pilot::builtin().unwrap();
     // Three clicks during setup, i.e. before the recorder is cleared on attach.
@@ -444,7 +437,7 @@ fn ring_buffer_clicks_before_attach_are_not_counted_and_overflow_is_reported() {
 
 #[test]
 fn unanswered_loops_are_counted_and_the_run_still_ends_in_time() {
-    let _g = lock();
+    let _g = shared();
     let tmp = tempfile::tempdir().unwrap();
     let mut pilot = Pilot::builtin().unwrap();
     // Key presses: the fixture counts each keydown as one input (keyup has no reply), so
@@ -480,7 +473,7 @@ fn unanswered_loops_are_counted_and_the_run_still_ends_in_time() {
 
 #[test]
 fn the_apps_own_recorder_is_read_through_the_pilot_file() {
-    let _g = lock();
+    let _g = shared();
     let tmp = tempfile::tempdir().unwrap();
     let mut pilot = Pilot::builtin().unwrap();
     let map = |pairs: &[(&str, RecordKind)]| -> BTreeMap<String, RecordKind> {
@@ -537,7 +530,7 @@ fn the_apps_own_recorder_is_read_through_the_pilot_file() {
 
 #[test]
 fn right_after_pilot_exits_no_chromium_is_left_not_even_a_zombie() {
-    let _g = lock();
+    let _g = shared();
     let tmp = tempfile::tempdir().unwrap();
     let mut w = Watched::spawn(
         Command::new(bin())
@@ -579,7 +572,7 @@ fn sigint(pid: u32) {
 
 #[test]
 fn fixture_killed_mid_run_gives_a_clear_message_a_partial_run_and_no_hang() {
-    let _g = lock();
+    let _g = shared();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("run");
     let (mut serve, url) = serve_fixture();
@@ -625,7 +618,7 @@ fn fixture_killed_mid_run_gives_a_clear_message_a_partial_run_and_no_hang() {
 
 #[test]
 fn capture_beside_a_run_sees_the_pages_frames_and_the_first_board() {
-    let _g = lock();
+    let _g = shared();
     let tmp = tempfile::tempdir().unwrap();
     let pilot = Pilot::builtin().unwrap();
     let mut ov = base_overrides(8);
@@ -665,36 +658,22 @@ fn capture_beside_a_run_sees_the_pages_frames_and_the_first_board() {
     assert!(tshark.success(), "tshark cannot read wire.pcap");
 }
 
-#[path = "pilot_browser/answers.rs"]
 mod answers;
 
-#[path = "pilot_browser/real_apps.rs"]
 mod real_apps;
 
-#[path = "pilot_browser/link.rs"]
 mod link;
 
-#[path = "pilot_browser/trace.rs"]
 mod trace;
 
-#[path = "pilot_browser/breakdown.rs"]
 mod breakdown;
 
-#[path = "pilot_browser/browser_arms.rs"]
 mod browser_arms;
-#[path = "pilot_browser/causality.rs"]
 mod causality;
-#[path = "pilot_browser/cpu.rs"]
 mod cpu;
-#[path = "pilot_browser/deflate.rs"]
 mod deflate;
-#[path = "pilot_browser/frames.rs"]
 mod frames;
-#[path = "pilot_browser/gestures.rs"]
 mod gestures;
-#[path = "pilot_browser/startup.rs"]
 mod startup;
-#[path = "pilot_browser/typing.rs"]
 mod typing;
-#[path = "pilot_browser/typing_real.rs"]
 mod typing_real;

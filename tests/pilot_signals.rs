@@ -7,20 +7,13 @@
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::Command;
-use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use arena_run::{Run, RunStatus};
 
-#[path = "support/watched.rs"]
-mod watched;
-use watched::{bin, group_members, Watched};
+use crate::support::watched::{bin, group_members, Watched};
 
-static LOCK: Mutex<()> = Mutex::new(());
-
-fn lock() -> MutexGuard<'static, ()> {
-    LOCK.lock().unwrap_or_else(|p| p.into_inner())
-}
+use crate::support::machine::shared;
 
 /// `pilot` on the built-in fixture into `dir`: 400 clicks 10 ms apart, far from their end
 /// when a test's signal lands after 25. SIGHUP starts at its default, as under a terminal,
@@ -68,7 +61,7 @@ fn pilot_at_click_25(hangup_ignored: bool) -> (tempfile::TempDir, PathBuf, Watch
 /// clicked 25 times, and checks what the signal left: the exit code, a partial run that
 /// loads, and no Chromium process of the run.
 fn signalled_mid_run_keeps_the_partial_run(signal: &str, code: i32) {
-    let _g = lock();
+    let _g = shared();
     // Progress lines (stderr is a pipe) tell when clicking is under way and the browser's
     // pid.
     let (_tmp, dir, mut w) = pilot_at_click_25(false);
@@ -115,7 +108,7 @@ fn sigquit_mid_run_writes_the_partial_run_and_exits_131() {
 /// SIGINT after it still keeps the partial run.
 #[test]
 fn sighup_under_nohup_is_ignored_and_the_run_goes_on() {
-    let _g = lock();
+    let _g = shared();
     let (_tmp, dir, mut w) = pilot_at_click_25(true);
     w.signal("HUP");
     w.wait_line("click 75/400", Duration::from_secs(30));
@@ -134,7 +127,7 @@ fn sighup_under_nohup_is_ignored_and_the_run_goes_on() {
 /// asked for does not exist, the hidden one does, and a folder of runs does not list it.
 #[test]
 fn sigkill_mid_run_leaves_no_run_folder_only_a_hidden_partial_one() {
-    let _g = lock();
+    let _g = shared();
     let (tmp, dir, mut w) = pilot_at_click_25(false);
     let pid = w.child.id();
     w.signal("KILL");

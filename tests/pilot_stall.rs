@@ -8,12 +8,12 @@ use std::time::{Duration, Instant};
 
 use arena_run::{Run, RunStatus};
 
-#[path = "support/watched.rs"]
-mod watched;
-use watched::{bin, group_members, serve_fixture, Watched};
+use crate::support::machine::shared;
+use crate::support::watched::{bin, group_members, serve_fixture, Watched};
 
 #[test]
 fn a_frozen_target_ends_the_run_as_stalled_with_exit_3_and_a_partial_run() {
+    let _g = shared();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("run");
     let (mut serve, url) = serve_fixture();

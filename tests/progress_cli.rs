@@ -5,9 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_arena-perf"))
-}
+use crate::support::bin;
 
 /// Three quick runs of a real program (`sleep`), timed by wall clock.
 fn matrix_file(dir: &Path) -> PathBuf {

@@ -6,17 +6,12 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use arena_browser::{Browser, LaunchOptions, Page};
 use serde_json::Value;
 
-static LOCK: Mutex<()> = Mutex::new(());
-
-fn lock() -> MutexGuard<'static, ()> {
-    LOCK.lock().unwrap_or_else(|p| p.into_inner())
-}
+use crate::support::machine::exclusive;
 
 fn arena(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_arena-perf"))
@@ -364,7 +359,7 @@ fn assert_not_blank(png_bytes: &[u8]) {
 
 #[test]
 fn report_loads_offline_and_shows_exactly_compares_figures() {
-    let _g = lock();
+    let _g = exclusive();
     let dir = tempfile::tempdir().unwrap();
     let runs = fixture_runs();
     let by_arm = dir.path().join("by-arm.html");
@@ -453,7 +448,7 @@ fn renamed_run(from: &Path, to: &Path, arm: &str) {
 
 #[test]
 fn an_arm_named_like_markup_is_rendered_as_text() {
-    let _g = lock();
+    let _g = exclusive();
     let dir = tempfile::tempdir().unwrap();
     let runs = fixture_runs();
     let evil = dir.path().join("evil");

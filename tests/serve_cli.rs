@@ -1,12 +1,10 @@
 //! `arena-perf serve` as a process started from a script: signals during startup.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_arena-perf"))
-}
+use crate::support::bin;
 
 /// The report's script, `arena-perf serve & pid=$!; kill -$SIG $pid; wait $pid`, run by a
 /// non-interactive bash, which starts the background job with SIGINT ignored. Instead of a

@@ -1,11 +1,8 @@
 //! `arena-perf completions` and `arena-perf man`, used the way a shell and man use them.
 
-use std::path::PathBuf;
 use std::process::Command;
 
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_arena-perf"))
-}
+use crate::support::bin;
 
 fn stdout(args: &[&str]) -> String {
     let out = Command::new(bin()).args(args).output().expect("arena-perf");

@@ -9,8 +9,7 @@ use std::process::{Command, Output, Stdio};
 
 use arena_compare::synthetic;
 
-mod compare_common;
-use compare_common::Scratch;
+use crate::compare_common::Scratch;
 
 fn write_run(dir: &Path, arm: &str, n: usize, median: f64, seed: u64) -> String {
     let r = synthetic::run(arm, &synthetic::lognormal(n, median, 0.3, 0.0, seed), 6000);

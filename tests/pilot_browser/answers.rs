@@ -119,7 +119,7 @@ fn by_event<'a>(r: &'a Run, ev: &str) -> Vec<&'a arena_run::Loop> {
 
 #[test]
 fn a_server_that_answers_presses_only_leaves_every_release_unanswered() {
-    let _g = lock();
+    let _g = shared();
     let pilot = press_pilot("");
     let mut p50s = Vec::new();
     for d in [25.0, 60.0] {
@@ -169,7 +169,7 @@ fn a_server_that_answers_presses_only_leaves_every_release_unanswered() {
 
 #[test]
 fn a_release_sent_back_to_back_is_claimed_not_answered_twice() {
-    let _g = lock();
+    let _g = shared();
     let pilot = press_pilot("[answer]\noracle = \"reply\"\n");
     let mut pilot = pilot;
     pilot.clicks.hold = Some(arena_pilot::scenario::Hold::Fixed(0));
@@ -190,7 +190,7 @@ fn a_release_sent_back_to_back_is_claimed_not_answered_twice() {
 
 #[test]
 fn an_oracle_that_cannot_work_is_an_error_before_measuring_or_a_named_fallback() {
-    let _g = lock();
+    let _g = shared();
     let kind = |e: &anyhow::Error| {
         e.chain()
             .find_map(|c| c.downcast_ref::<arena_report::Exit>())
@@ -261,7 +261,7 @@ fn blink_run(oracle: &str) -> Run {
 
 #[test]
 fn no_loop_is_answered_by_a_blink_frame_under_the_pixels_oracle() {
-    let _g = lock();
+    let _g = shared();
     let floor = 38.0; // the server holds every reply 40 ms
     let pixels = blink_run("pixels");
     assert_eq!(
@@ -306,7 +306,7 @@ fn no_loop_is_answered_by_a_blink_frame_under_the_pixels_oracle() {
 
 #[test]
 fn a_worker_socket_seen_through_cdp_keeps_each_send_with_its_input() {
-    let _g = lock();
+    let _g = shared();
     let mut pilot = Pilot::builtin().unwrap();
     pilot.recorder.sockets = arena_browser::SocketChoice::Auto;
     pilot.clicks.region = [0.3, 0.1, 0.95, 0.8];
@@ -350,7 +350,7 @@ fn a_worker_socket_seen_through_cdp_keeps_each_send_with_its_input() {
 
 #[test]
 fn move_first_moves_the_pointer_and_the_press_still_answers() {
-    let _g = lock();
+    let _g = shared();
     let mut pilot = press_pilot("");
     pilot.clicks.move_first = true;
     let o = run_page(&pilot, "/press.html?d=10".into(), 8).expect("run");

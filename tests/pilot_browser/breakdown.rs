@@ -21,7 +21,7 @@ fn warm_answered(r: &Run, event: &str) -> u64 {
 
 #[test]
 fn reply_size_split_separates_firing_replies_from_deploy_ones() {
-    let _g = lock();
+    let _g = shared();
     let pilot = Pilot::builtin().expect("built-in pilot");
     let tmp = tempfile::tempdir().unwrap();
     // Seed 1's first ten clicks land on ten different tiles, so no click finds its images

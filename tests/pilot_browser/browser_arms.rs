@@ -36,7 +36,7 @@ fn draw_to_paint(run: &Run) -> (f64, usize) {
 
 #[test]
 fn dpr_2_paints_later_on_the_same_bytes_and_a_4x_slower_cpu_draws_later() {
-    let _g = lock();
+    let _g = exclusive();
     let tmp = tempfile::tempdir().unwrap();
     let text = format!(
         "{BUILTIN_FIXTURE_PILOT}\n[[setup]]\neval = \"{BACKING_STORE_CHECK}\"\n\

@@ -10,7 +10,7 @@ use super::answers::server;
 
 #[test]
 fn a_press_answered_in_two_steps_leaves_every_release_unanswered() {
-    let _g = lock();
+    let _g = shared();
     let tmp = tempfile::tempdir().unwrap();
     let pilot = Pilot::builtin().unwrap();
     let mut ov = base_overrides(20);
@@ -50,7 +50,7 @@ fn verify(args: &[&str], out: &Path) -> (i32, String) {
 
 #[test]
 fn verify_proves_the_fixtures_kinds_and_names_releases_closed_by_a_second_step() {
-    let _g = lock();
+    let _g = exclusive();
     let tmp = tempfile::tempdir().unwrap();
     // The fixture's own press work off (no line-of-sight sweep, no PNG encode thrown away
     // on a cache hit): in a debug build a press costs it ~25 ms of CPU that varies with the
@@ -157,7 +157,7 @@ fn verify_on_a_target_nothing_listens_on_is_exit_3_naming_it_and_bad_settings_ex
 
 #[test]
 fn inputs_go_out_uniform_on_the_frame_clock_over_156_clicks() {
-    let _g = lock();
+    let _g = exclusive();
     let tmp = tempfile::tempdir().unwrap();
     let pilot = Pilot::builtin().unwrap();
     let mut ov = base_overrides(156);
@@ -186,7 +186,7 @@ fn inputs_go_out_uniform_on_the_frame_clock_over_156_clicks() {
 
 #[test]
 fn a_blinking_caret_answers_sham_watches_and_a_settle_past_its_blink_lapses_every_wait() {
-    let _g = lock();
+    let _g = exclusive();
     let tmp = tempfile::tempdir().unwrap();
     let mut pilot = Pilot::builtin().unwrap();
     // Every click on the caret the chat strip blinks every 40 ms (tile 1 of the bottom row).
@@ -348,7 +348,7 @@ fn answer_gaps(draw: (&str, &str), clicks: u64) -> (Vec<f64>, f64, usize) {
 
 #[test]
 fn an_answer_drawn_in_the_apps_frame_callback_or_after_a_decode_is_timed_to_its_frame() {
-    let _g = lock();
+    let _g = exclusive();
     for (name, draw) in [("raf", RAF_DRAW), ("decode", DECODE_DRAW)] {
         let (gaps, fi, loops) = answer_gaps(draw, 25);
         let med = Summary::of(&gaps).map(|s| s.p50).unwrap_or(f64::NAN);

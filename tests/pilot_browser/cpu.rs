@@ -17,7 +17,7 @@ fn pct(cpu: &RunCpu, label: &str, phase: &str) -> f64 {
 
 #[test]
 fn bots_on_turns_show_in_the_clicks_phase_and_a_child_that_exits_is_dated() {
-    let _g = lock();
+    let _g = exclusive();
     let pilot = Pilot::builtin().unwrap();
     let tmp = tempfile::tempdir().unwrap();
     // Exits a second after it is named: while the browser starts, in setup or early in

@@ -30,7 +30,7 @@ fn first_board_bytes(pairs: &[(String, String)]) -> u64 {
 
 #[test]
 fn deflate_under_capture_counts_what_the_page_got_and_says_the_ratio() {
-    let _g = lock();
+    let _g = shared();
     let tmp = tempfile::tempdir().unwrap();
     let pilot = Pilot::builtin().unwrap();
     let mut ov = base_overrides(3);

@@ -22,7 +22,7 @@ fn idle_overrides(blink: bool) -> Overrides {
 
 #[test]
 fn cold_window_holds_the_first_paint_and_idle_finds_the_blink() {
-    let _g = lock();
+    let _g = exclusive();
     let pilot = Pilot::builtin().unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let outs = run_arms(
@@ -129,7 +129,7 @@ fn watch(args: &[&str]) -> (i32, String, String) {
 
 #[test]
 fn watch_reports_the_blink_and_its_load() {
-    let _g = lock();
+    let _g = exclusive();
     let rt = rt();
     let k = arena_fixture::Knobs::from_pairs(&knobs(&[("blink_ms", "500")])).unwrap();
     let server = rt.block_on(arena_fixture::Server::start(k)).unwrap();
@@ -174,7 +174,7 @@ fn quiet_server(n: usize) -> (String, std::thread::JoinHandle<()>) {
 
 #[test]
 fn watch_on_a_silent_target_prints_zero_frames_and_on_a_refusing_one_exits_3() {
-    let _g = lock();
+    let _g = shared();
     let (url, _h) = quiet_server(8);
     let (code, out, err) = watch(&[
         &url,

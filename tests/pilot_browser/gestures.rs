@@ -66,7 +66,7 @@ fn trimmed_mean(outs: &[&Outcome], keep: f64, f: impl Fn(&MoveRow) -> Option<f64
 
 #[test]
 fn hover_delay_40_reaches_move_to_pixels_and_not_input_to_socket() {
-    let _g = lock();
+    let _g = exclusive();
     // 30-45 moves a second, below the frame rate: the page applies one reply a frame (each
     // applied frame waits for its paint before the next, crates/arena-fixture/assets/
     // fixture.js), so at a person's 60-120 moves a second the replies queue there and a
@@ -155,7 +155,7 @@ fn hover_delay_40_reaches_move_to_pixels_and_not_input_to_socket() {
 
 #[test]
 fn move_flush_20_against_100_bounds_input_to_socket_p90() {
-    let _g = lock();
+    let _g = exclusive();
     let pilot = gesture_pilot("hover");
     let arm = |f: &str| knobs(&[("move_flush_ms", f)]);
     let arms: Vec<_> = (0..4)
@@ -201,7 +201,7 @@ fn accounted(g: &GestureLoops) {
 
 #[test]
 fn a_drag_accounts_for_every_move_it_sent() {
-    let _g = lock();
+    let _g = shared();
     let pilot = gesture_pilot("drag");
     let tmp = tempfile::tempdir().expect("tempdir");
     let outs = gesture_runs(&pilot, &[("stock", Vec::new())], tmp.path());

@@ -117,7 +117,7 @@ fn connections(r: &Run) -> Vec<String> {
 
 #[test]
 fn a_socket_to_another_port_is_shaped_by_the_link_and_listed_in_the_run() {
-    let _g = lock();
+    let _g = exclusive();
     let direct = None;
     let linked = Some("rtt=20ms");
     let mut pilot = pilot();
@@ -171,7 +171,7 @@ fn a_socket_to_another_port_is_shaped_by_the_link_and_listed_in_the_run() {
 
 #[test]
 fn a_rate_limit_holds_on_a_socket_to_another_port() {
-    let _g = lock();
+    let _g = exclusive();
     let runs: Vec<Run> = run_links(&pilot(), "{PAGE}?big", &[None, Some("rate=8mbit")], 5)
         .into_iter()
         .map(complete)
@@ -203,7 +203,7 @@ fn a_rate_limit_holds_on_a_socket_to_another_port() {
 
 #[test]
 fn a_link_the_pages_traffic_cannot_all_go_through_is_bad_input_before_measuring() {
-    let _g = lock();
+    let _g = shared();
     // A target off loopback, then a page that also fetches from an address off loopback
     // (TEST-NET-1, refused by the link without connecting anywhere). Only ever with a link:
     // without one the browser would try that address itself.

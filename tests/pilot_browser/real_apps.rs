@@ -174,7 +174,7 @@ fn check(r: &Run) {
 
 #[test]
 fn novnc_with_tigervnc_presses_answer_releases_do_not() {
-    let _g = lock();
+    let _g = shared();
     let (d, url) = Desktop::start(
         "novnc.sh",
         &[
@@ -191,7 +191,7 @@ fn novnc_with_tigervnc_presses_answer_releases_do_not() {
 
 #[test]
 fn gtk_broadway_presses_answer_releases_do_not() {
-    let _g = lock();
+    let _g = shared();
     let pilot =
         Pilot::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("pilots/broadway.toml")).unwrap();
     // Broadway's message kind is a letter in byte 3 of a big-endian int32.
@@ -308,7 +308,7 @@ fn link_moves_presses(pilot_file: &str, url: String, by_floor: bool) {
 
 #[test]
 fn novnc_presses_move_by_the_links_rtt_though_its_socket_port_comes_from_the_query() {
-    let _g = lock();
+    let _g = exclusive();
     // Xvnc sends updates on its own 60 Hz timer by default, and Chromium dispatches input
     // on its 60 Hz frame clock: two near-locked clocks, so within a run every press waits
     // about the same for the next update, a wait set by the phase between them, which the
@@ -337,7 +337,7 @@ fn novnc_presses_move_by_the_links_rtt_though_its_socket_port_comes_from_the_que
 
 #[test]
 fn gtk_broadway_presses_move_by_the_links_rtt() {
-    let _g = lock();
+    let _g = exclusive();
     let (d, url) = Desktop::start("broadway.sh", &["50".into(), free_port().to_string()]);
     link_moves_presses("pilots/broadway.toml", url, false);
     finish_clean(d);

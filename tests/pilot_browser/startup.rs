@@ -56,7 +56,7 @@ fn fixture_board() -> BoardRule {
 // so the board leaves the fixture at the knob, not after its build.
 #[test]
 fn startup_ms_800_puts_the_board_800_ms_plus_its_decode_after_socket_open() {
-    let _g = lock();
+    let _g = exclusive();
     let rounds = cold(
         &[("startup_ms", "800"), ("png_level", "0")],
         None,
@@ -114,7 +114,7 @@ fn startup_ms_800_puts_the_board_800_ms_plus_its_decode_after_socket_open() {
 
 #[test]
 fn milestones_never_reached_are_counted_with_the_timeout() {
-    let _g = lock();
+    let _g = shared();
     let pairs = [("png_level", "0")];
     // A board-bytes threshold past everything the fixture sends, and a region outside the
     // canvas: neither is ever reached.
@@ -156,7 +156,7 @@ fn milestones_never_reached_are_counted_with_the_timeout() {
 // through rate=25mbit: socket open -> board received, less the hold, is its transfer.
 #[test]
 fn rate_25mbit_delivers_the_board_no_sooner_than_its_bytes_take_and_within_15_percent() {
-    let _g = lock();
+    let _g = exclusive();
     let hold = 2000.0;
     let rounds = cold(
         &[("startup_ms", "2000"), ("png_level", "0")],
@@ -221,7 +221,7 @@ fn bad_arms_and_zero_rounds_are_refused_before_any_browser() {
 
 #[test]
 fn ctrl_c_prints_the_rounds_measured_and_leaves_no_browser() {
-    let _g = lock();
+    let _g = shared();
     let mut w = Watched::spawn(Command::new(bin()).args([
         "startup",
         "--arms",

@@ -25,7 +25,7 @@ const FRAME_MS: f64 = 1000.0 / 60.0;
 
 #[test]
 fn a_traced_run_has_one_aligned_slice_per_answered_loop_around_its_input() {
-    let _g = lock();
+    let _g = exclusive();
     let pilot = Pilot::builtin().expect("built-in pilot");
     let tmp = tempfile::tempdir().unwrap();
     let ov = Overrides {

@@ -35,7 +35,7 @@ fn keys_of(runs: &[&Run], f: impl Fn(&arena_run::Loop) -> Option<f64>) -> Vec<f6
 
 #[test]
 fn typing_delay_40_moves_keydown_to_glyph_by_40_and_keydown_to_socket_by_0() {
-    let _g = lock();
+    let _g = exclusive();
     let tmp = tempfile::tempdir().unwrap();
     let pilot = typing_pilot();
     let per_run = 20;
@@ -87,7 +87,7 @@ fn typing_delay_40_moves_keydown_to_glyph_by_40_and_keydown_to_socket_by_0() {
 
 #[test]
 fn a_burst_shows_several_glyphs_a_frame_each_answering_its_own_key_after_its_send() {
-    let _g = lock();
+    let _g = exclusive();
     let tmp = tempfile::tempdir().unwrap();
     let mut pilot = typing_pilot();
     pilot.typing.as_mut().unwrap().mode = TypeMode::Burst;
@@ -141,7 +141,7 @@ fn caret_run(inset: f64, dir: &Path) -> Run {
 
 #[test]
 fn a_caret_blinking_beside_the_glyph_answers_no_key() {
-    let _g = lock();
+    let _g = shared();
     let tmp = tempfile::tempdir().unwrap();
     let r = caret_run(0.25, &tmp.path().join("inset"));
     let sham = r.meta.summary.sham.clone().expect("sham watches");
@@ -187,7 +187,7 @@ fn pilot_with(typing: &str, dir: &Path) -> (i32, String) {
 
 #[test]
 fn bad_typing_input_is_exit_2_naming_its_key() {
-    let _g = lock();
+    let _g = shared();
     let tmp = tempfile::tempdir().unwrap();
     let line = "area = [0.5, 0.0, 1.0, 1.0]\nadvance = 0.0125\n";
     for (i, (typing, want)) in [

@@ -73,7 +73,7 @@ fn check_typing(pace: &Run, burst: &Run) {
 
 #[test]
 fn novnc_typing_each_key_answered_by_its_glyph_and_a_burst_counts_keys_behind() {
-    let _g = lock();
+    let _g = exclusive();
     let args = [
         "45".into(),
         free_port().to_string(),
@@ -87,7 +87,7 @@ fn novnc_typing_each_key_answered_by_its_glyph_and_a_burst_counts_keys_behind() 
 
 #[test]
 fn gtk_broadway_typing_each_key_answered_by_its_glyph_and_a_burst_counts_keys_behind() {
-    let _g = lock();
+    let _g = exclusive();
     let args = ["46".into(), free_port().to_string()];
     let (d, url) = Desktop::start_with("broadway.sh", &args, &[("BROADWAY_APP", "type_line")]);
     let (pace, burst) = type_both("pilots/broadway-typing.toml", &url);
