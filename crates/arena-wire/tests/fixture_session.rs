@@ -16,8 +16,7 @@ use arena_fixture::{Knobs, Server, ServerHandle};
 use arena_sys::procfs::alive as process_alive;
 use arena_wire::{Capture, CaptureSource, WireSummary};
 
-mod common;
-use common::{assert_tshark_agrees, summary_on, tmpdir};
+use crate::common::{assert_tshark_agrees, summary_on, tmpdir};
 
 /// Loads the fixture with the injected recorder, waits for the first board, clicks on the
 /// board, and drains everything the recorder saw since the page started (never cleared).

@@ -15,8 +15,7 @@ use arena_wire::{
 };
 use flate2::{Compress, Compression, Decompress, FlushDecompress};
 
-mod common;
-use common::{assert_tshark_agrees, summary_on, tmpdir, tshark_tcp, tshark_ws};
+use crate::common::{assert_tshark_agrees, summary_on, tmpdir, tshark_tcp, tshark_ws};
 
 /// What one endpoint put on the wire and handed to its application.
 #[derive(Debug, Default, Clone, PartialEq)]
