@@ -4,11 +4,10 @@
 use std::process::ExitCode;
 
 use anyhow::Result;
-use clap::{Args, CommandFactory};
+use clap::Args;
 use clap_complete::Shell;
 
 use super::common::stdout::print;
-use super::Cli;
 
 #[derive(Debug, Args)]
 pub struct CompletionsArgs {
@@ -18,8 +17,8 @@ pub struct CompletionsArgs {
     pub shell: Shell,
 }
 
-pub fn completions(a: CompletionsArgs) -> Result<ExitCode> {
-    let mut cmd = Cli::command();
+/// The completion script of `cmd`, the command line's definitions.
+pub fn completions(a: CompletionsArgs, mut cmd: clap::Command) -> Result<ExitCode> {
     let mut out = Vec::new();
     clap_complete::generate(a.shell, &mut cmd, "arena-perf", &mut out);
     if a.shell == Shell::Bash {
@@ -43,8 +42,7 @@ pub struct ManArgs {}
 
 /// The man page (roff) of the command and every subcommand, one after the other, to stdout:
 /// `arena-perf man | man -l -`.
-pub fn man(_: ManArgs) -> Result<ExitCode> {
-    let cmd = Cli::command();
+pub fn man(_: ManArgs, cmd: clap::Command) -> Result<ExitCode> {
     let mut out = Vec::new();
     clap_mangen::Man::new(cmd.clone()).render(&mut out)?;
     for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {

@@ -3,7 +3,7 @@
 use std::io::Write as _;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 mod ab;
 mod args;
@@ -146,7 +146,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Wire(a) => wire::run(a),
         Command::Serve(a) => serve::run(a),
         Command::Watch(a) => watch::run(a),
-        Command::Completions(a) => completions::completions(a),
-        Command::Man(a) => completions::man(a),
+        // Handed the definitions rather than reaching back for them: this file names
+        // completions.rs, so completions.rs may not name this one.
+        Command::Completions(a) => completions::completions(a, Cli::command()),
+        Command::Man(a) => completions::man(a, Cli::command()),
     }
 }

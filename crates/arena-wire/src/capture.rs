@@ -8,7 +8,7 @@ mod backend;
 #[cfg(feature = "pcap")]
 mod libpcap;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -18,37 +18,8 @@ use anyhow::{anyhow, bail, Context, Result};
 use serde::Serialize;
 
 use crate::pcap::PcapWriter;
-pub use backend::{Backend, CaptureBackend, LIBPCAP_BUILT_IN, NO_LIBPCAP};
+pub use backend::{Backend, CaptureBackend, CaptureOptions, LIBPCAP_BUILT_IN, NO_LIBPCAP, SNAPLEN};
 use backend::{Opened, SourceCounts};
-
-/// Segments reach 64 KiB on loopback (TSO/GSO): room for them whole.
-pub const SNAPLEN: u32 = 262_144;
-
-#[derive(Debug, Clone)]
-pub struct CaptureOptions {
-    pub iface: String,
-    /// Only TCP to or from this port; `None` captures all TCP.
-    pub port: Option<u16>,
-    pub path: PathBuf,
-    /// Skip raw capture and count interface bytes only (what an unprivileged run gets).
-    pub force_fallback: bool,
-    /// Ring (or libpcap buffer) size in MiB (the ring in blocks of 4 MiB).
-    pub ring_mib: u32,
-    pub backend: CaptureBackend,
-}
-
-impl CaptureOptions {
-    pub fn new(iface: &str, port: Option<u16>, path: &Path) -> Self {
-        CaptureOptions {
-            iface: iface.to_string(),
-            port,
-            path: path.to_path_buf(),
-            force_fallback: false,
-            ring_mib: 64,
-            backend: CaptureBackend::Auto,
-        }
-    }
-}
 
 /// Which source the figures of a capture came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -4,7 +4,7 @@
 
 use arena_report::{Align, Table};
 
-use super::{escape_html, notes_html};
+use super::escape::{escape_html, notes_html};
 use crate::gestures::GestureComparison;
 
 /// The section, or nothing when no run made gestures.

@@ -19,7 +19,11 @@ use crate::compare::Comparison;
 use crate::group::{digest, groups};
 use crate::json::{comparison_json, num};
 
+mod escape;
 mod gestures;
+
+pub use escape::escape_html;
+use escape::notes_html;
 
 const TEMPLATE: &str = include_str!("../../assets/report.html");
 const CSS: &str = include_str!("../../assets/report.css");
@@ -99,14 +103,6 @@ impl Default for ReportOptions {
     }
 }
 
-/// `notes` as the items of a list, escaped.
-fn notes_html(notes: &[String]) -> String {
-    notes
-        .iter()
-        .map(|n| format!("<li>{}</li>", escape_html(n)))
-        .collect()
-}
-
 /// The report page of `cmp` over `runs` (the same runs `cmp` was computed from).
 pub fn report_html(runs: &[Run], cmp: &Comparison, opts: &ReportOptions) -> String {
     let data = comparison_json(cmp);
@@ -156,22 +152,6 @@ fn fill(template: &str, value: impl Fn(&str) -> Option<String>) -> String {
         }
     }
     out.push_str(rest);
-    out
-}
-
-/// Text for HTML content or a quoted attribute.
-pub fn escape_html(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
     out
 }
 

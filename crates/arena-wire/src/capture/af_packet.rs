@@ -12,8 +12,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Context, Result};
 
-use super::backend::{PacketSource, PcapOut, SourceCounts, RETIRE_MS};
-use super::{CaptureOptions, SNAPLEN};
+use super::backend::{CaptureOptions, PacketSource, PcapOut, SourceCounts, RETIRE_MS, SNAPLEN};
 use crate::pcap::LINKTYPE_ETHERNET;
 
 const SOL_PACKET: libc::c_int = 263;

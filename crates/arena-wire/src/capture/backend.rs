@@ -5,6 +5,7 @@
 use std::fmt;
 use std::fs::File;
 use std::io::{self, BufWriter};
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::atomic::AtomicBool;
 
@@ -12,8 +13,36 @@ use anyhow::{anyhow, Result};
 use arena_report::Exit;
 use serde::Serialize;
 
-use super::CaptureOptions;
 use crate::pcap::PcapWriter;
+
+/// Segments reach 64 KiB on loopback (TSO/GSO): room for them whole.
+pub const SNAPLEN: u32 = 262_144;
+
+#[derive(Debug, Clone)]
+pub struct CaptureOptions {
+    pub iface: String,
+    /// Only TCP to or from this port; `None` captures all TCP.
+    pub port: Option<u16>,
+    pub path: PathBuf,
+    /// Skip raw capture and count interface bytes only (what an unprivileged run gets).
+    pub force_fallback: bool,
+    /// Ring (or libpcap buffer) size in MiB (the ring in blocks of 4 MiB).
+    pub ring_mib: u32,
+    pub backend: CaptureBackend,
+}
+
+impl CaptureOptions {
+    pub fn new(iface: &str, port: Option<u16>, path: &Path) -> Self {
+        CaptureOptions {
+            iface: iface.to_string(),
+            port,
+            path: path.to_path_buf(),
+            force_fallback: false,
+            ring_mib: 64,
+            backend: CaptureBackend::Auto,
+        }
+    }
+}
 
 /// How long a source waits for packets before it looks at the stop flag again, ms (also
 /// the ring's block retire timeout: a partly filled block reaches user space after this).

@@ -11,8 +11,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use pcap::{Active, Capture, Error as PcapError};
 
-use super::backend::{PacketSource, PcapOut, SourceCounts, RETIRE_MS};
-use super::{CaptureOptions, SNAPLEN};
+use super::backend::{CaptureOptions, PacketSource, PcapOut, SourceCounts, RETIRE_MS, SNAPLEN};
 
 pub(crate) struct Libpcap {
     cap: Capture<Active>,
