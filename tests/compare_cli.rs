@@ -338,7 +338,7 @@ fn gate_fails_only_on_a_significant_regression_past_the_limit() {
         "{out}"
     );
     assert!(
-        err.contains("1 of 3 checks failed: sendToRecv p50"),
+        err.contains("1 of 4 checks failed: sendToRecv p50"),
         "{err}"
     );
     let md = std::fs::read_to_string(&summary).unwrap();
@@ -694,7 +694,7 @@ fn max_limits_must_be_finite_percents() {
     assert_eq!(o.status.code(), Some(4), "{err}");
     assert!(
         err.contains(
-            "1 of 2 checks unknown (sendToRecv p90): the runs cannot tell either way; exit 4"
+            "1 of 3 checks unknown (sendToRecv p90): the runs cannot tell either way; exit 4"
         ),
         "{err}"
     );

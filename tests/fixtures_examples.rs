@@ -110,7 +110,7 @@ fn expected(e: &Example) -> &'static [&'static str] {
         ("compare", 0) => &["Against stock", "inputToPaint p50", "lazy-png"],
         ("gate", 0) => &[
             "Gate: 2 baseline run(s) against 2 candidate run(s)",
-            "0 of 2 checks failed",
+            "0 of 3 checks failed",
             "passes when it lies wholly under it, and is unknown otherwise",
         ],
         ("history", 0) => &["history add", "stock-1", "added"],

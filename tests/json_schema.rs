@@ -503,7 +503,13 @@ fn gate_json_of_the_binary() {
         (u["default"].clone(), u["max_pt"].clone()),
         (json!(true), json!(1.0))
     );
-    assert_eq!(u["candidate"]["unanswered"], 0);
+    assert_eq!(u["candidate"]["count"], 0);
+    let c = &doc["claimed"];
+    assert_eq!(
+        (c["default"].clone(), c["status"].clone()),
+        (json!(true), json!("pass"))
+    );
+    assert!(c["candidate"]["loops"].as_u64().unwrap() >= u["candidate"]["loops"].as_u64().unwrap());
     let mut d = doc.clone();
     d["checks"][0]["status"] = json!("ok");
     assert_invalid(

@@ -32,8 +32,9 @@ pub struct GateArgs {
     /// counted as slower than any answer) lies wholly past +PCT of the baseline, passes
     /// when it lies wholly under it, and is unknown otherwise (exit 4, see
     /// --on-unknown). `unanswered=+PTpt` sets how many percentage points the share of
-    /// unanswered loops may rise (checked always; default +1pt). All checks together keep
-    /// the false-alarm rate at --alpha (Bonferroni).
+    /// unanswered loops may rise, `claimed=+PTpt` the share of loops whose answer had
+    /// already closed an earlier loop (both checked always; default +1pt). All checks
+    /// together keep the false-alarm rate at --alpha (Bonferroni).
     #[arg(long = "max", required = true, value_name = "METRIC.pQ=+PCT")]
     pub max: Vec<String>,
     /// What a check the runs cannot decide either way (its interval straddles the limit)

@@ -8,9 +8,10 @@
 //!   under it, and is unknown otherwise (the rule is [`crate::decide`]'s, shared with
 //!   `compare`). What is established fails whatever the runs' power: one run a side
 //!   fails a 4x regression.
-//! - The unanswered share is always checked (`--max unanswered=+1pt` by default): it fails
-//!   when the rise is past its limit and Fisher's exact test on the counts calls it
-//!   significant.
+//! - The unanswered share and the claimed share are always checked (`--max
+//!   unanswered=+1pt` and `--max claimed=+1pt` by default): each fails when the rise is
+//!   past its limit and Fisher's exact test on the counts calls it significant
+//!   ([`crate::gate_share`]).
 //! - The latency intervals are drawn at `1 - alpha / m` over the gate's `m` checks and
 //!   the share's p is multiplied by `m` (Bonferroni), so several limits keep the
 //!   family-wise false-alarm rate at alpha.
@@ -20,18 +21,20 @@
 use anyhow::Result;
 use arena_report::{Exit, Table};
 use arena_run::{Metric, Run};
-use arena_stats::{fisher_exact_greater, normal_quantile, NoiseRule, Strata};
+use arena_stats::{NoiseRule, Strata};
 
 use crate::decide::{decide, interval_method, p_past, power, settle_family};
 use crate::findings::{annotate, check, CheckOptions, Finding};
-pub use crate::gate_check::{CheckStatus, Counts, GateCheck, UnansweredCheck};
+pub use crate::gate_check::{CheckStatus, Counts, GateCheck, ShareCheck};
+use crate::gate_share::{settle_share, share_check};
 use crate::group::{digest, Group, RunData};
-use crate::limit::{GateLimit, Limit, DEFAULT_UNANSWERED_PT};
+use crate::limit::{GateLimit, Limit, Share};
 
 #[derive(Debug, Clone)]
 pub struct GateResult {
     pub checks: Vec<GateCheck>,
-    pub unanswered: UnansweredCheck,
+    /// The shares' checks, in [`Share::ALL`]'s order (unanswered, claimed).
+    pub shares: Vec<ShareCheck>,
     pub findings: Vec<Finding>,
     pub table: Table,
     /// How the intervals were built, in words.
@@ -76,8 +79,16 @@ impl GateOutcome {
 
 impl GateResult {
     pub fn failed(&self) -> bool {
-        self.unanswered.status == CheckStatus::Fail
+        self.shares.iter().any(|s| s.status == CheckStatus::Fail)
             || self.checks.iter().any(|c| c.status == CheckStatus::Fail)
+    }
+
+    /// The check of `share`.
+    pub fn share(&self, share: Share) -> &ShareCheck {
+        self.shares
+            .iter()
+            .find(|s| s.share == share)
+            .expect("the gate checks every share")
     }
 
     /// The checks that could not be decided, named as in the table.
@@ -105,13 +116,13 @@ impl GateResult {
         }
     }
 
-    /// How many checks ran, the unanswered share's included.
+    /// How many checks ran, the shares' included.
     pub fn count(&self) -> usize {
-        self.checks.len() + 1
+        self.checks.len() + self.shares.len()
     }
 
     /// The checks that failed, named as in the table (`inputToPixels p99`,
-    /// `unanswered share`).
+    /// `unanswered share`, `claimed share`).
     pub fn failures(&self) -> Vec<String> {
         let mut out: Vec<String> = self
             .checks
@@ -119,8 +130,8 @@ impl GateResult {
             .filter(|c| c.status == CheckStatus::Fail)
             .map(|c| format!("{} {}", c.limit.metric, c.limit.stat))
             .collect();
-        if self.unanswered.status == CheckStatus::Fail {
-            out.push("unanswered share".into());
+        for s in self.shares.iter().filter(|s| s.status == CheckStatus::Fail) {
+            out.push(format!("{} share", s.share.name()));
         }
         out
     }
@@ -186,8 +197,8 @@ fn check_sides(baseline: &[Run], candidate: &[Run], limits: &[GateLimit]) -> Res
     Ok(())
 }
 
-/// Evaluates every limit, and the unanswered share, of the baseline runs against the
-/// candidate runs.
+/// Evaluates every limit, and the shares, of the baseline runs against the candidate
+/// runs.
 pub fn gate(
     baseline: &[Run],
     candidate: &[Run],
@@ -205,24 +216,29 @@ pub fn gate(
         .iter()
         .filter_map(|l| match l {
             GateLimit::Latency(l) => Some(l),
-            GateLimit::Unanswered { .. } => None,
+            GateLimit::Share { .. } => None,
         })
         .collect();
-    let max_pt = limits.iter().find_map(|l| match l {
-        GateLimit::Unanswered { max_pt } => Some(*max_pt),
-        GateLimit::Latency(_) => None,
-    });
-    let family = latency.len() + 1;
+    let max_pt = |share: Share| {
+        limits.iter().find_map(|l| match l {
+            GateLimit::Share { share: s, max_pt } if *s == share => Some(*max_pt),
+            _ => None,
+        })
+    };
+    let family = latency.len() + Share::ALL.len();
     let mut checks = latency
         .iter()
         .map(|l| evaluate(l, &gb, &gc, &opts.rule, family))
         .collect::<Result<Vec<_>>>()?;
-    let mut unanswered = unanswered_check(&gb, &gc, max_pt, opts.rule.alpha);
-    settle(&mut checks, &mut unanswered, &opts.rule);
+    let mut shares: Vec<ShareCheck> = Share::ALL
+        .into_iter()
+        .map(|s| share_check(s, &gb, &gc, max_pt(s), opts.rule.alpha))
+        .collect();
+    settle(&mut checks, &mut shares, &opts.rule);
     let method = interval_method(&opts.rule, baseline.len(), candidate.len());
     let mut table = crate::gate_table::gate_table(
         &checks,
-        &unanswered,
+        &shares,
         (baseline.len(), candidate.len()),
         &opts.rule,
         &method,
@@ -239,7 +255,7 @@ pub fn gate(
     annotate(&mut table, &findings, |_| None);
     Ok(GateResult {
         checks,
-        unanswered,
+        shares,
         findings,
         table,
         method,
@@ -249,10 +265,9 @@ pub fn gate(
 }
 
 /// Every limit's verdict once the family is known: each latency interval at
-/// `1 - alpha / m`, the share's p times `m`.
-fn settle(checks: &mut [GateCheck], u: &mut UnansweredCheck, rule: &NoiseRule) {
-    let alpha = rule.alpha;
-    let m = checks.len() + 1;
+/// `1 - alpha / m`, each share's p times `m`.
+fn settle(checks: &mut [GateCheck], shares: &mut [ShareCheck], rule: &NoiseRule) {
+    let m = checks.len() + shares.len();
     // The Δ cell's verdict (faster, slower, same, unknown) by compare's rule, at the
     // gate's level.
     let mut family: Vec<&mut arena_stats::QuantileChange> =
@@ -264,23 +279,9 @@ fn settle(checks: &mut [GateCheck], u: &mut UnansweredCheck, rule: &NoiseRule) {
         c.status = status;
         c.reason = reason;
     }
-    u.p_adjusted = (u.p * m as f64).min(1.0);
-    let past = u.rise_pt > u.max_pt;
-    let significant = u.p_adjusted < alpha;
-    (u.status, u.reason) = match (past, significant) {
-        (true, true) => (
-            CheckStatus::Fail,
-            format!(
-                "the unanswered share rose {:+.1} pt, past +{} pt, and significantly",
-                u.rise_pt, u.max_pt
-            ),
-        ),
-        (true, false) => (
-            CheckStatus::Pass,
-            "past the limit but not significant (~)".to_string(),
-        ),
-        (false, _) => (CheckStatus::Pass, "within the limit".to_string()),
-    };
+    for s in shares.iter_mut() {
+        settle_share(s, m, rule.alpha);
+    }
 }
 
 /// A side's runs on `m`, each by kind of input, ascending with its unanswered loops
@@ -422,33 +423,4 @@ fn runs_needed(c: &GateCheck) -> Option<u64> {
     let ratio = c.power.mde_pct / c.limit.max_pct;
     (ratio.is_finite() && c.limit.max_pct > 0.0)
         .then(|| (units * ratio * ratio).ceil().max(units + 1.0) as u64)
-}
-
-/// The unanswered share on each side, with Fisher's exact test on the counts; the
-/// verdict waits for the family.
-fn unanswered_check(gb: &Group, gc: &Group, max_pt: Option<f64>, alpha: f64) -> UnansweredCheck {
-    let counts = |g: &Group| Counts {
-        unanswered: g.unanswered(),
-        loops: g.unanswered() + g.runs.iter().map(|r| r.answered).sum::<u64>(),
-    };
-    let (b, c) = (counts(gb), counts(gc));
-    let limit = max_pt.unwrap_or(DEFAULT_UNANSWERED_PT);
-    let p = fisher_exact_greater(b.unanswered, b.loops, c.unanswered, c.loops).unwrap_or(1.0);
-    // The test's spread at the share the limit allows: a rise from nothing is not free.
-    let share = ((b.share_pct() + limit) / 100.0).clamp(1e-6, 0.5);
-    let n = (b.loops.min(c.loops)).max(1) as f64;
-    let z = normal_quantile(1.0 - alpha) + normal_quantile(0.8);
-    let mde_pt = 100.0 * z * (2.0 * share * (1.0 - share) / n).sqrt();
-    UnansweredCheck {
-        max_pt: limit,
-        default: max_pt.is_none(),
-        baseline: b,
-        candidate: c,
-        rise_pt: c.share_pct() - b.share_pct(),
-        p,
-        p_adjusted: p,
-        mde_pt,
-        status: CheckStatus::Pass,
-        reason: String::new(),
-    }
 }

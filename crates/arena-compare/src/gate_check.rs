@@ -1,11 +1,12 @@
-//! The gate's checks as data, each decided: a latency limit's and the unanswered share's.
+//! The gate's checks as data, each decided: a latency limit's and the shares' (unanswered,
+//! claimed).
 //! Computed by `crate::gate`, tabled by `crate::gate_table`.
 
 use arena_stats::QuantileChange;
 use serde::Serialize;
 
 use crate::decide::Power;
-use crate::limit::Limit;
+use crate::limit::{Limit, Share};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -42,11 +43,13 @@ pub struct GateCheck {
     pub floors: (Option<f64>, Option<f64>),
 }
 
-/// Loops with and without an answer on one side.
+/// A share's loops on one side: those it counts, of those it is a share of.
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct Counts {
-    pub unanswered: u64,
-    /// Answered and unanswered loops (claimed ones are neither and are not counted).
+    /// Loops of the share (unanswered ones, or claimed ones).
+    pub count: u64,
+    /// What it is a share of: answered and unanswered loops for the unanswered share,
+    /// every loop for the claimed share.
     pub loops: u64,
 }
 
@@ -55,14 +58,17 @@ impl Counts {
         if self.loops == 0 {
             0.0
         } else {
-            100.0 * self.unanswered as f64 / self.loops as f64
+            100.0 * self.count as f64 / self.loops as f64
         }
     }
 }
 
-/// The unanswered share, decided.
+/// A share of the loops, decided.
 #[derive(Debug, Clone, Serialize)]
-pub struct UnansweredCheck {
+pub struct ShareCheck {
+    /// Which share: the document names it by its key.
+    #[serde(skip)]
+    pub share: Share,
     pub max_pt: f64,
     /// The limit was not given: the default applies.
     pub default: bool,

@@ -4,7 +4,7 @@ use arena_report::{fmt_pct_change, Cell, Column, Table};
 use arena_stats::NoiseRule;
 
 use crate::cells::{change_cells, fmt_mde, fmt_p, quantile_text};
-use crate::gate_check::{CheckStatus, Counts, GateCheck, UnansweredCheck};
+use crate::gate_check::{CheckStatus, Counts, GateCheck, ShareCheck};
 
 fn verdict_cell(status: CheckStatus, reason: &str) -> Cell {
     match status {
@@ -16,7 +16,7 @@ fn verdict_cell(status: CheckStatus, reason: &str) -> Cell {
 
 fn share_cell(c: &Counts) -> Cell {
     Cell::num(
-        format!("{:.1} % ({} of {})", c.share_pct(), c.unanswered, c.loops),
+        format!("{:.1} % ({} of {})", c.share_pct(), c.count, c.loops),
         c.share_pct(),
     )
 }
@@ -59,13 +59,13 @@ fn latency_row(c: &GateCheck, window: Option<u64>) -> Vec<Cell> {
     ]
 }
 
-fn unanswered_row(u: &UnansweredCheck) -> Vec<Cell> {
+fn share_row(u: &ShareCheck) -> Vec<Cell> {
     vec![
-        Cell::text(if u.default {
-            "unanswered share (default)"
-        } else {
-            "unanswered share"
-        }),
+        Cell::text(format!(
+            "{} share{}",
+            u.share.name(),
+            if u.default { " (default)" } else { "" }
+        )),
         share_cell(&u.baseline),
         share_cell(&u.candidate),
         Cell::num(format!("{:+.1} pt", u.rise_pt), u.rise_pt),
@@ -80,13 +80,14 @@ fn unanswered_row(u: &UnansweredCheck) -> Vec<Cell> {
 /// The checks as a table, with the notes that say how to read it.
 pub fn gate_table(
     checks: &[GateCheck],
-    unanswered: &UnansweredCheck,
+    shares: &[ShareCheck],
     (n_base, n_cand): (usize, usize),
     rule: &NoiseRule,
     method: &str,
     window: Option<u64>,
 ) -> Table {
-    let ci = crate::decide::ci_header(rule.alpha, checks.len() + 1);
+    let m = checks.len() + shares.len();
+    let ci = crate::decide::ci_header(rule.alpha, m);
     let mut table = Table::new(vec![
         Column::left("check"),
         Column::right("baseline"),
@@ -105,29 +106,32 @@ pub fn gate_table(
     for c in checks {
         table.push_row(latency_row(c, window));
     }
-    table.push_row(unanswered_row(unanswered));
+    for s in shares {
+        table.push_row(share_row(s));
+    }
     let failed = checks
         .iter()
         .filter(|c| c.status == CheckStatus::Fail)
         .count()
-        + usize::from(unanswered.status == CheckStatus::Fail);
+        + shares
+            .iter()
+            .filter(|s| s.status == CheckStatus::Fail)
+            .count();
     let unknown = checks
         .iter()
         .filter(|c| c.status == CheckStatus::Unknown)
         .count();
     table.note(format!(
         "{failed} of {} checks failed, {unknown} unknown. A latency limit fails when its interval, at 1 \u{2212} \u{3b1}/{} (Bonferroni over the checks), lies wholly past it, passes when it lies wholly under it, and is unknown otherwise (exit 4, or --on-unknown). p: the interval's, times {}. No location test decides a tail.",
-        checks.len() + 1,
-        checks.len() + 1,
-        checks.len() + 1,
+        m, m, m,
     ));
     table.note(format!(
-        "The unanswered share fails when it rose past its limit and Fisher's exact test (one-sided, on the loop counts; times the checks) is under \u{3b1}={}. Quantiles count unanswered loops as slower than every answered one (a quantile that lands on one reads \"\u{2265} X\", the least it can be with unanswered loops at the window, or \"> W ms (window)\" past it). CI: {method}.",
+        "A share fails when it rose past its limit and Fisher's exact test (one-sided, on the loop counts; times the checks) is under \u{3b1}={}: unanswered, of the answered and unanswered loops; claimed (an answer that had already closed an earlier loop, so no figure sees it), of every loop. Quantiles count unanswered loops as slower than every answered one (a quantile that lands on one reads \"\u{2265} X\", the least it can be with unanswered loops at the window, or \"> W ms (window)\" past it). CI: {method}.",
         rule.alpha
     ));
     table.note(format!(
         "detects: the rise past its limit a check fails with 80 % power at these runs (z(1 \u{2212} \u{3b1}/{}) + z(0.8) standard errors; for the share, the normal approximation); (max): the quantile is a side's largest loop.",
-        2 * (checks.len() + 1)
+        2 * m
     ));
     if n_base < 2 && n_cand < 2 {
         table.note("One run a side: nothing measures how much two sessions of one arm differ, so the interval assumes the --run-spread. Give the gate 2 or more runs a side (arena-perf ab) and the runs measure it.");

@@ -20,6 +20,7 @@ use crate::json_types::{
     BreakdownCellDoc, BreakdownDoc, BytesDoc, ChangesDoc, CoalescedDoc, ColdDoc, CompareChange,
     CompareDoc, CompareDocument, LoopsDoc, MetricDoc, RecordsDoc, RunDoc, SendsDoc, TypingDoc,
 };
+use crate::limit::Share;
 
 pub use arena_report::{num, JSON_SCHEMA_VERSION};
 
@@ -270,7 +271,8 @@ pub fn gate_json(g: &crate::gate::GateResult) -> Value {
         interval_method: &g.method,
         multiple_testing: "bonferroni",
         checks: g.checks.iter().map(gate_check_doc).collect(),
-        unanswered: &g.unanswered,
+        unanswered: g.share(Share::Unanswered),
+        claimed: g.share(Share::Claimed),
         outcome: match g.outcome() {
             crate::gate::GateOutcome::Pass => "pass",
             crate::gate::GateOutcome::Fail => "fail",

@@ -13,7 +13,7 @@ use serde::Serialize;
 use crate::breakdown::BreakdownCell;
 use crate::decide::Power;
 use crate::findings::Finding;
-use crate::gate::{CheckStatus, UnansweredCheck};
+use crate::gate::{CheckStatus, ShareCheck};
 use crate::group::By;
 use crate::limit::Limit;
 
@@ -232,7 +232,10 @@ pub struct GateDoc<'a> {
     pub interval_method: &'a str,
     pub multiple_testing: &'static str,
     pub checks: Vec<GateCheckDoc<'a>>,
-    pub unanswered: &'a UnansweredCheck,
+    /// The unanswered share's check.
+    pub unanswered: &'a ShareCheck,
+    /// The claimed share's check.
+    pub claimed: &'a ShareCheck,
     /// `pass`, `fail` or `unknown`, after `--on-unknown`.
     pub outcome: &'static str,
     pub unknown: Vec<String>,

@@ -23,6 +23,7 @@ pub mod frames;
 mod gate;
 mod gate_check;
 mod gate_out;
+mod gate_share;
 mod gate_table;
 pub mod gestures;
 mod group;
@@ -57,7 +58,7 @@ pub use decide::{interval_method, Power};
 pub use findings::{annotate, check, CheckOptions, Finding};
 pub use gate::{
     gate, CheckStatus, Counts, GateCheck, GateOptions, GateOutcome, GateResult, OnUnknown,
-    UnansweredCheck,
+    ShareCheck,
 };
 pub use gate_out::{gate_ending, SummaryFiles};
 pub use group::{digest, groups, numbered_runs, run_names, By, Group, RunData};
@@ -67,7 +68,7 @@ pub use json::{
     ab_json, ab_verdict_json, arm_json, breakdown_json, comparison_cpu_json, comparison_json,
     gate_json, num, run_json, JSON_SCHEMA_VERSION,
 };
-pub use limit::{GateLimit, Limit, DEFAULT_UNANSWERED_PT};
+pub use limit::{GateLimit, Limit, Share, DEFAULT_UNANSWERED_PT};
 pub use startup::{startup_json, startup_tables, StartupSetup};
 pub use typing::typing_table;
 pub use verdict::{

@@ -1,14 +1,39 @@
 //! The gate's limits as given on the command line: `--max METRIC.pQ=+PCT` on a latency
-//! quantile, and `--max unanswered=+PTpt` on the share of loops that got no answer.
+//! quantile, `--max unanswered=+PTpt` on the share of loops that got no answer, and
+//! `--max claimed=+PTpt` on the share whose answer had already closed an earlier loop.
 
 use anyhow::Result;
 use arena_report::Exit;
 use arena_run::Metric;
 use serde::Serialize;
 
-/// The unanswered share may rise by this many percentage points before the gate looks at
-/// it: one loop in a hundred, so a single unlucky timeout in a short run is not a failure.
+/// A share (unanswered, claimed) may rise by this many percentage points before the gate
+/// looks at it: one loop in a hundred, so a single unlucky timeout in a short run is not a
+/// failure.
 pub const DEFAULT_UNANSWERED_PT: f64 = 1.0;
+
+/// A share of the loops the gate always checks, besides the latency limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Share {
+    /// Loops nothing answered within the window, of the answered and unanswered ones.
+    Unanswered,
+    /// Loops whose answer had already closed an earlier loop (an app that merges answers
+    /// leaves its later inputs claimed), of every loop.
+    Claimed,
+}
+
+impl Share {
+    pub const ALL: [Share; 2] = [Share::Unanswered, Share::Claimed];
+
+    /// As `--max` and the table name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Share::Unanswered => "unanswered",
+            Share::Claimed => "claimed",
+        }
+    }
+}
 
 /// The largest latency limit, percent: a quantile allowed to grow a hundredfold is already
 /// no limit, and beyond it the limit's arithmetic leaves the finite numbers.
@@ -20,18 +45,19 @@ fn bad_limit(spec: &str, why: &str) -> anyhow::Error {
 
 fn bad_flag(flag: &str, spec: &str, why: &str) -> anyhow::Error {
     Exit::bad_input(format!(
-        "{flag} {spec}: {why} (expected METRIC.pQ=+PCT, e.g. sendToRecv.p50=+10%, or unanswered=+PTpt, e.g. unanswered=+1pt; metrics: {})",
+        "{flag} {spec}: {why} (expected METRIC.pQ=+PCT, e.g. sendToRecv.p50=+10%, or a share's unanswered=+PTpt or claimed=+PTpt, e.g. unanswered=+1pt; metrics: {})",
         Metric::ALL.map(|m| m.name()).join(", ")
     ))
     .into()
 }
 
-/// One `--max`: a latency quantile's limit, or the unanswered share's.
+/// One `--max`: a latency quantile's limit, or a share's.
 #[derive(Debug, Clone, PartialEq)]
 pub enum GateLimit {
     Latency(Limit),
-    /// Largest allowed rise of the unanswered share, percentage points.
-    Unanswered {
+    /// Largest allowed rise of a share, percentage points.
+    Share {
+        share: Share,
         max_pt: f64,
     },
 }
@@ -40,9 +66,13 @@ impl GateLimit {
     /// Parses one `--max` argument; errors name it and what was expected (exit 2).
     pub fn parse(spec: &str) -> Result<GateLimit> {
         let left = spec.split_once('=').map_or(spec, |(l, _)| l).trim();
-        if !left.eq_ignore_ascii_case("unanswered") {
+        let Some(share) = Share::ALL
+            .into_iter()
+            .find(|s| left.eq_ignore_ascii_case(s.name()))
+        else {
             return Limit::parse(spec).map(GateLimit::Latency);
-        }
+        };
+        let name = share.name();
         let right = spec.split_once('=').map(|(_, r)| r.trim());
         let Some(right) = right else {
             return Err(bad_limit(spec, "no '='"));
@@ -50,13 +80,15 @@ impl GateLimit {
         if right.ends_with('%') {
             return Err(bad_limit(
                 spec,
-                "the unanswered share's limit is in percentage points, not percent: write unanswered=+1pt",
+                &format!("the {name} share's limit is in percentage points, not percent: write {name}=+1pt"),
             ));
         }
         let Some(text) = right.strip_suffix("pt").map(str::trim) else {
             return Err(bad_limit(
                 spec,
-                "the unanswered share's limit ends in pt (percentage points), e.g. unanswered=+1pt",
+                &format!(
+                    "the {name} share's limit ends in pt (percentage points), e.g. {name}=+1pt"
+                ),
             ));
         };
         let max_pt: f64 = text
@@ -68,7 +100,7 @@ impl GateLimit {
                 "the limit is an allowed rise of 0 to 100 points",
             ));
         }
-        Ok(GateLimit::Unanswered { max_pt })
+        Ok(GateLimit::Share { share, max_pt })
     }
 }
 
@@ -202,26 +234,25 @@ mod tests {
     }
 
     #[test]
-    fn unanswered_limit_refuses_inf_nan_and_past_100_points() {
-        for spec in [
-            "unanswered=+infpt",
-            "unanswered=+NaNpt",
-            "unanswered=+1e400pt",
-            "unanswered=+100.5pt",
-            "unanswered=-1pt",
-        ] {
-            assert!(
-                why(spec).starts_with("the limit is an allowed rise of 0 to 100 points"),
-                "{spec}"
-            );
+    fn share_limits_refuse_inf_nan_and_past_100_points() {
+        for name in ["unanswered", "claimed"] {
+            for bad in ["+infpt", "+NaNpt", "+1e400pt", "+100.5pt", "-1pt"] {
+                let spec = format!("{name}={bad}");
+                assert!(
+                    why(&spec).starts_with("the limit is an allowed rise of 0 to 100 points"),
+                    "{spec}"
+                );
+            }
+            assert!(why(&format!("{name}=+1%"))
+                .starts_with(&format!("the {name} share's limit is in percentage points")));
+            assert!(why(&format!("{name}=+1")).contains("ends in pt"));
         }
-        assert_eq!(
-            GateLimit::parse("unanswered=+100pt").unwrap(),
-            GateLimit::Unanswered { max_pt: 100.0 }
-        );
-        assert_eq!(
-            GateLimit::parse("unanswered=0pt").unwrap(),
-            GateLimit::Unanswered { max_pt: 0.0 }
-        );
+        let share = |spec: &str| match GateLimit::parse(spec).unwrap() {
+            GateLimit::Share { share, max_pt } => (share, max_pt),
+            other => panic!("{spec}: {other:?}"),
+        };
+        assert_eq!(share("unanswered=+100pt"), (Share::Unanswered, 100.0));
+        assert_eq!(share("unanswered=0pt"), (Share::Unanswered, 0.0));
+        assert_eq!(share("Claimed=+2.5pt"), (Share::Claimed, 2.5));
     }
 }

@@ -100,12 +100,23 @@ pub fn lognormal(n: usize, median: f64, sigma: f64, shift: f64, seed: u64) -> Ve
 /// Makes the loops `which` picks unanswered, as a pilot records a loop whose answer never
 /// came inside the window: no receipt, no paint, no figure past inputToSocket.
 pub fn unanswer(run: &mut Run, which: impl Fn(usize, &Loop) -> bool) {
+    strip_answers(run, arena_run::Outcome::Unanswered, which);
+}
+
+/// Marks the answered loops `which` picks as claimed: their answer had already closed an
+/// earlier loop (an app that merges answers), so they have no latency and are not
+/// unanswered either.
+pub fn claim(run: &mut Run, which: impl Fn(usize, &Loop) -> bool) {
+    strip_answers(run, arena_run::Outcome::Claimed, which);
+}
+
+fn strip_answers(run: &mut Run, outcome: arena_run::Outcome, which: impl Fn(usize, &Loop) -> bool) {
     for (i, l) in run.loops.iter_mut().enumerate() {
         if !l.answered || !which(i, l) {
             continue;
         }
         l.answered = false;
-        l.outcome = arena_run::Outcome::Unanswered;
+        l.outcome = outcome;
         (l.t_recv, l.t_draw, l.t_paint) = (None, None, None);
         (l.send_to_recv, l.recv_to_draw, l.input_to_paint) = (None, None, None);
         l.input_to_pixels = None;

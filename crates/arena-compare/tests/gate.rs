@@ -5,7 +5,8 @@
 //! them.)
 
 use arena_compare::{
-    gate, synthetic, CheckStatus, GateLimit, GateOptions, GateOutcome, GateResult, Limit, OnUnknown,
+    gate, synthetic, CheckStatus, GateLimit, GateOptions, GateOutcome, GateResult, Limit,
+    OnUnknown, Share,
 };
 use arena_report::{Exit, ExitKind};
 use arena_run::Run;
@@ -56,8 +57,12 @@ fn like_runs_pass_every_check() {
         "{}",
         r.table.render(arena_report::Format::Markdown)
     );
-    assert_eq!(r.count(), 3, "two limits and the unanswered share");
-    assert!(r.unanswered.default && r.unanswered.max_pt == 1.0);
+    assert_eq!(r.count(), 4, "two limits and the two shares");
+    for share in Share::ALL {
+        let s = r.share(share);
+        assert!(s.default && s.max_pt == 1.0, "{s:?}");
+        assert_eq!(s.status, CheckStatus::Pass, "{s:?}");
+    }
 }
 
 #[test]
@@ -82,7 +87,7 @@ fn slow_clicks_that_turn_into_timeouts_fail_as_a_regression_not_a_speed_up() {
     assert!(p90.censored_candidate >= 80, "{:?}", p90.censored_candidate);
     // And the share itself fails on its own.
     assert_eq!(
-        r.unanswered.status,
+        r.share(Share::Unanswered).status,
         arena_compare::CheckStatus::Fail,
         "{md}"
     );
@@ -100,15 +105,55 @@ fn a_fifth_of_clicks_unanswered_fails_on_the_share_with_latency_limits_only() {
     let r = gate_with(&b, &c, &["inputToPaint.p50=+10%"]).unwrap();
     assert!(r.failed());
     assert_eq!(r.failures(), vec!["unanswered share".to_string()]);
-    assert!(
-        (r.unanswered.rise_pt - 20.0).abs() < 0.5,
-        "{:?}",
-        r.unanswered
-    );
+    let u = r.share(Share::Unanswered);
+    assert!((u.rise_pt - 20.0).abs() < 0.5, "{u:?}");
     // A limit of +25 points lets it through.
     let r = gate_with(&b, &c, &["inputToPaint.p50=+10%", "unanswered=+25pt"]).unwrap();
-    assert!(!r.unanswered.default);
-    assert_eq!(r.unanswered.status, arena_compare::CheckStatus::Pass);
+    let u = r.share(Share::Unanswered);
+    assert!(!u.default);
+    assert_eq!(u.status, arena_compare::CheckStatus::Pass);
+}
+
+#[test]
+fn a_candidate_that_merges_answers_fails_on_the_claimed_share_though_no_figure_moves() {
+    // Every fourth loop's answer already closed the loop before it: those loops have no
+    // latency and are not unanswered, so only the claimed share sees them.
+    let b = side("stock", 200, 40.0, 1);
+    let mut c = side("merged", 200, 40.0, 2);
+    for r in &mut c {
+        synthetic::claim(r, |i, _| i % 4 == 3);
+    }
+    let r = gate_with(&b, &c, &["inputToPaint.p50=+10%"]).unwrap();
+    let md = r.table.render(arena_report::Format::Markdown);
+    assert_eq!(r.failures(), vec!["claimed share".to_string()], "{md}");
+    let claimed = r.share(Share::Claimed);
+    assert_eq!((claimed.baseline.count, claimed.candidate.count), (0, 100));
+    assert_eq!(claimed.candidate.loops, 400, "a share of every loop");
+    assert!((claimed.rise_pt - 25.0).abs() < 1e-9, "{claimed:?}");
+    assert_eq!(r.share(Share::Unanswered).status, CheckStatus::Pass);
+    assert!(
+        md.contains(
+            "| claimed share (default) | 0.0 % (0 of 400) | 25.0 % (100 of 400) | +25.0 pt"
+        ),
+        "{md}"
+    );
+    assert!(
+        md.contains("FAIL: the claimed share rose +25.0 pt, past +1 pt"),
+        "{md}"
+    );
+    // Its own limit lets it through, and names itself.
+    let r = gate_with(&b, &c, &["inputToPaint.p50=+10%", "claimed=+30pt"]).unwrap();
+    assert!(
+        !r.failed(),
+        "{}",
+        r.table.render(arena_report::Format::Markdown)
+    );
+    assert!(!r.share(Share::Claimed).default);
+    // One claimed loop more than the baseline is no failure: past +1 pt only by chance.
+    let mut c = side("one", 200, 40.0, 2);
+    synthetic::claim(&mut c[0], |i, _| i == 7);
+    let r = gate_with(&b, &c, &["inputToPaint.p50=+10%"]).unwrap();
+    assert_eq!(r.share(Share::Claimed).status, CheckStatus::Pass);
 }
 
 #[test]
@@ -284,6 +329,7 @@ fn limits_are_finite_percents_and_the_share_is_in_points() {
             "unanswered=+500pt",
             "the limit is an allowed rise of 0 to 100 points",
         ),
+        ("claimed=+5", "the claimed share's limit ends in pt"),
     ] {
         let msg = bad_input(&GateLimit::parse(spec).unwrap_err());
         assert!(msg.starts_with(&format!("--max {spec}: {why}")), "{msg}");
@@ -293,6 +339,9 @@ fn limits_are_finite_percents_and_the_share_is_in_points() {
     assert_eq!(Limit::parse("inputToPaint=0").unwrap().max_pct, 0.0);
     assert_eq!(
         GateLimit::parse("Unanswered=+2.5pt").unwrap(),
-        GateLimit::Unanswered { max_pt: 2.5 }
+        GateLimit::Share {
+            share: Share::Unanswered,
+            max_pt: 2.5
+        }
     );
 }
