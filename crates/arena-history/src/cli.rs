@@ -70,13 +70,17 @@ pub struct AddArgs {
 /// Filters shared by `list` and `trend`.
 #[derive(Debug, Args)]
 pub struct FilterArgs {
+    /// Only runs of this branch (exactly as stored: `main`, `pr-42`).
     #[arg(long)]
     pub branch: Option<String>,
+    /// Only runs measured on this testbed (the hostname unless `--testbed` named another
+    /// when they were added).
     #[arg(long)]
     pub testbed: Option<String>,
     /// The pilot hash, or a prefix of it.
     #[arg(long)]
     pub pilot: Option<String>,
+    /// Only runs of this arm of the pilot file (`stock`, `lazy-png`).
     #[arg(long)]
     pub arm: Option<String>,
     /// Runs started at or after this UTC time (RFC 3339, or a date: 2026-11-29).
