@@ -564,3 +564,58 @@ fn compare_and_report_take_a_branchs_newest_runs_or_runs_by_id_from_the_history(
         text(&o)
     );
 }
+
+/// `plan` from the testbed's stored runs of an arm reads what it reads from the same runs'
+/// folders: the history is a pilot's source like any other.
+#[test]
+fn plan_from_the_history_of_an_arm_is_the_plan_of_its_folders() {
+    let d = Scratch::new("hist-plan");
+    let db = d.path("h.sqlite");
+    let (mut stock, mut lazy) = (Vec::new(), Vec::new());
+    for i in 0..3u64 {
+        stock.push(write_run(&d.0, "stock", 80, 50.0, 0.0, 900 + i));
+        lazy.push(write_run(&d.0, "lazy", 80, 40.0, 0.0, 950 + i));
+        json(&add(&db, "main", "c1", &[stock[i as usize].clone()]));
+        json(&add(&db, "main", "c1", &[lazy[i as usize].clone()]));
+    }
+    let plan = |extra: &[&str]| {
+        let mut args = vec![
+            "plan",
+            "--detect",
+            "inputToPaint.p90=+10%",
+            "--format",
+            "json",
+        ];
+        args.extend(extra);
+        json(&arena(&args))
+    };
+    let sel = [
+        "--history-branch",
+        "main",
+        "--db",
+        s(&db),
+        "--testbed",
+        "ci-1",
+    ];
+    for (arm, folders) in [("stock", &stock), ("lazy", &lazy)] {
+        let stored = plan(&[&sel[..], &["--arm", arm]].concat());
+        let given: Vec<&str> = folders.iter().map(|p| s(p)).collect();
+        assert_eq!(stored, plan(&given), "{arm}");
+        assert_eq!(stored["pilot_runs"], 3, "{arm}: {stored}");
+    }
+    // The newest stored run's arm without --arm; an arm never stored is exit 2 naming it.
+    assert_eq!(
+        plan(&sel),
+        plan(&lazy.iter().map(|p| s(p)).collect::<Vec<_>>())
+    );
+    let o = arena(
+        &[
+            &["plan", "--detect", "inputToPaint.p90=+10%"][..],
+            &sel,
+            &["--arm", "nope"],
+        ]
+        .concat(),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("of arm nope"), "{}", text(&o));
+}

@@ -24,9 +24,26 @@ pub fn print_splits(split: &SplitArgs, runs: &[Run], format: Format) -> anyhow::
         .try_for_each(print)
 }
 
-/// `arena-perf plan`: the plan's table or document.
-pub fn plan(a: arena_compare::plan::PlanArgs) -> anyhow::Result<ExitCode> {
-    print(a.render()?)?;
+/// `arena-perf plan`'s flags: the plan's own, and the stored runs it may read.
+#[derive(Debug, clap::Args)]
+pub struct PlanCmd {
+    #[command(flatten)]
+    pub plan: arena_compare::plan::PlanArgs,
+    #[command(flatten)]
+    pub history: arena_history::from_history::FromHistoryArgs,
+}
+
+/// `arena-perf plan`: the plan's table or document, of the run folders and stored runs.
+pub fn plan(a: PlanCmd) -> anyhow::Result<ExitCode> {
+    let folders = match a.plan.runs.is_empty() {
+        true => Vec::new(),
+        false => load_runs(&a.plan.runs)?,
+    };
+    let (runs, from_history) = a.history.with_arm(folders, a.plan.arm.as_deref())?;
+    if let Some(note) = from_history {
+        eprintln!("plan: {note}");
+    }
+    print(a.plan.render(runs)?)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -36,7 +53,7 @@ pub struct CompareArgs {
     #[arg(required_unless_present_any = ["history_branch", "ids"], value_name = "RUN_OR_DIR")]
     pub runs: Vec<PathBuf>,
     #[command(flatten)]
-    pub history: super::common::from_history::FromHistoryArgs,
+    pub history: arena_history::from_history::FromHistoryArgs,
     /// Arm (or column, e.g. "stock, run 2") the others are compared against; the first
     /// arm by default.
     #[arg(long, value_name = "ARM")]
@@ -89,7 +106,7 @@ fn frames(a: &CompareArgs) -> anyhow::Result<ExitCode> {
 /// fine with a selection).
 pub fn load_with_history(
     paths: &[PathBuf],
-    history: &super::common::from_history::FromHistoryArgs,
+    history: &arena_history::from_history::FromHistoryArgs,
 ) -> anyhow::Result<(Vec<Run>, Option<String>)> {
     let folders = if paths.is_empty() && history.any() {
         Vec::new()

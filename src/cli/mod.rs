@@ -61,9 +61,10 @@ pub enum Command {
     Report(report::ReportArgs),
     /// Plot runs: latency CDF per arm (log x) and a per-click timeline, SVG or PNG.
     Plot(plot::PlotArgs),
-    /// Before measuring: from a short pilot of one arm, how many runs of how many clicks
-    /// would see a change of a given size (`--detect inputToPixels.p90=+10%`), and how long.
-    Plan(arena_compare::plan::PlanArgs),
+    /// Before measuring: from a short pilot of one arm, or the testbed's stored runs, how
+    /// many runs of how many clicks would see a change of a given size (`--detect
+    /// inputToPixels.p90=+10%`), and how long.
+    Plan(compare::PlanCmd),
     /// Run a matrix file: cases x arms x repeats, best (or median) per cell with the start
     /// figure and % against the baseline arm, per-thread CPU beside every run.
     Matrix(matrix::MatrixArgs),

@@ -28,7 +28,7 @@ pub struct ReportArgs {
     #[arg(required_unless_present_any = ["history_branch", "ids"], value_name = "RUN_OR_DIR")]
     pub runs: Vec<PathBuf>,
     #[command(flatten)]
-    pub history: super::common::from_history::FromHistoryArgs,
+    pub history: arena_history::from_history::FromHistoryArgs,
     /// Add the trend of --history-branch's stored runs on the testbed with the compared
     /// runs' pilot (METRIC.pQ, default inputToPaint.p50), drawn with its steps marked.
     #[arg(long = "history", value_name = "METRIC.pQ", num_args = 0..=1,
@@ -118,7 +118,7 @@ pub fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
 /// The trend `--history METRIC.pQ` draws: the branch's stored runs on the testbed, with
 /// the pilot of the first compared run.
 fn trend_section(
-    h: &super::common::from_history::FromHistoryArgs,
+    h: &arena_history::from_history::FromHistoryArgs,
     metric: &str,
     runs: &[arena_run::Run],
 ) -> anyhow::Result<arena_compare::html::TrendSection> {

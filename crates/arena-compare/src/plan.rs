@@ -60,10 +60,16 @@ pub struct Design {
     pub minutes: Option<f64>,
 }
 
+/// The arm a run was measured as: a stored run's label (`stock@main`, `stock@#4`) less
+/// the history's suffix.
+fn stored_as(arm: &str) -> &str {
+    arm.split_once('@').map_or(arm, |(a, _)| a)
+}
+
 /// The plan for `limit` (`METRIC.pQ=+PCT`: the change to see) from the pilot `runs`, all
 /// of one arm, at `power`.
 pub fn plan(runs: &[Run], limit: &Limit, power: f64, rule: &NoiseRule) -> Result<Plan> {
-    let arms: Vec<&str> = runs.iter().map(|r| r.meta.arm.as_str()).collect();
+    let arms: Vec<&str> = runs.iter().map(|r| stored_as(&r.meta.arm)).collect();
     if arms.iter().any(|a| *a != arms[0]) {
         return Err(Exit::bad_input(format!(
             "plan: the pilot runs are of one arm, these are of {}",
@@ -202,9 +208,14 @@ impl Plan {
 #[derive(Debug, clap::Args)]
 pub struct PlanArgs {
     /// Pilot run folders of one arm (or folders of them): two or more measure the spread
-    /// between runs, one leaves it to --run-spread.
-    #[arg(required = true, value_name = "RUN_OR_DIR")]
+    /// between runs, one leaves it to --run-spread. None with a history selection
+    /// (`--history-branch main`: the testbed's own stored runs).
+    #[arg(required_unless_present_any = ["history_branch", "ids"], value_name = "RUN_OR_DIR")]
     pub runs: Vec<std::path::PathBuf>,
+    /// Plan from the runs of this arm only: a history's runs, or folders of an `ab`, may
+    /// hold several.
+    #[arg(long, value_name = "ARM")]
+    pub arm: Option<String>,
     /// The change to see, as the gate's limits are written: `METRIC.pQ=+PCT`, e.g.
     /// `inputToPixels.p90=+10%`.
     #[arg(long, value_name = "METRIC.pQ=+PCT", value_parser = |s: &str| Limit::parse_flag("--detect", s))]
@@ -221,9 +232,21 @@ pub struct PlanArgs {
 
 #[cfg(feature = "clap")]
 impl PlanArgs {
-    /// The plan the flags ask for, rendered in their format.
-    pub fn render(&self) -> Result<String> {
-        let runs = crate::load_runs(&self.runs)?;
+    /// The plan the flags ask for of `runs` (the folders given, and any stored runs),
+    /// rendered in their format.
+    pub fn render(&self, mut runs: Vec<Run>) -> Result<String> {
+        if let Some(arm) = &self.arm {
+            let mut arms: Vec<&str> = runs.iter().map(|r| stored_as(&r.meta.arm)).collect();
+            arms.dedup();
+            let arms = arms.join(", ");
+            runs.retain(|r| stored_as(&r.meta.arm) == arm);
+            if runs.is_empty() {
+                return Err(Exit::bad_input(format!(
+                    "plan --arm {arm}: no run of that arm among those given ({arms})"
+                ))
+                .into());
+            }
+        }
         let (rule, _) = self.stats.options()?;
         let p = plan(&runs, &self.detect, self.power, &rule)?;
         use arena_report::json;

@@ -15,6 +15,8 @@ pub mod changepoint;
 #[cfg(feature = "cli")]
 pub mod cli;
 mod context;
+#[cfg(feature = "cli")]
+pub mod from_history;
 mod pg;
 #[cfg(test)]
 mod pg_tests;

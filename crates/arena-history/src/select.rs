@@ -189,6 +189,8 @@ pub struct Selection {
     pub last: usize,
     /// Runs by id (`history list` shows them), as they are.
     pub ids: Vec<i64>,
+    /// Only the branch's runs of this arm (`plan --arm`); its newest sets the pilot hash.
+    pub arm: Option<String>,
 }
 
 /// The runs `sel` selects, each with the name it is shown under: `ARM@BRANCH` for the
@@ -207,7 +209,7 @@ pub fn selected_runs(store: &dyn Store, sel: &Selection, reference: &[Run]) -> R
     if let Some(branch) = &sel.branch {
         let newest;
         let refs = if reference.is_empty() {
-            newest = newest_run(store, branch, &sel.testbed)?;
+            newest = newest_run(store, branch, &sel.testbed, sel.arm.as_deref())?;
             out.runs.push(newest.1.clone());
             out.rows.push(newest.0.clone());
             std::slice::from_ref(&newest.1)
@@ -217,7 +219,7 @@ pub fn selected_runs(store: &dyn Store, sel: &Selection, reference: &[Run]) -> R
         let want = sel.last.saturating_sub(out.runs.len());
         if want > 0 && (!reference.is_empty() || store.list(&branch_filter(branch, sel))?.len() > 1)
         {
-            let b = baseline_runs(store, branch, &sel.testbed, refs, want, None)?;
+            let b = baseline_runs(store, branch, &sel.testbed, refs, want, sel.arm.as_deref())?;
             out.not_comparable = b.not_comparable;
             out.other_arm = b.other_arm;
             out.runs.splice(0..0, b.runs);
@@ -245,17 +247,25 @@ fn branch_filter(branch: &str, sel: &Selection) -> Filter {
     }
 }
 
-/// The newest stored run of `branch` on `testbed`; none is exit 2 saying what was looked for.
-fn newest_run(store: &dyn Store, branch: &str, testbed: &str) -> Result<(RunRow, Run)> {
+/// The newest stored run of `branch` on `testbed` (of `arm`, when given); none is exit 2
+/// saying what was looked for.
+fn newest_run(
+    store: &dyn Store,
+    branch: &str,
+    testbed: &str,
+    arm: Option<&str>,
+) -> Result<(RunRow, Run)> {
     let filter = Filter {
         branch: Some(branch.to_string()),
         testbed: Some(testbed.to_string()),
+        arm: arm.map(str::to_string),
         last: Some(1),
         ..Filter::default()
     };
     let row = store.list(&filter)?.pop().ok_or_else(|| {
         Exit::bad_input(format!(
-            "--history-branch {branch}: no stored run of branch {branch} on testbed {testbed} in {}",
+            "--history-branch {branch}: no stored run of branch {branch} on testbed {testbed}{} in {}",
+            arm.map_or_else(String::new, |a| format!(" of arm {a}")),
             store.describe()
         ))
     })?;
@@ -390,6 +400,7 @@ mod tests {
             testbed: "bench-1".into(),
             last: 3,
             ids: vec![other.id()],
+            arm: None,
         };
         // No folders: the newest run of main (5) sets the rules; 4 waited 1 s, not alike.
         let b = selected_runs(s.as_ref(), &sel, &[]).unwrap();

@@ -1,9 +1,9 @@
-//! Stored runs as inputs of `compare` and `report`: the newest runs of a branch (chosen by
-//! the gate's history-baseline rules, `arena_history::selected_runs`) or runs by id,
+//! Stored runs as inputs of `compare`, `report` and `plan`: the newest runs of a branch
+//! (chosen by the gate's history-baseline rules, [`crate::selected_runs`]) or runs by id,
 //! beside or instead of run folders.
 
+use crate::Selection;
 use anyhow::Result;
-use arena_history::Selection;
 use arena_run::Run;
 use clap::Args as ClapArgs;
 
@@ -41,6 +41,15 @@ impl FromHistoryArgs {
     /// The stored runs selected, oldest first, then `folders`; and the note that says
     /// which stored runs they are. Without a selection, `folders` as they are.
     pub fn with(&self, folders: Vec<Run>) -> Result<(Vec<Run>, Option<String>)> {
+        self.with_arm(folders, None)
+    }
+
+    /// [`FromHistoryArgs::with`], the branch's runs only of `arm` when given.
+    pub fn with_arm(
+        &self,
+        folders: Vec<Run>,
+        arm: Option<&str>,
+    ) -> Result<(Vec<Run>, Option<String>)> {
         if !self.any() {
             if self.db.is_some() {
                 return Err(arena_report::Exit::bad_input(
@@ -52,14 +61,12 @@ impl FromHistoryArgs {
         }
         let sel = Selection {
             branch: self.history_branch.clone(),
-            testbed: self
-                .testbed
-                .clone()
-                .unwrap_or_else(arena_history::default_testbed),
+            testbed: self.testbed.clone().unwrap_or_else(crate::default_testbed),
             last: self.last.unwrap_or(10) as usize,
             ids: self.ids.clone(),
+            arm: arm.map(str::to_string),
         };
-        let (runs, note) = arena_history::with_stored(self.db.as_deref(), &sel, folders)?;
+        let (runs, note) = crate::with_stored(self.db.as_deref(), &sel, folders)?;
         Ok((runs, Some(note)))
     }
 }
