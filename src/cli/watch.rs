@@ -46,6 +46,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let browser = BrowserOptions {
         chrome: a.chrome.clone(),
         headful: false,
+        cpu_split: false,
     };
     let url = arena_pilot::page_url(&a.url);
     let seen = block_on(|cancel| async move {

@@ -106,3 +106,75 @@ fn a_pid_or_name_that_does_not_run_is_exit_2_before_the_browser() {
         assert!(err.contains(&format!("--sample {spec}")), "{err}");
     }
 }
+
+/// The cores `/proc/<path>/status` allows (`Cpus_allowed_list: 0-1,3`); empty once the
+/// process or thread has gone.
+fn allowed(status: &Path) -> Vec<usize> {
+    let text = std::fs::read_to_string(status).unwrap_or_default();
+    let Some(list) = text
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+    else {
+        return Vec::new();
+    };
+    list.trim()
+        .split(',')
+        .filter(|r| !r.is_empty())
+        .flat_map(|r| {
+            let (a, b) = r.split_once('-').unwrap_or((r, r));
+            a.parse::<usize>().unwrap()..=b.parse::<usize>().unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn cpu_split_runs_the_browser_on_the_upper_half_and_the_pilot_with_its_fixture_on_the_lower() {
+    let _g = shared();
+    let cores = arena_sys::procfs::allowed_cores();
+    let split = arena_pilot::cpu_split::CpuSplit::of(&cores);
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let mut cmd = Command::new(bin());
+    cmd.args(["pilot", "--clicks", "32", "--cpu-split", "--out"])
+        .arg(&out);
+    let mut w = Watched::spawn(&mut cmd);
+    let browser = w.browser_pid();
+    if let Some(split) = &split {
+        // Mid-run: every thread of the pilot (the fixture's included) on the lower half,
+        // every process of the browser's tree on the upper.
+        let pilot = w.child.id() as i32;
+        w.wait_line("click 25/32", Duration::from_secs(60));
+        let threads = std::fs::read_dir(format!("/proc/{pilot}/task")).unwrap();
+        let mut seen = 0;
+        for t in threads.flatten() {
+            let got = allowed(&t.path().join("status"));
+            assert!(
+                got.is_empty() || got == split.target,
+                "thread {:?}: {got:?}",
+                t.path()
+            );
+            seen += usize::from(!got.is_empty());
+        }
+        assert!(seen > 1, "the pilot's threads");
+        let mut tree = vec![browser];
+        arena_sys::procfs::add_descendants(&mut tree, &arena_sys::procfs::processes());
+        assert!(tree.len() > 1, "Chromium's helpers");
+        for pid in &tree {
+            let got = allowed(Path::new(&format!("/proc/{pid}/status")));
+            assert!(
+                got.is_empty() || got == split.browser,
+                "chromium {pid}: {got:?}"
+            );
+        }
+    }
+    assert_eq!(w.wait_exit(Duration::from_secs(120)), 0, "{:?}", w.lines);
+    let run = Run::load(&out).unwrap();
+    assert_eq!(
+        run.meta.host.cpu_split,
+        split.as_ref().map(|s| s.describe())
+    );
+    // The machine's cores, not the half the pilot kept, here and as the CPU table's total.
+    assert_eq!(run.meta.host.cores as usize, cores.len());
+    let cpu = run.meta.cpu.as_ref().expect("the fixture's CPU");
+    assert_eq!(cpu.cores as usize, cores.len());
+}

@@ -31,6 +31,9 @@ pub struct LaunchOptions {
     pub launch_timeout: Duration,
     /// Bound on every CDP call (chromiumoxide's own is a fixed 30 s).
     pub cdp_timeout: Duration,
+    /// The cores Chromium and everything it starts may run on; empty: wherever this
+    /// process may.
+    pub cores: Vec<usize>,
 }
 
 impl Default for LaunchOptions {
@@ -42,6 +45,7 @@ impl Default for LaunchOptions {
             window: (1280, 800),
             launch_timeout: Duration::from_secs(20),
             cdp_timeout: Duration::from_secs(10),
+            cores: Vec::new(),
         }
     }
 }
@@ -76,7 +80,7 @@ impl Browser {
         let profile = launch::fresh_profile()?;
         let mut flags = base_flags(&profile, opts.headful, opts.window);
         flags.extend(opts.extra_args.iter().cloned());
-        let mut child = match launch::spawn_chromium(&chrome, &flags) {
+        let mut child = match launch::spawn_chromium(&chrome, &flags, &opts.cores) {
             Ok(c) => c,
             Err(e) => {
                 let _ = std::fs::remove_dir_all(&profile);

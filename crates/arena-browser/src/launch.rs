@@ -134,8 +134,9 @@ pub fn live_groups() -> Vec<i32> {
 }
 
 /// Spawns `chrome` in its own process group with SIGKILL as its parent-death signal, from
-/// a thread that lives as long as the process (the death signal follows the thread).
-pub(crate) fn spawn_chromium(chrome: &Path, flags: &[String]) -> Result<Child> {
+/// a thread that lives as long as the process (the death signal follows the thread), on
+/// `cores` when any are given.
+pub(crate) fn spawn_chromium(chrome: &Path, flags: &[String], cores: &[usize]) -> Result<Child> {
     let mut cmd = Command::new(chrome);
     cmd.args(flags)
         .arg("about:blank")
@@ -143,6 +144,9 @@ pub(crate) fn spawn_chromium(chrome: &Path, flags: &[String]) -> Result<Child> {
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
     spawn::own_group_with_death_signal(&mut cmd);
+    if !cores.is_empty() {
+        spawn::pin_to_cores(&mut cmd, cores);
+    }
     // Chromium's helpers (zygote, renderers) are its children, not ours: adopted by this
     // process when their parent dies, `kill_tree` reaps them before the tool exits.
     spawn::become_subreaper();

@@ -62,6 +62,7 @@ pub fn run(arm: &str, input_to_paint: &[f64], reply_bytes: u64) -> Run {
             host: Host {
                 cores: 1,
                 kernel: "synthetic".into(),
+                cpu_split: None,
             },
             started_at: "2026-11-29T19:00:00.000Z".into(),
             ended_at: "2026-11-29T19:01:00.000Z".into(),

@@ -184,6 +184,12 @@ pub struct BrowserArgs {
     /// Show the browser window instead of running headless.
     #[cfg_attr(feature = "clap", arg(long))]
     pub headful: bool,
+    /// Run Chromium on the upper half of the cores and this process (the pilot and the
+    /// built-in fixture with its bots) on the lower half, as a person's browser runs on
+    /// another machine than the app; recorded in run.json as `host.cpu_split`. Nothing is
+    /// split under two cores; a `--url` target stays where it runs.
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub cpu_split: bool,
     /// No progress on stderr.
     #[cfg_attr(feature = "clap", arg(long, short))]
     pub quiet: bool,
@@ -194,6 +200,7 @@ impl BrowserArgs {
         BrowserOptions {
             chrome: self.chrome.clone(),
             headful: self.headful,
+            cpu_split: self.cpu_split,
         }
     }
 }
@@ -233,6 +240,7 @@ mod tests {
             chromium: BrowserArgs {
                 chrome: Some(PathBuf::from("/opt/chromium")),
                 headful: true,
+                cpu_split: false,
                 quiet: false,
             },
             capture: false,

@@ -26,6 +26,7 @@ pub mod cancel;
 pub mod click;
 pub mod collect;
 pub mod cpu;
+pub mod cpu_split;
 pub mod flags;
 pub mod gesture;
 pub mod glyphs;

@@ -66,15 +66,23 @@ impl Overrides {
 pub struct BrowserOptions {
     pub chrome: Option<PathBuf>,
     pub headful: bool,
+    /// The browser on one half of the cores, this process on the other
+    /// ([`crate::cpu_split`]).
+    pub cpu_split: bool,
 }
 
 impl BrowserOptions {
     pub async fn launch(&self) -> Result<Browser> {
+        let cores = match self.cpu_split {
+            true => crate::cpu_split::apply()?.map_or_else(Vec::new, |s| s.browser.clone()),
+            false => Vec::new(),
+        };
         let opts = LaunchOptions {
             chrome: self.chrome.clone(),
             headful: self.headful,
             // Room for a large canvas: a click outside the viewport reaches no element.
             window: (1600, 1200),
+            cores,
             ..LaunchOptions::default()
         };
         Browser::launch(opts).await.map_err(|e| {

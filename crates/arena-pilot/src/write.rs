@@ -93,7 +93,14 @@ pub fn build_run(ctx: &RunContext, paired: Paired, records: &[Record]) -> Run {
         url: ctx.url.clone(),
         chromium_version: ctx.chromium_version.clone(),
         arena_perf_version: env!("CARGO_PKG_VERSION").to_string(),
-        host: Host::current(),
+        host: {
+            let here = Host::current();
+            Host {
+                cores: crate::cpu_split::cores().unwrap_or(here.cores),
+                cpu_split: crate::cpu_split::applied(),
+                ..here
+            }
+        },
         started_at: rfc3339_utc(ctx.started),
         ended_at: rfc3339_utc(ctx.ended),
         status: ctx.status,

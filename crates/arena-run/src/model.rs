@@ -68,6 +68,10 @@ pub enum SocketSource {
 pub struct Host {
     pub cores: u32,
     pub kernel: String,
+    /// How the cores were split between the target and the browser (`--cpu-split`:
+    /// `target 0, browser 1`); absent when they shared them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_split: Option<String>,
 }
 
 impl Host {
@@ -77,7 +81,11 @@ impl Host {
             .map(|n| n.get() as u32)
             .unwrap_or(0);
         let kernel = arena_sys::procfs::kernel_release().unwrap_or_else(|| "unknown".into());
-        Host { cores, kernel }
+        Host {
+            cores,
+            kernel,
+            cpu_split: None,
+        }
     }
 }
 

@@ -248,12 +248,17 @@ pub fn machine_busy_ticks() -> Option<u64> {
     (v.len() >= 7).then_some(busy)
 }
 
-/// Online logical cores: what a "total of N00 %" is out of.
+/// Online logical cores: what a "total of N00 %" is out of. The machine's, whatever this
+/// process is pinned to (`--cpu-split` leaves it half of them): `/proc/stat`'s total
+/// counts every online core.
 pub fn online_cores() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
     std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
         .max(allowed_cores().len())
+        .max(usize::try_from(online).unwrap_or(0))
 }
 
 /// The calling thread's affinity mask as core numbers.

@@ -44,9 +44,8 @@ pub fn own_group_with_death_signal(cmd: &mut Command) -> &mut Command {
     }
 }
 
-/// Restricts `cmd` (and everything it starts) to `cores`; cores past `CPU_SETSIZE` are
-/// ignored. The set is built before fork, so the child only makes one syscall.
-pub fn pin_to_cores<'a>(cmd: &'a mut Command, cores: &[usize]) -> &'a mut Command {
+/// `cores` as an affinity mask; cores past `CPU_SETSIZE` are ignored.
+fn cpu_set(cores: &[usize]) -> libc::cpu_set_t {
     // SAFETY: cpu_set_t is plain data; CPU_SET writes inside it.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     for &c in cores {
@@ -54,6 +53,13 @@ pub fn pin_to_cores<'a>(cmd: &'a mut Command, cores: &[usize]) -> &'a mut Comman
             unsafe { libc::CPU_SET(c, &mut set) };
         }
     }
+    set
+}
+
+/// Restricts `cmd` (and everything it starts) to `cores`; cores past `CPU_SETSIZE` are
+/// ignored. The set is built before fork, so the child only makes one syscall.
+pub fn pin_to_cores<'a>(cmd: &'a mut Command, cores: &[usize]) -> &'a mut Command {
+    let set = cpu_set(cores);
     // SAFETY: sched_setaffinity is a raw syscall on memory the closure owns.
     unsafe {
         cmd.pre_exec(move || {
@@ -63,6 +69,29 @@ pub fn pin_to_cores<'a>(cmd: &'a mut Command, cores: &[usize]) -> &'a mut Comman
             Ok(())
         })
     }
+}
+
+/// Restricts every thread of this process to `cores`. A thread started later inherits
+/// the mask of the thread that starts it, so the whole process stays there.
+pub fn pin_this_process(cores: &[usize]) -> io::Result<()> {
+    let set = cpu_set(cores);
+    for entry in std::fs::read_dir("/proc/self/task")? {
+        let name = entry?.file_name();
+        let Some(tid) = name.to_str().and_then(|s| s.parse::<libc::pid_t>().ok()) else {
+            continue;
+        };
+        // SAFETY: sched_setaffinity reads `set`, which outlives the call.
+        let rc =
+            unsafe { libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+        if rc != 0 {
+            let e = io::Error::last_os_error();
+            // A thread that ended since the listing has nothing left to pin.
+            if e.raw_os_error() != Some(libc::ESRCH) {
+                return Err(e);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Makes this process adopt its descendants' orphans. A child's helpers (Chromium's
@@ -126,6 +155,25 @@ mod tests {
         child.kill().unwrap();
         child.wait().unwrap();
         assert_eq!(pgrp, Some(pid));
+    }
+
+    #[test]
+    fn pinning_this_process_reaches_its_threads_and_the_ones_it_starts_later() {
+        let before = crate::procfs::allowed_cores();
+        let one = [before[0]];
+        // A thread started before the pinning is pinned with it.
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let early = std::thread::spawn(move || {
+            rx.recv().unwrap();
+            crate::procfs::allowed_cores()
+        });
+        pin_this_process(&one).unwrap();
+        tx.send(()).unwrap();
+        let late = std::thread::spawn(crate::procfs::allowed_cores);
+        let got = (early.join().unwrap(), late.join().unwrap());
+        pin_this_process(&before).unwrap();
+        assert_eq!(got, (one.to_vec(), one.to_vec()));
+        assert_eq!(crate::procfs::allowed_cores(), before);
     }
 
     #[test]
