@@ -990,6 +990,13 @@ fn the_verdict_of_the_fixture_runs_fits_the_ab_schema() {
     assert_eq!(arm["rounds"].as_array().unwrap().len(), 2);
     assert_eq!(arm["bytes"]["identical"], true, "{arm:#}");
     assert!(arm["sentence"].as_str().unwrap().starts_with("lazy-png: "));
+    // Two runs a side: the between-run spread is measured, and with the loops' spread it
+    // makes the whole of the interval's variance.
+    let spread = &arm["quantiles"]["p90"]["spread"];
+    assert_eq!(spread["source"], "runs", "{spread:#}");
+    assert!(spread["run_sd_ms"].as_f64().unwrap() >= 0.0);
+    assert!(spread["loop_sd_ms"].as_f64().unwrap() > 0.0);
+    assert!((0.0..=1.0).contains(&spread["between_share"].as_f64().unwrap()));
     let validator = ab_schema(&root);
     let errors: Vec<String> = validator.iter_errors(&doc).map(|e| e.to_string()).collect();
     assert!(errors.is_empty(), "{errors:?}\n{doc:#}");

@@ -321,6 +321,37 @@ pub struct VerdictChange {
     #[serde(flatten)]
     pub change: ChangeJson,
     pub significant: bool,
+    /// Where the interval's width comes from; `None` where no interval was drawn.
+    pub spread: Option<SpreadDoc>,
+}
+
+/// The variance components of a change's interval: more runs narrow the between-run
+/// part, more loops a run the within-run part.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct SpreadDoc {
+    /// SD of one run's offset from its arm's level, ms.
+    pub run_sd_ms: f64,
+    /// SD of one run's quantile from its own loops, ms.
+    pub loop_sd_ms: f64,
+    /// The between-run part's share of the change's variance, 0 to 1.
+    pub between_share: f64,
+    /// Degrees of freedom of the t quantile (`null`: the normal).
+    pub df: Option<f64>,
+    /// `runs` (measured), `assumed` (`--run-spread`, one run a side) or `unknown`.
+    pub source: arena_stats::SpreadSource,
+}
+
+impl From<&arena_stats::Components> for SpreadDoc {
+    fn from(k: &arena_stats::Components) -> SpreadDoc {
+        let share = k.between_share();
+        SpreadDoc {
+            run_sd_ms: k.run_sd,
+            loop_sd_ms: k.loop_sd,
+            between_share: if share.is_finite() { share } else { 0.0 },
+            df: k.df.is_finite().then_some(k.df),
+            source: k.source,
+        }
+    }
 }
 
 /// A count per run of each side, and whether they differ.
@@ -397,6 +428,7 @@ mod tests {
             candidate: c.candidate,
             change: (&c).into(),
             significant: c.verdict.is_real(),
+            spread: None,
         })
         .unwrap();
         assert_eq!(
@@ -410,6 +442,7 @@ mod tests {
                 "delta_pct",
                 "p",
                 "significant",
+                "spread",
                 "verdict"
             ]
         );

@@ -646,6 +646,7 @@ fn quantiles_doc(qs: &[QuantileChange]) -> VerdictQuantiles {
                 candidate: c.candidate,
                 change: c.into(),
                 significant: c.verdict.is_real(),
+                spread: c.diff.as_ref().map(|d| (&d.components).into()),
             };
             Some((*name, change))
         })
