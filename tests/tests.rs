@@ -15,6 +15,7 @@ mod fifo_waits;
 mod file_cycles;
 mod fixtures_examples;
 mod flag_ranges;
+mod fn_size;
 mod history_ci;
 mod history_cli;
 mod history_pg;
