@@ -28,7 +28,6 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ("crates/arena-matrix/src/spec.rs", "figure_of", DEBT),
     ("crates/arena-pilot/src/ab.rs", "run_ab", DEBT),
     ("crates/arena-pilot/src/plan.rs", "new", DEBT),
-    ("crates/arena-pilot/src/run.rs", "run_arm", DEBT),
     ("crates/arena-wire/src/capture/af_packet.rs", "open", DEBT),
     ("crates/arena-wire/src/packet.rs", "decode", DEBT),
     ("crates/arena-wire/src/synth.rs", "write_session", DEBT),

@@ -151,6 +151,32 @@ struct Gathered {
 }
 
 impl Gathered {
+    /// Nothing gathered yet, judged by `plan`'s rules, with the CPU sampler if one runs.
+    fn new(plan: &Plan<'_>, cpu: Option<CpuWatch>) -> Gathered {
+        Gathered {
+            col: Collected::default(),
+            cost: ToolCost::default(),
+            judge: plan.pair_config(),
+            answer: None,
+            inputs_dispatched: 0,
+            clicks_made: 0,
+            cleared: false,
+            last_verdict: None,
+            tracing: None,
+            trace_problem: None,
+            setup: None,
+            idle: None,
+            cpu,
+            frame_interval_ms: None,
+            phase_jitter_ms: 0.0,
+            stalled: false,
+            browser: None,
+            gestures: Vec::new(),
+        }
+    }
+}
+
+impl Gathered {
     /// From now on the run is in phase `name` (for the CPU table).
     fn phase(&mut self, name: &str) {
         if let Some(c) = self.cpu.as_mut() {
@@ -203,26 +229,7 @@ pub async fn run_arm(browser: &Browser, req: RunRequest<'_>) -> Result<Outcome> 
     // Everything from here on ends in a written run folder.
     let (cpu, cpu_problem) = start_cpu(plan, &target, browser);
     let page = target.open_page(browser, plan.recorder.clone()).await;
-    let mut g = Gathered {
-        col: Collected::default(),
-        cost: ToolCost::default(),
-        judge: plan.pair_config(),
-        answer: None,
-        inputs_dispatched: 0,
-        clicks_made: 0,
-        cleared: false,
-        last_verdict: None,
-        tracing: None,
-        trace_problem: None,
-        setup: None,
-        idle: None,
-        cpu,
-        frame_interval_ms: None,
-        phase_jitter_ms: 0.0,
-        stalled: false,
-        browser: None,
-        gestures: Vec::new(),
-    };
+    let mut g = Gathered::new(plan, cpu);
     let body = match &page {
         Ok(p) => measure(p, &req, &target, &mut g).await,
         Err(e) => Err(anyhow!("opening {}: {e:#}", target.url)),
@@ -247,28 +254,8 @@ pub async fn run_arm(browser: &Browser, req: RunRequest<'_>) -> Result<Outcome> 
     if let Some(why) = cpu_problem {
         run.meta.warnings.push(Warning::new("cpu", why));
     }
-    match wire {
-        Some(Ok(figures)) => run.meta.wire = Some(figures),
-        Some(Err(e)) => run
-            .meta
-            .warnings
-            .push(Warning::new("capture", format!("{e:#}"))),
-        None => {}
-    }
-    if let Some(c) = traced {
-        match trace::write(&dir, c, &plan.arm_name, &run.loops) {
-            Ok(info) => {
-                run.meta.warnings.extend(trace::presented_warning(&info));
-                run.meta.trace = Some(info);
-            }
-            Err(e) => g.trace_problem = Some(format!("{e:#}")),
-        }
-    }
-    if let Some(why) = g.trace_problem.take() {
-        run.meta
-            .warnings
-            .push(Warning::new("trace", format!("no trace.json: {why}")));
-    }
+    add_wire(&mut run, wire);
+    add_trace(&mut run, &dir, plan, traced, &mut g);
     run.write(&dir)
         .with_context(|| format!("writing the run folder {}", dir.display()))?;
     crate::moves_out::write(&dir, &g.gestures)
@@ -285,6 +272,42 @@ pub async fn run_arm(browser: &Browser, req: RunRequest<'_>) -> Result<Outcome> 
         cost: g.cost,
         gestures: std::mem::take(&mut g.gestures),
     })
+}
+
+/// The capture's figures, or why there are none, into `run`.
+fn add_wire(run: &mut Run, wire: Option<Result<arena_run::WireFigures>>) {
+    match wire {
+        Some(Ok(figures)) => run.meta.wire = Some(figures),
+        Some(Err(e)) => run
+            .meta
+            .warnings
+            .push(Warning::new("capture", format!("{e:#}"))),
+        None => {}
+    }
+}
+
+/// The trace written beside the run (`trace.json`) and named in it, or why there is none.
+fn add_trace(
+    run: &mut Run,
+    dir: &Path,
+    plan: &Plan<'_>,
+    traced: Option<trace::Collected>,
+    g: &mut Gathered,
+) {
+    if let Some(c) = traced {
+        match trace::write(dir, c, &plan.arm_name, &run.loops) {
+            Ok(info) => {
+                run.meta.warnings.extend(trace::presented_warning(&info));
+                run.meta.trace = Some(info);
+            }
+            Err(e) => g.trace_problem = Some(format!("{e:#}")),
+        }
+    }
+    if let Some(why) = g.trace_problem.take() {
+        run.meta
+            .warnings
+            .push(Warning::new("trace", format!("no trace.json: {why}")));
+    }
 }
 
 /// The CPU sampler beside the run, in phase `setup` from the page's opening; a sampler
