@@ -120,11 +120,16 @@ fn assert_invariant(run: &Run) {
     }
 }
 
+const CALIBRATION_SETTLE_MS: u64 = 40;
+
 /// The calibration's fixture: server CPU per click switched off and the paint tick
 /// shortened, so the only difference between its arms is the injected delay (LOS work,
-/// eager encodes and the tick's phase add variance, not offset).
+/// eager encodes and the tick's phase add variance, not offset). Such a fixture sends
+/// nothing between an answer and the next input, so a 40 ms settle (not the default 100)
+/// waits out as much traffic, and a click takes about half as long.
 fn calibration_overrides(delay: &str, clicks: u64) -> Overrides {
     let mut ov = base_overrides(clicks);
+    ov.settle_ms = Some(CALIBRATION_SETTLE_MS);
     ov.knobs = knobs(&[
         ("los_work", "0"),
         ("lazy_png", "true"),
@@ -240,7 +245,7 @@ fn calibration_delay_40_moves_every_kind_and_no_loop_pairs_with_an_ack() {
         let ls = r.meta.loop_settings.as_ref().expect("loop settings");
         assert_eq!(
             (ls.timeout_ms, ls.settle_ms, ls.hold.as_str()),
-            (2000, 100, "person")
+            (2000, CALIBRATION_SETTLE_MS, "person")
         );
         let fi = ls.frame_interval_ms.expect("the page's frame interval");
         assert!((5.0..40.0).contains(&fi), "frame interval {fi} ms");
@@ -300,6 +305,7 @@ fn a_link_of_rtt_20ms_adds_20ms_to_send_to_recv_and_the_run_says_so() {
     let mk = |link: Option<&str>| Overrides {
         knobs: knobs(&quiet),
         link: link.map(|l| arena_link::LinkSpec::parse(l).unwrap()),
+        settle_ms: Some(CALIBRATION_SETTLE_MS),
         ..base_overrides(40)
     };
     // Interleaved, two runs a side: a slow spell of a shared machine lands on both.
