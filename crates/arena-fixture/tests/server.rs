@@ -967,10 +967,15 @@ async fn changes_wait_for_the_tick_and_share_a_frame() {
     let mut c = Client::connect(&h).await;
     let board = c.frame(Duration::from_secs(20)).await.unwrap();
     // in_flight=8: no ack needed for the next frame to go out.
+    let first = tokio::time::Instant::now();
     for i in 0..4 {
         c.input(InputKind::MouseDown, 2 + i, 2).await;
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+    // A loaded machine can stretch the 30 ms of sleeps past a tick; every tick the inputs
+    // spanned may add a frame, but no more.
+    let span_ms = first.elapsed().as_millis() as usize;
+    let most = 2 + span_ms / 400;
     let mut frames = 0;
     while let Some(f) = c.frame(Duration::from_millis(900)).await {
         assert!(f.id > board.id);
@@ -983,8 +988,8 @@ async fn changes_wait_for_the_tick_and_share_a_frame() {
         .collect();
     assert_eq!(replies.iter().map(|f| f.inputs).sum::<u32>(), 4);
     assert!(
-        (1..=2).contains(&frames),
-        "4 inputs within 40 ms at tick_ms=400 took {frames} frames"
+        (1..=most).contains(&frames),
+        "4 inputs within {span_ms} ms at tick_ms=400 took {frames} frames (at most {most})"
     );
     h.shutdown().await;
 }
