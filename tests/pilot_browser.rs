@@ -680,6 +680,7 @@ mod cpu;
 mod deflate;
 mod frames;
 mod gestures;
+mod lapses;
 mod startup;
 mod typing;
 mod typing_real;

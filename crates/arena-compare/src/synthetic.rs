@@ -37,6 +37,7 @@ pub fn run(arm: &str, input_to_paint: &[f64], reply_bytes: u64) -> Run {
                 reply_frames: 1,
                 t_answer: None,
                 input_to_pixels: None,
+                after_lapse: false,
             }
         })
         .collect();

@@ -251,6 +251,7 @@ fn loops_text(id: i64, loops: &[Loop]) -> String {
                 opt(l.input_to_pixels),
                 int(l.reply_bytes),
                 int(l.reply_frames),
+                boolean(l.after_lapse),
             ],
         );
     }
@@ -366,6 +367,7 @@ fn loop_row(r: &postgres::Row) -> Loop {
         input_to_pixels: r.get(17),
         reply_bytes: r.get::<_, i64>(18) as u64,
         reply_frames: r.get::<_, i64>(19) as u64,
+        after_lapse: r.get(20),
     }
 }
 
@@ -440,7 +442,7 @@ impl Store for PgStore {
             .query(
                 "SELECT idx, arm, label, event, cold, answered, outcome, t_input, t_send, t_recv,
                      t_draw, t_paint, input_to_socket, send_to_recv, recv_to_draw, input_to_paint,
-                     t_answer, input_to_pixels, reply_bytes, reply_frames
+                     t_answer, input_to_pixels, reply_bytes, reply_frames, after_lapse
                  FROM loops WHERE run_id = $1 ORDER BY ord",
                 &[&id],
             )
@@ -507,13 +509,13 @@ impl Store for PgStore {
             .query(
                 "SELECT idx, arm, label, event, cold, answered, outcome, t_input, t_send, t_recv,
                      t_draw, t_paint, input_to_socket, send_to_recv, recv_to_draw, input_to_paint,
-                     t_answer, input_to_pixels, reply_bytes, reply_frames, run_id
+                     t_answer, input_to_pixels, reply_bytes, reply_frames, after_lapse, run_id
                  FROM loops WHERE run_id = ANY($1) ORDER BY run_id, ord",
                 &[&ids],
             )
             .map_err(|e| self.fail(e))?;
         for r in &loops {
-            if let Some(run) = by_id.get_mut(&r.get::<_, i64>(20)) {
+            if let Some(run) = by_id.get_mut(&r.get::<_, i64>(21)) {
                 run.loops.push(loop_row(r));
             }
         }

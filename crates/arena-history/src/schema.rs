@@ -4,13 +4,20 @@
 //! (its tables may mean something this build does not know).
 
 /// The version this build writes, and the newest it reads.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// What `schema_version.app` holds in this tool's databases.
 pub const APP: &str = "arena-perf history";
 
 /// Migration `i` takes a database from version `i` to `i + 1`.
-pub const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [V1];
+pub const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [V1, V2];
+
+/// Version 2: a loop keeps its `after_lapse` mark (it went before the socket had been quiet
+/// for the settle); loops stored before it read unmarked, as their run.json had no mark.
+const V2: &str = "ALTER TABLE loops ADD COLUMN after_lapse INTEGER NOT NULL DEFAULT 0;";
+
+/// [`V2`] for PostgreSQL.
+const PG_V2: &str = "ALTER TABLE loops ADD COLUMN after_lapse BOOLEAN NOT NULL DEFAULT FALSE;";
 
 /// Version 1. A run is a row of `runs` (its `run.json` whole, and the columns lists filter
 /// on) and its rows in the per-run tables, keyed by run and position. `WITHOUT ROWID` keeps
@@ -125,7 +132,7 @@ pub fn judge(db: &str, tables: &[String], row: Option<(i64, String)>) -> anyhow:
 
 /// The same schema for PostgreSQL, migration `i` to `i + 1` (types spelled as PostgreSQL
 /// spells them; the tables, columns and keys are those of [`MIGRATIONS`]).
-pub const PG_MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [PG_V1];
+pub const PG_MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [PG_V1, PG_V2];
 
 const PG_V1: &str = "
 CREATE TABLE runs (

@@ -285,7 +285,7 @@ fn insert_run(tx: &Transaction, new: &NewRun, hash: &str) -> rusqlite::Result<Op
 fn insert_rows(tx: &Transaction, id: i64, run: &Run) -> rusqlite::Result<()> {
     let mut st = tx.prepare_cached(
         "INSERT INTO loops VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,
-             ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
+             ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
     )?;
     for (i, l) in run.loops.iter().enumerate() {
         st.execute(params![
@@ -310,7 +310,8 @@ fn insert_rows(tx: &Transaction, id: i64, run: &Run) -> rusqlite::Result<()> {
             l.t_answer,
             l.input_to_pixels,
             l.reply_bytes as i64,
-            l.reply_frames as i64
+            l.reply_frames as i64,
+            l.after_lapse
         ])?;
     }
     insert_events(tx, id, false, &run.events)?;
@@ -410,6 +411,7 @@ fn loop_row(r: &rusqlite::Row) -> rusqlite::Result<Loop> {
         input_to_pixels: r.get(17)?,
         reply_bytes: r.get::<_, i64>(18)? as u64,
         reply_frames: r.get::<_, i64>(19)? as u64,
+        after_lapse: r.get(20)?,
     })
 }
 
@@ -441,7 +443,7 @@ impl SqliteStore {
         let mut st = self.conn.prepare_cached(
             "SELECT idx, arm, label, event, cold, answered, outcome, t_input, t_send, t_recv,
                  t_draw, t_paint, input_to_socket, send_to_recv, recv_to_draw, input_to_paint,
-                 t_answer, input_to_pixels, reply_bytes, reply_frames
+                 t_answer, input_to_pixels, reply_bytes, reply_frames, after_lapse
              FROM loops WHERE run_id = ?1 ORDER BY ord",
         )?;
         let rows = st.query_map([id], loop_row)?.collect();

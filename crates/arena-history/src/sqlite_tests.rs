@@ -121,6 +121,31 @@ fn a_database_from_a_newer_version_is_refused_naming_both_versions() {
 }
 
 #[test]
+fn a_version_1_database_is_migrated_and_its_loops_read_unmarked() {
+    let d = tempfile::tempdir().unwrap();
+    let path = d.path().join("h.sqlite");
+    let mut run = full_run(7);
+    let id = store(&d).add(&new_run(run.clone(), "main")).unwrap().id();
+    // Back to version 1 as it was: no after_lapse column.
+    let c = Connection::open(&path).unwrap();
+    c.execute_batch(
+        "ALTER TABLE loops DROP COLUMN after_lapse; UPDATE schema_version SET version = 1;",
+    )
+    .unwrap();
+    drop(c);
+    let s = store(&d);
+    let v: i64 = s
+        .conn
+        .query_row("SELECT version FROM schema_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(v, SCHEMA_VERSION, "opened, the database is migrated");
+    let back = s.load(id, false).unwrap();
+    assert!(back.loops.iter().all(|l| !l.after_lapse));
+    run.loops.iter_mut().for_each(|l| l.after_lapse = false);
+    assert_eq!(back.loops, run.loops, "the rest of each loop is kept");
+}
+
+#[test]
 fn a_new_database_is_created_at_the_current_version_in_wal_mode() {
     let d = tempfile::tempdir().unwrap();
     let path = d.path().join("sub/dir/h.sqlite");

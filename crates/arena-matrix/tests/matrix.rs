@@ -662,6 +662,7 @@ fn pilot_figure_reads_the_nested_run_folder() {
                 reply_frames: 1,
                 t_answer: None,
                 input_to_pixels: None,
+                after_lapse: false,
             })
             .collect();
         let now = arena_run::rfc3339_utc(std::time::SystemTime::now());

@@ -401,7 +401,7 @@ impl Clicker<'_> {
         Ok(match quiet {
             Quiet::At(q) => QuietEnd::At(q),
             Quiet::TimedOut => {
-                cost.quiet_lapses += 1;
+                self.lapse(cost);
                 QuietEnd::Never
             }
             Quiet::Unsupported => QuietEnd::Polled(
@@ -502,6 +502,7 @@ impl Clicker<'_> {
         let mut complete = expect == 0;
         let mut last_recv = Instant::now();
         let mut ended = Phase::default();
+        let mut polled = false;
         while Instant::now() < deadline && !self.cancel.is_cancelled() {
             let left = deadline.saturating_duration_since(Instant::now());
             let quiet = tokio::select! {
@@ -509,7 +510,8 @@ impl Clicker<'_> {
                 _ = self.cancel.cancelled() => break,
             };
             cost.waits += 1;
-            if quiet == Quiet::Unsupported {
+            polled = quiet == Quiet::Unsupported;
+            if polled {
                 // Each drain runs script on the page's main thread; polling faster would
                 // delay the very handlers being timed.
                 tokio::time::sleep(POLL).await;
@@ -538,14 +540,28 @@ impl Clicker<'_> {
                     break;
                 }
                 Quiet::TimedOut => {
-                    cost.quiet_lapses += 1;
+                    self.lapse(cost);
                     break;
                 }
                 Quiet::Unsupported if complete && last_recv.elapsed() >= settle => break,
                 _ => {}
             }
         }
+        // Polled to the window's end with a message newer than the settle: a lapse too.
+        let busy = last_recv.elapsed() < settle;
+        if polled && busy && Instant::now() >= deadline && !self.cancel.is_cancelled() {
+            self.lapse(cost);
+        }
         Ok(Phase { complete, ..ended })
+    }
+
+    /// A wait for the socket's quiet ran out: counted, and dated on the page's clock where
+    /// it is mapped, so the input that goes next is marked.
+    fn lapse(&self, cost: &mut ToolCost) {
+        cost.quiet_lapses += 1;
+        if let Some(offset) = self.page_clock {
+            cost.lapse_at.push(arena_browser::monotonic_ms() - offset);
+        }
     }
 }
 

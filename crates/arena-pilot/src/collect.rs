@@ -46,6 +46,9 @@ pub struct ToolCost {
     /// Waits whose window ended before the socket had been quiet for `settle`: the next
     /// input went anyway, with something still in flight.
     pub quiet_lapses: u64,
+    /// The page time of each lapse where the page's clock is mapped: the next input after
+    /// it is marked `after_lapse`.
+    pub lapse_at: Vec<f64>,
 }
 
 /// Accumulates drains and the accounting that travels with them.

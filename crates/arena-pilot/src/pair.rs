@@ -316,6 +316,7 @@ fn make_loop(
         input_to_pixels: diff(chain.t_answer, Some(t_input)),
         reply_bytes,
         reply_frames,
+        after_lapse: false,
     }
 }
 

@@ -681,6 +681,7 @@ fn assemble(
         loop_settings: Some(loop_settings(plan, g)),
         shams: g.col.shams.clone(),
         quiet_lapses: g.cost.quiet_lapses,
+        lapse_at: g.cost.lapse_at.clone(),
         typing: match &plan.gesture {
             Gesture::Typing(t) => Some(t.mode.name().into()),
             Gesture::Clicks => None,

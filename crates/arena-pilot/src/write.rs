@@ -44,6 +44,8 @@ pub struct RunContext {
     pub typing: Option<String>,
     /// Inputs that went before the socket had been quiet for `settle`.
     pub quiet_lapses: u64,
+    /// The page times of those lapses, where the page's clock was mapped.
+    pub lapse_at: Vec<f64>,
 }
 
 fn to_event(r: &Record) -> Event {
@@ -68,10 +70,11 @@ fn to_event(r: &Record) -> Event {
 /// Builds the run: summary from the loops, warnings from pairing and the run's end.
 pub fn build_run(ctx: &RunContext, paired: Paired, records: &[Record]) -> Run {
     let Paired {
-        loops,
+        mut loops,
         stats,
         mut warnings,
     } = paired;
+    mark_after_lapse(&mut loops, &ctx.lapse_at);
     let mut summary = summarize(ctx, &loops, &stats);
     summary.sham = sham_watches(&ctx.shams);
     summary.typing = ctx
@@ -149,7 +152,21 @@ fn summarize(ctx: &RunContext, loops: &[Loop], stats: &PairStats) -> RunSummary 
     };
     summary.count_loops(loops);
     summary.quiet_lapses = ctx.quiet_lapses;
+    summary.after_lapse = loops.iter().filter(|l| l.after_lapse).count() as u64;
     summary
+}
+
+/// Marks the first input after each lapse: it went with the last one's traffic in flight.
+fn mark_after_lapse(loops: &mut [Loop], lapse_at: &[f64]) {
+    for &t in lapse_at {
+        let next = loops
+            .iter_mut()
+            .filter(|l| l.t_input >= t)
+            .min_by(|a, b| a.t_input.total_cmp(&b.t_input));
+        if let Some(l) = next {
+            l.after_lapse = true;
+        }
+    }
 }
 
 fn sham_watches(shams: &[(f64, bool)]) -> Option<ShamWatches> {
@@ -208,10 +225,11 @@ fn run_warnings(ctx: &RunContext, summary: &RunSummary) -> Vec<Warning> {
         warnings.push(Warning::new(
             "quiet_lapses",
             format!(
-                "{} of {} inputs' waits ended before the socket had been quiet for {} ms: the next input went with traffic still in flight (a target that streams on its own never goes quiet), so its loop may share its window with the last one's answer; lower `pacing.settle_ms` below the target's own frame gap, or raise `pacing.timeout_ms`",
+                "{} of {} inputs' waits ended before the socket had been quiet for {} ms: the next input went with traffic still in flight (a target that streams on its own never goes quiet), so its loop may share its window with the last one's answer ({} loops marked `after_lapse` in loops.csv); lower `pacing.settle_ms` below the target's own frame gap, or raise `pacing.timeout_ms`",
                 summary.quiet_lapses,
                 inputs,
-                ctx.loop_settings.as_ref().map_or(0, |s| s.settle_ms)
+                ctx.loop_settings.as_ref().map_or(0, |s| s.settle_ms),
+                summary.after_lapse
             ),
         ));
     }
@@ -286,11 +304,24 @@ mod tests {
             link: None,
             loop_settings: None,
             shams: Vec::new(),
-            quiet_lapses: 0,
+            // Two waits ran out: after the second input, and after the last (no input
+            // follows it to mark).
+            quiet_lapses: 2,
+            lapse_at: vec![150.0, 450.0],
             typing: None,
         };
         let run = build_run(&ctx, paired, &recs);
         let s = &run.meta.summary;
+        let marked: Vec<bool> = run.loops.iter().map(|l| l.after_lapse).collect();
+        assert_eq!(marked, [false, false, true, false]);
+        assert_eq!((s.quiet_lapses, s.after_lapse), (2, 1));
+        let w = run.meta.warnings.iter().find(|w| w.code == "quiet_lapses");
+        assert!(
+            w.is_some_and(|w| w.message.starts_with("2 of 4 inputs' waits")
+                && w.message.contains("1 loops marked `after_lapse`")),
+            "{:?}",
+            run.meta.warnings
+        );
         assert_eq!((s.loops, s.cold, s.answered), (4, 1, 4));
         assert_eq!(s.send_to_recv.unwrap().n, 3);
         assert_eq!(s.send_to_recv.unwrap().p50, 39.5);

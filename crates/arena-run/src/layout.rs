@@ -6,7 +6,7 @@ pub const LOOPS_CSV: &str = "loops.csv";
 pub const EVENTS_JSONL: &str = "events.jsonl";
 
 /// Column order of `loops.csv` (matches the field order of [`crate::Loop`]).
-pub const LOOP_COLUMNS: [&str; 20] = [
+pub const LOOP_COLUMNS: [&str; 21] = [
     "index",
     "arm",
     "label",
@@ -27,4 +27,5 @@ pub const LOOP_COLUMNS: [&str; 20] = [
     "inputToPixels",
     "reply_bytes",
     "reply_frames",
+    "after_lapse",
 ];

@@ -496,6 +496,10 @@ pub struct RunSummary {
     /// with traffic in flight.
     #[serde(default)]
     pub quiet_lapses: u64,
+    /// Loops marked `after_lapse`: the inputs that went right after a lapse, where the
+    /// page's clock dated it (absent (0) in runs made before they were marked).
+    #[serde(default)]
+    pub after_lapse: u64,
     /// Whether the inputs went out at a person's timing: their phase on the page's frame
     /// clock, tested for uniformity (absent in runs made before it, or with fewer than 8
     /// inputs or no frame clock).
@@ -637,6 +641,11 @@ pub struct Loop {
     /// end of the window when unanswered).
     pub reply_bytes: u64,
     pub reply_frames: u64,
+    /// It went before the socket had been quiet for `settle_ms` after the input before it
+    /// (the wait ran out, `summary.quiet_lapses`): its window may hold that input's answer.
+    /// False in runs made before it was marked.
+    #[serde(default)]
+    pub after_lapse: bool,
 }
 
 /// A loop metric by its column name in `loops.csv`.

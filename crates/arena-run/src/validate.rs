@@ -31,7 +31,7 @@ const TOLERANCE_MS: f64 = 0.01;
 /// `loops.csv` columns added after schema 1 was first written: runs made before them
 /// lack them and still load (their loops were closed on the reply, so `outcome` follows
 /// `answered`). Every other column of [`LOOP_COLUMNS`] is required.
-pub const LATER_COLUMNS: [&str; 3] = ["outcome", "t_answer", "inputToPixels"];
+pub const LATER_COLUMNS: [&str; 4] = ["outcome", "t_answer", "inputToPixels", "after_lapse"];
 
 /// What the header said about the row format.
 #[derive(Debug, Clone, Copy)]

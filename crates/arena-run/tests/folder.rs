@@ -30,6 +30,7 @@ fn sample_run() -> Run {
             reply_frames: 2,
             t_answer: None,
             input_to_pixels: None,
+            after_lapse: false,
         },
         Loop {
             index: 1,
@@ -52,6 +53,8 @@ fn sample_run() -> Run {
             reply_frames: 0,
             t_answer: None,
             input_to_pixels: None,
+            // Round-trips through loops.csv like every other column.
+            after_lapse: true,
         },
     ];
     Run {
@@ -393,9 +396,9 @@ fn the_header_must_be_the_known_columns() {
     // An extra column, and a repeated one.
     fs::write(
         &path,
-        text.replacen(",reply_frames\n", ",reply_frames,note\n", 1)
-            .replace(",0,0\n", ",0,0,x\n")
-            .replace(",300000,2\n", ",300000,2,y\n"),
+        text.replacen(",after_lapse\n", ",after_lapse,note\n", 1)
+            .replace(",true\n", ",true,x\n")
+            .replace(",false\n", ",false,y\n"),
     )
     .unwrap();
     assert_both_refuse(tmp.path(), &["loops.csv: line 1", "unknown column `note`"]);
