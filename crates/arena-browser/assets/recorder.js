@@ -368,8 +368,13 @@
     push(KIND_INPUT, e.timeStamp, 0, CLS_OTHER, NAME[e.type], e.isTrusted ? 1 : 0, inputTarget(e));
     if (ORACLE !== null && e.isTrusted && ORACLE.events[e.type]) watch(e, written - 1);
   };
+  // A pointermove's size is how many moves the browser folded into it (its coalesced
+  // events, itself included): the pilot counts folded moves from this, not as a residual.
+  var folded = function (e) {
+    return e.type === 'pointermove' && e.getCoalescedEvents ? e.getCoalescedEvents().length : 0;
+  };
   var onCoalesced = function (e) {
-    push(KIND_COALESCED, e.timeStamp, 0, CLS_OTHER, NAME[e.type], e.isTrusted ? 1 : 0, inputTarget(e));
+    push(KIND_COALESCED, e.timeStamp, folded(e), CLS_OTHER, NAME[e.type], e.isTrusted ? 1 : 0, inputTarget(e));
     if (ORACLE !== null && e.isTrusted && ORACLE.moves[e.type]) {
       // When the page had the move: its timeStamp is the OS's, and Chromium hands a
       // mousemove over at its next animation frame.

@@ -80,15 +80,29 @@ pub struct BehindRow {
     pub ms: f64,
 }
 
-/// Counts that add up: `dispatched = folded + answered + unanswered + coalesced`.
+/// Counts that add up: `dispatched = folded + unseen + answered + unanswered + coalesced`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct MoveCounts {
     pub dispatched: u64,
+    /// Folded by the browser into a later move before the page saw it, as the page reports
+    /// (each trusted `pointermove`'s coalesced events beyond itself).
     pub folded: u64,
+    /// Dispatched, and neither seen by the recorder nor reported folded: lost records, or
+    /// moves the page never had.
+    pub unseen: u64,
     pub answered: u64,
     pub unanswered: u64,
     pub coalesced: u64,
     pub sends: u64,
+}
+
+/// The moves the browser folded into others, as the page reported them: each trusted
+/// `pointermove` carries its coalesced events, itself included, in `size`.
+fn folded_by_browser(recs: &[&Record]) -> u64 {
+    recs.iter()
+        .filter(|r| r.kind == RecordKind::InputCoalesced && r.trusted && r.event == "pointermove")
+        .map(|r| u64::from(r.size.saturating_sub(1)))
+        .sum()
 }
 
 /// One gesture accounted for.
@@ -138,9 +152,13 @@ pub fn account(gesture: usize, made: &GestureRecords, records: &[Record]) -> Ges
         .collect();
     let behind = frames_behind(&rows, &paints);
     let count = |o| rows.iter().filter(|m| m.outcome == o).count() as u64;
+    let missing = dispatched.saturating_sub(rows.len() as u64);
+    // More folded than missing would count a move twice: the page's own report is capped.
+    let folded = folded_by_browser(&recs).min(missing);
     let counts = MoveCounts {
         dispatched,
-        folded: dispatched.saturating_sub(rows.len() as u64),
+        folded,
+        unseen: missing - folded,
         answered: count(MoveOutcome::Answered),
         unanswered: count(MoveOutcome::Unanswered),
         coalesced: count(MoveOutcome::Coalesced),
@@ -283,6 +301,12 @@ mod tests {
             rec(9, Paint, 60.0),
             answer(10, 70.0, 4),
             rec(11, Paint, 70.0),
+            // The page reports one move folded into this pointermove (two events in one).
+            Record {
+                event: "pointermove".into(),
+                size: 2,
+                ..rec(12, M, 8.0)
+            },
         ];
         let made = GestureRecords {
             kind: GestureKind::Drag,
@@ -296,12 +320,21 @@ mod tests {
         use MoveOutcome::*;
         assert_eq!(o, [Coalesced, Coalesced, Unanswered, Answered, Unanswered]);
         let c = g.counts;
+        // Seven dispatched, five seen: one folded as the page says, one the page never
+        // showed the recorder.
         assert_eq!(
-            (c.folded, c.answered, c.unanswered, c.coalesced, c.sends),
-            (2, 1, 2, 2, 2)
+            (
+                c.folded,
+                c.unseen,
+                c.answered,
+                c.unanswered,
+                c.coalesced,
+                c.sends
+            ),
+            (1, 1, 1, 2, 2, 2)
         );
         assert_eq!(
-            c.folded + c.answered + c.unanswered + c.coalesced,
+            c.folded + c.unseen + c.answered + c.unanswered + c.coalesced,
             c.dispatched
         );
         // The first send carried three moves, the oldest 20 ms old; each move's
@@ -324,5 +357,35 @@ mod tests {
                 ms: 46.0
             }]
         );
+    }
+
+    #[test]
+    fn folded_moves_come_from_the_page_and_never_count_a_move_twice() {
+        let made = |dispatched| GestureRecords {
+            kind: GestureKind::Hover,
+            dispatched,
+            records: Vec::new(),
+            delivered: Vec::new(),
+        };
+        let pointer = |seq, folded_into| Record {
+            event: "pointermove".into(),
+            size: folded_into,
+            ..rec(seq, RecordKind::InputCoalesced, seq as f64)
+        };
+        // Two moves seen, three events each on the page's word: four folded of six.
+        let r = vec![
+            rec(0, RecordKind::InputCoalesced, 0.0),
+            pointer(1, 3),
+            rec(2, RecordKind::InputCoalesced, 2.0),
+            pointer(3, 3),
+        ];
+        let c = account(0, &made(6), &r).counts;
+        assert_eq!((c.folded, c.unseen), (4, 0));
+        // Ten dispatched: the four the page never reported are unseen, not folded.
+        let c = account(0, &made(10), &r).counts;
+        assert_eq!((c.folded, c.unseen), (4, 4));
+        // Five dispatched: the page's report is capped at the three not seen.
+        let c = account(0, &made(5), &r).counts;
+        assert_eq!((c.folded, c.unseen), (3, 0));
     }
 }

@@ -121,6 +121,7 @@ pub fn gesture_doc(g: &GestureLoops) -> GestureDoc {
         counts: GestureCounts {
             dispatched: c.dispatched,
             folded_by_browser: c.folded,
+            unseen: c.unseen,
             answered: c.answered,
             unanswered: c.unanswered,
             coalesced: c.coalesced,
@@ -222,8 +223,8 @@ pub fn gesture_table(gestures: &[GestureLoops]) -> Table {
         }
         let c = g.counts;
         t.note(format!(
-            "gesture {} ({}): {} moves dispatched = {} answered + {} unanswered + {} coalesced into a later move's send + {} folded by the browser before the page saw them; {} sends",
-            g.gesture, g.kind.name(), c.dispatched, c.answered, c.unanswered, c.coalesced, c.folded, c.sends
+            "gesture {} ({}): {} moves dispatched = {} answered + {} unanswered + {} coalesced into a later move's send + {} folded by the browser before the page saw them (its pointermoves' coalesced events) + {} unseen (neither recorded nor reported folded); {} sends",
+            g.gesture, g.kind.name(), c.dispatched, c.answered, c.unanswered, c.coalesced, c.folded, c.unseen, c.sends
         ));
     }
     t

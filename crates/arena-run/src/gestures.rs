@@ -28,6 +28,9 @@ pub const GESTURES_JSON: &str = "gestures.json";
 pub struct GestureCounts {
     pub dispatched: u64,
     pub folded_by_browser: u64,
+    /// Neither recorded nor reported folded; 0 in runs made before it was counted apart.
+    #[serde(default)]
+    pub unseen: u64,
     pub answered: u64,
     pub unanswered: u64,
     pub coalesced: u64,
@@ -165,6 +168,7 @@ fn read_doc(path: &Path) -> Result<Vec<RunGesture>> {
                     g.gesture
                 )));
             }
+            check_sum(g.gesture, &g.counts).map_err(|e| bad(format!("{}: {e}", path.display())))?;
             Ok(RunGesture {
                 gesture: g.gesture,
                 kind: g.kind,
@@ -236,11 +240,31 @@ fn finite(values: impl IntoIterator<Item = f64>) -> std::result::Result<(), Stri
     }
 }
 
+/// The counts `gestures.json` states add up to the moves dispatched: a count that was
+/// damaged or dropped cannot hide as another's residual.
+fn check_sum(gesture: u64, c: &GestureCounts) -> std::result::Result<(), String> {
+    let parts = [
+        c.folded_by_browser,
+        c.unseen,
+        c.answered,
+        c.unanswered,
+        c.coalesced,
+    ];
+    let sum = parts.iter().try_fold(0u64, |a, &p| a.checked_add(p));
+    if sum == Some(c.dispatched) {
+        return Ok(());
+    }
+    Err(format!(
+        "gesture {gesture}: {} dispatched, but {} folded_by_browser + {} unseen + {} answered + {} unanswered + {} coalesced do not add up to it",
+        c.dispatched, parts[0], parts[1], parts[2], parts[3], parts[4]
+    ))
+}
+
 /// The rows of `g` add up to the counts `gestures.json` states for it.
 fn check_counts(g: &RunGesture) -> std::result::Result<(), String> {
+    let c = g.counts;
     let of = |o: &str| g.moves.iter().filter(|m| m.outcome == o).count() as u64;
     let rows = (of("answered"), of("unanswered"), of("coalesced"));
-    let c = g.counts;
     let stated = (c.answered, c.unanswered, c.coalesced);
     if rows == stated {
         return Ok(());
@@ -372,5 +396,55 @@ mod tests {
         let d = folder();
         std::fs::remove_file(d.path().join(FRAMES_BEHIND_CSV)).unwrap();
         assert!(err(d.path()).contains("frames_behind.csv: cannot read it"));
+    }
+
+    #[test]
+    fn each_count_damaged_breaks_the_sum_and_is_refused() {
+        let counts = [
+            "dispatched",
+            "folded_by_browser",
+            "answered",
+            "unanswered",
+            "coalesced",
+        ];
+        for name in counts {
+            let d = folder();
+            let p = d.path().join(GESTURES_JSON);
+            let text = std::fs::read_to_string(&p).unwrap();
+            let (from, to) = (format!("\"{name}\": "), format!("\"{name}\": 1"));
+            assert!(text.contains(&from), "{name}");
+            // A digit put in front: 3 reads 13, 0 reads 10.
+            std::fs::write(&p, text.replacen(&from, &to, 1)).unwrap();
+            let e = err(d.path());
+            assert!(
+                e.contains("gestures.json: gesture 0:") && e.contains("do not add up"),
+                "{name}: {e}"
+            );
+        }
+        // `unseen` was not written by older runs: when it is, it counts like the rest.
+        let d = folder();
+        let p = d.path().join(GESTURES_JSON);
+        let text = std::fs::read_to_string(&p).unwrap();
+        std::fs::write(
+            &p,
+            text.replacen("\"sends\"", "\"unseen\": 2, \"sends\"", 1),
+        )
+        .unwrap();
+        assert!(err(d.path()).contains("2 unseen"), "{}", err(d.path()));
+    }
+
+    #[test]
+    fn moves_csv_that_lost_rows_is_refused_naming_the_counts() {
+        let d = folder();
+        let p = d.path().join(MOVES_CSV);
+        let text = std::fs::read_to_string(&p).unwrap();
+        let kept: Vec<&str> = text.lines().take(2).collect();
+        std::fs::write(&p, kept.join("\n") + "\n").unwrap();
+        let e = err(d.path());
+        assert!(
+            e.contains("its rows are 0 answered, 0 unanswered, 1 coalesced")
+                && e.contains("counts 2, 0, 1"),
+            "{e}"
+        );
     }
 }
