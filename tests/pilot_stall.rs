@@ -55,7 +55,7 @@ fn a_frozen_target_ends_the_run_as_stalled_with_exit_3_and_a_partial_run() {
     assert!(
         all.contains(&format!(
             "the target at {url} stopped answering: 3 clicks in a row"
-        )) && all.contains("got no WebSocket message and no paint: silent since click"),
+        )) && all.contains("got no WebSocket message from the target's socket"),
         "{all}"
     );
     serve.signal("CONT");

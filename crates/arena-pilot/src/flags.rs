@@ -42,7 +42,8 @@ pub struct RunArgs<S: MoreFlags> {
     #[cfg_attr(feature = "clap", arg(long, value_name = "MS", value_parser = ranges::ms_0_day, allow_negative_numbers = true))]
     pub settle: Option<u64>,
     /// End the run (exit 3, status `target_stalled`) when this many clicks in a row get no
-    /// WebSocket message and no paint; 0 never does (default: `pacing.stall_clicks`, 3).
+    /// WebSocket message from the target's socket (paints count only where the page's
+    /// sockets cannot be seen); 0 never does (default: `pacing.stall_clicks`, 3).
     #[cfg_attr(feature = "clap", arg(long, value_name = "N", value_parser = crate::ranges::stall_clicks, allow_negative_numbers = true))]
     pub stall_clicks: Option<u32>,
     /// The first N clicks of each page are cold: reported apart from the warm figures.

@@ -135,7 +135,8 @@ pub struct Plan<'a> {
     pub interval: Duration,
     pub timeout_ms: u64,
     pub settle: Duration,
-    /// This many clicks in a row with no message and no paint end the run (0: never).
+    /// This many clicks in a row with no message from the target's socket end the run (0:
+    /// never).
     pub stall_clicks: u32,
     /// When each release follows its press.
     pub hold: Hold,

@@ -555,8 +555,7 @@ async fn silent_click(
     drain_into(clicker.page, &mut g.col, &mut g.cost)
         .await
         .context("draining the recorder after an unanswered click")?;
-    let records = g.col.records.get(from..).unwrap_or_default();
-    Ok(stall.note(k, made, heard(records)))
+    Ok(stall.note(k, made, heard(&g.col.records, from)))
 }
 
 /// The error that ends a run whose target went silent at click `k`.
@@ -564,7 +563,7 @@ fn stalled(url: &str, s: &Stall, k: usize, count: u64) -> anyhow::Error {
     anyhow!(Exit::new(
         ExitKind::TargetFailed,
         format!(
-            "the target at {url} stopped answering: {} clicks in a row ({} to {} of {count}) got no WebSocket message and no paint: silent since click {} at {} ({:.1} s)",
+            "the target at {url} stopped answering: {} clicks in a row ({} to {} of {count}) got no WebSocket message from the target's socket (no paint either, where the page's sockets cannot be seen): silent since click {} at {} ({:.1} s)",
             s.clicks,
             s.first + 1,
             k + 1,

@@ -351,8 +351,8 @@ pub struct Pacing {
     /// at a fixed phase of the page's frame clock. `None`: one frame interval, measured on
     /// the page before the clicks; 0: off.
     pub phase_jitter_ms: Option<f64>,
-    /// This many clicks in a row with no WebSocket message and no paint since their press
-    /// end the run as stalled (exit 3); 0: never.
+    /// This many clicks in a row with no WebSocket message from the target's socket since
+    /// their press end the run as stalled (exit 3); 0: never.
     pub stall_clicks: u32,
 }
 

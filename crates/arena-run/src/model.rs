@@ -47,7 +47,7 @@ pub enum RunStatus {
     /// The target or the browser died mid-run; loops up to the failure are kept.
     TargetFailed,
     /// The target went silent mid-run: `pacing.stall_clicks` clicks in a row got no
-    /// WebSocket message and no paint; loops up to the silence are kept.
+    /// WebSocket message from the target's socket; loops up to the silence are kept.
     TargetStalled,
 }
 
