@@ -735,7 +735,9 @@
     var w = waiter;
     if (w === null) return;
     var t = now();
-    if (t >= w.deadline) return finish(null);
+    // At the deadline: null if something happened since the last wait (it never settled,
+    // a lapse), false if nothing did (silent throughout: nothing was in flight).
+    if (t >= w.deadline) return finish(lastActivity > waitFloor ? null : false);
     var next = w.deadline - t;
     if (lastActivity > waitFloor && !paintPending) {
       var quietAt = lastRecv + w.settle;

@@ -86,8 +86,12 @@ impl std::error::Error for SeveralCanvases {}
 pub enum Quiet {
     /// The page went quiet at this page time (ms).
     At(f64),
-    /// Nothing answered and went quiet before the timeout.
+    /// Something happened since the last wait, and the socket had not gone quiet for the
+    /// settle by the timeout: traffic was still in flight.
     TimedOut,
+    /// Nothing happened since the last wait (or the clear) up to the timeout: silent
+    /// throughout, so nothing was in flight either.
+    Silent,
     /// The page cannot tell (an app's own recorder, or sockets seen only through CDP):
     /// poll with [`Page::drain`] instead.
     Unsupported,
@@ -615,6 +619,7 @@ impl Page {
         // The page answers by `timeout`; the CDP limit covers only the round trip beyond it.
         match self.eval_within(&js, timeout + self.cdp_timeout).await? {
             Value::Null => Ok(Quiet::TimedOut),
+            Value::Bool(false) => Ok(Quiet::Silent),
             v => v
                 .as_f64()
                 .map(Quiet::At)

@@ -385,6 +385,8 @@ impl Clicker<'_> {
 
     /// Waits until the socket has been quiet for `settle` after the press, bounded by the
     /// press's timeout: the page says when where it can see the socket, else drains poll.
+    /// An answer that took the whole window leaves the quiet two settles of its own: a wait
+    /// with no time left would count a lapse for every unanswered loop, traffic or none.
     async fn wait_quiet_after(
         &self,
         col: &mut Collected,
@@ -392,7 +394,9 @@ impl Clicker<'_> {
         pressed: Instant,
         cost: &mut ToolCost,
     ) -> Result<QuietEnd> {
-        let left = (pressed + self.plan.timeout()).saturating_duration_since(Instant::now());
+        let left = (pressed + self.plan.timeout())
+            .saturating_duration_since(Instant::now())
+            .max(self.plan.settle * 2);
         let quiet = tokio::select! {
             q = self.page.wait_quiet(self.plan.settle, left) => q.map_err(stopped_waiting)?,
             _ = self.cancel.cancelled() => return Ok(QuietEnd::Never),
@@ -404,6 +408,8 @@ impl Clicker<'_> {
                 self.lapse(cost);
                 QuietEnd::Never
             }
+            // Nothing came since the last wait: no lapse, nothing was in flight.
+            Quiet::Silent => QuietEnd::Never,
             Quiet::Unsupported => QuietEnd::Polled(
                 self.wait_loops(col, from, 0, self.plan.settle, pressed, cost)
                     .await?,
@@ -543,6 +549,7 @@ impl Clicker<'_> {
                     self.lapse(cost);
                     break;
                 }
+                Quiet::Silent => break,
                 Quiet::Unsupported if complete && last_recv.elapsed() >= settle => break,
                 _ => {}
             }
