@@ -735,11 +735,14 @@
     var w = waiter;
     if (w === null) return;
     var t = now();
-    // At the deadline: null if something happened since the last wait (it never settled,
-    // a lapse), false if nothing did (silent throughout: nothing was in flight).
-    if (t >= w.deadline) return finish(lastActivity > waitFloor ? null : false);
-    var next = w.deadline - t;
-    if (lastActivity > waitFloor && !paintPending) {
+    var busy = lastActivity > waitFloor;
+    // Silent since the last wait at the deadline: false, nothing was in flight. Traffic
+    // gets two settles at least (a window spent waiting for an answer leaves none) before
+    // it ends as null: it never settled, a lapse.
+    if (t >= w.deadline && !busy) return finish(false);
+    if (t >= w.busyDeadline) return finish(null);
+    var next = (busy ? w.busyDeadline : w.deadline) - t;
+    if (busy && !paintPending) {
       var quietAt = lastRecv + w.settle;
       if (t >= quietAt) return finish(t);
       next = Math.min(next, quietAt - t);
@@ -756,7 +759,8 @@
   function wait(settle, timeout) {
     if (waiter !== null) finish(null);
     return new Promise(function (resolve) {
-      waiter = { settle: Math.max(0, +settle || 0), deadline: now() + Math.max(0, +timeout || 0), resolve: resolve, timer: null, due: 0 };
+      var st = Math.max(0, +settle || 0), to = Math.max(0, +timeout || 0), t0 = now();
+      waiter = { settle: st, deadline: t0 + to, busyDeadline: t0 + Math.max(to, 2 * st), resolve: resolve, timer: null, due: 0 };
       check();
     });
   }

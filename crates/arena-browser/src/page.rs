@@ -87,7 +87,7 @@ pub enum Quiet {
     /// The page went quiet at this page time (ms).
     At(f64),
     /// Something happened since the last wait, and the socket had not gone quiet for the
-    /// settle by the timeout: traffic was still in flight.
+    /// settle by the timeout (or two settles, the longer): traffic was still in flight.
     TimedOut,
     /// Nothing happened since the last wait (or the clear) up to the timeout: silent
     /// throughout, so nothing was in flight either.
@@ -603,7 +603,8 @@ impl Page {
 
     /// Waits in the page, without polling over CDP, until the socket has answered and gone
     /// quiet: there was a receipt, draw or paint since the previous wait (or the clear), no
-    /// drawn frame is waiting for paint, and no message arrived for `settle`.
+    /// drawn frame is waiting for paint, and no message arrived for `settle`. Silent at
+    /// `timeout`, it ends then; with traffic it runs on to two settles at least.
     pub async fn wait_quiet(&self, settle: Duration, timeout: Duration) -> Result<Quiet> {
         let Some(c) = &self.config else {
             bail!("no recorder on this page");

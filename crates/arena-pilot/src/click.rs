@@ -385,8 +385,8 @@ impl Clicker<'_> {
 
     /// Waits until the socket has been quiet for `settle` after the press, bounded by the
     /// press's timeout: the page says when where it can see the socket, else drains poll.
-    /// An answer that took the whole window leaves the quiet two settles of its own: a wait
-    /// with no time left would count a lapse for every unanswered loop, traffic or none.
+    /// The page gives traffic two settles at least, so an answer that took the whole window
+    /// still leaves the quiet a chance; silence ends the wait at once (`Quiet::Silent`).
     async fn wait_quiet_after(
         &self,
         col: &mut Collected,
@@ -394,9 +394,7 @@ impl Clicker<'_> {
         pressed: Instant,
         cost: &mut ToolCost,
     ) -> Result<QuietEnd> {
-        let left = (pressed + self.plan.timeout())
-            .saturating_duration_since(Instant::now())
-            .max(self.plan.settle * 2);
+        let left = (pressed + self.plan.timeout()).saturating_duration_since(Instant::now());
         let quiet = tokio::select! {
             q = self.page.wait_quiet(self.plan.settle, left) => q.map_err(stopped_waiting)?,
             _ = self.cancel.cancelled() => return Ok(QuietEnd::Never),
