@@ -17,6 +17,13 @@ pub enum StatArg {
     Median,
 }
 
+/// `--repeats`: the range a matrix file's `repeats` has.
+#[cfg(feature = "clap")]
+fn repeats(text: &str) -> Result<u32, String> {
+    let most = crate::spec::MAX_REPEATS;
+    ranges::whole(text, 1, most, &format!("a whole number from 1 to {most}"))
+}
+
 /// The flags that override the matrix file.
 #[derive(Debug, Clone, Default)]
 #[cfg_attr(feature = "clap", derive(clap::Args))]
@@ -24,8 +31,8 @@ pub struct SpecFlags {
     /// Run only this case or arm (repeatable); the baseline arm always runs.
     #[cfg_attr(feature = "clap", arg(long, value_name = "CASE|ARM"))]
     pub only: Vec<String>,
-    /// Repeats per cell, overriding the file (1 or more).
-    #[cfg_attr(feature = "clap", arg(long, value_parser = ranges::positive_u32, allow_negative_numbers = true))]
+    /// Repeats per cell, overriding the file (1 to 1000).
+    #[cfg_attr(feature = "clap", arg(long, value_parser = repeats, allow_negative_numbers = true))]
     pub repeats: Option<u32>,
     /// What a cell shows of its repeats, overriding the file.
     #[cfg_attr(feature = "clap", arg(long, value_enum))]
@@ -44,6 +51,14 @@ impl SpecFlags {
         spec.restrict(&self.only)?;
         if let Some(r) = self.repeats {
             spec.repeats = r;
+            let runs = spec.planned_runs();
+            if runs > crate::spec::MAX_RUNS {
+                return Err(arena_report::Exit::bad_input(format!(
+                    "--repeats {r}: the matrix would make {runs} runs (cells x repeats), past the {} one matrix may plan",
+                    crate::spec::MAX_RUNS
+                ))
+                .into());
+            }
         }
         if let Some(s) = self.stat {
             spec.stat = match s {

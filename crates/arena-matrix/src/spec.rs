@@ -399,9 +399,20 @@ pub fn parse(path: &Path, text: &str) -> anyhow::Result<MatrixSpec> {
 
     let repeats = match &raw.repeats {
         None => 3,
-        Some(r) if *r.get_ref() >= 1 => *r.get_ref(),
-        Some(r) => return ctx.err(r.span(), "repeats", "must be at least 1"),
+        Some(r) if (1..=MAX_REPEATS).contains(r.get_ref()) => *r.get_ref(),
+        Some(r) => {
+            let msg = format!("{} is out of range 1..={MAX_REPEATS}", r.get_ref());
+            return ctx.err(r.span(), "repeats", msg);
+        }
     };
+    let runs = cells(&cases) * u64::from(repeats);
+    if runs > MAX_RUNS {
+        let span = raw.repeats.as_ref().map_or(0..0, |r| r.span());
+        let msg = format!(
+            "the matrix makes {runs} runs (cells x repeats), past the {MAX_RUNS} one file may plan"
+        );
+        return ctx.err(span, "repeats", msg);
+    }
     let noise_pct = match &raw.noise_pct {
         None => 2.0,
         Some(n) if *n.get_ref() >= 0.0 && n.get_ref().is_finite() => *n.get_ref(),
@@ -491,17 +502,38 @@ fn baseline_of(
     })
 }
 
+/// The cells of a matrix: each case's arms.
+fn cells(cases: &[Case]) -> u64 {
+    cases.iter().map(|c| c.arms.len() as u64).sum()
+}
+
+impl MatrixSpec {
+    /// The runs the matrix makes: every cell, `repeats` times.
+    pub fn planned_runs(&self) -> u64 {
+        cells(&self.cases) * u64::from(self.repeats)
+    }
+}
+
+/// Repeats of each cell a matrix file may ask for.
+pub const MAX_REPEATS: u32 = 1000;
+
+/// Runs (cells x repeats) one matrix file may plan.
+pub const MAX_RUNS: u64 = 100_000;
+
+/// The longest a run may be given, s: a day (`Duration` of 1e300 s panicked).
+pub const MAX_TIMEOUT_S: f64 = 86_400.0;
+
+fn timeout_ok(t: f64) -> bool {
+    t > 0.0 && t <= MAX_TIMEOUT_S
+}
+
+const TIMEOUT_RANGE: &str = "must be a number of seconds above 0 and at most 86400 (a day)";
+
 fn default_timeout_of(ctx: &Ctx<'_>, raw: Option<&Spanned<f64>>) -> anyhow::Result<f64> {
     Ok(match raw {
         None => 60.0,
-        Some(t) if *t.get_ref() > 0.0 && t.get_ref().is_finite() => *t.get_ref(),
-        Some(t) => {
-            return ctx.err(
-                t.span(),
-                "timeout_s",
-                "must be a positive number of seconds",
-            )
-        }
+        Some(t) if timeout_ok(*t.get_ref()) => *t.get_ref(),
+        Some(t) => return ctx.err(t.span(), "timeout_s", TIMEOUT_RANGE),
     })
 }
 
@@ -541,14 +573,8 @@ fn cases_of(
             }
         };
         let timeout = match c.timeout_s {
-            Some(t) if t > 0.0 && t.is_finite() => t,
-            Some(_) => {
-                return ctx.err(
-                    c.name.span(),
-                    "case.timeout_s",
-                    "must be a positive number of seconds",
-                )
-            }
+            Some(t) if timeout_ok(t) => t,
+            Some(_) => return ctx.err(c.name.span(), "case.timeout_s", TIMEOUT_RANGE),
             None => default_timeout,
         };
         cases.push(Case {
@@ -692,10 +718,11 @@ fn seconds_of(
         None => Ok(def),
         Some(s) => {
             let x = *s.get_ref();
-            if x.is_finite() && (x > 0.0 || (zero_ok && x == 0.0)) {
+            if x <= MAX_TIMEOUT_S && (x > 0.0 || (zero_ok && x == 0.0)) {
                 Ok(x)
             } else {
-                ctx.err(s.span(), key, "must be a positive number of seconds")
+                let msg = "must be a positive number of seconds, at most 86400 (a day)";
+                ctx.err(s.span(), key, msg)
             }
         }
     }
@@ -937,6 +964,52 @@ command = "replay --backend espryt"
         let e = err_of(&text);
         assert!(e.contains("m.toml:6:"), "{e}");
         assert!(e.contains("repeets"), "{e}");
+    }
+
+    #[test]
+    fn counts_and_times_are_bounded_naming_key_and_line() {
+        // A billion repeats aborted on a 24 GB allocation; 1e300 s panicked in Duration.
+        let cases = [
+            (
+                "repeats = 3",
+                "repeats = 1000000000",
+                "m.toml:5:",
+                "out of range 1..=1000",
+            ),
+            (
+                "repeats = 3",
+                "repeats = 0",
+                "m.toml:5:",
+                "out of range 1..=1000",
+            ),
+            (
+                "repeats = 3",
+                "repeats = 1000\ntimeout_s = 1e300",
+                "m.toml:6:",
+                "at most 86400",
+            ),
+            (
+                "repeats = 3",
+                "repeats = 3\ntimeout_s = -1",
+                "m.toml:6:",
+                "above 0",
+            ),
+        ];
+        for (from, to, at, want) in cases {
+            let e = err_of(&GOOD.replace(from, to));
+            assert!(e.contains(at) && e.contains(want), "{to}: {e}");
+        }
+        let many: String = (0..60)
+            .map(|i| format!("[[case]]\nname = \"c{i}\"\ncommand = \"x\"\n"))
+            .collect();
+        let e = err_of(&format!(
+            "{}{many}",
+            GOOD.replace("repeats = 3", "repeats = 1000")
+        ));
+        assert!(
+            e.contains("m.toml:5:") && e.contains("runs (cells x repeats), past the 100000"),
+            "{e}"
+        );
     }
 
     #[test]

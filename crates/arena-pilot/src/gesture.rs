@@ -78,6 +78,7 @@ pub(crate) fn parse_gestures(
         toml_input::key_error(source, text, span, &key, msg).into()
     };
     let mut out = Vec::with_capacity(raw.len());
+    let mut total = 0u64;
     for (i, g) in raw.into_iter().enumerate() {
         let g = g.into_inner();
         let kind = match g.kind.get_ref().as_str() {
@@ -116,20 +117,39 @@ pub(crate) fn parse_gestures(
             return Err(err(span, format!("gestures[{i}].rate_hz"), msg));
         }
         let repeat = g.repeat.map(|r| (r.span(), r.into_inner()));
-        if let Some((span, _)) = repeat.as_ref().filter(|(_, r)| *r == 0) {
-            let msg = "must be at least 1".to_string();
+        if let Some((span, r)) = repeat
+            .as_ref()
+            .filter(|(_, r)| !(1..=MAX_REPEAT).contains(r))
+        {
+            let msg = format!("{r} is out of range 1..={MAX_REPEAT}");
             return Err(err(span, format!("gestures[{i}].repeat"), msg));
         }
-        out.push(Gesture {
+        let gesture = Gesture {
             kind,
             path,
             moves: moves.map_or(DEFAULT_MOVES, |(_, m)| m),
             rate_hz: rate.map_or(DEFAULT_RATE_HZ, |(_, r)| r),
-            repeat: repeat.map_or(1, |(_, r)| r),
-        });
+            repeat: repeat.as_ref().map_or(1, |(_, r)| *r),
+        };
+        total += u64::from(gesture.moves) * u64::from(gesture.repeat);
+        if total > MAX_TOTAL_MOVES {
+            let msg = format!(
+                "the file's gestures reach {total} moves, past the {MAX_TOTAL_MOVES} a run may plan (hours at a person's pace; each move is planned before the browser starts)"
+            );
+            let span = repeat.map_or(g.path.span(), |(span, _)| span);
+            return Err(err(&span, format!("gestures[{i}].repeat"), msg));
+        }
+        out.push(gesture);
     }
     Ok(out)
 }
+
+/// Times one gesture may be repeated.
+pub const MAX_REPEAT: u32 = 1000;
+
+/// Moves of every gesture of a file, repeats included: about 3 hours at 100 moves/s, and
+/// 24 MB of planned points and gaps.
+pub const MAX_TOTAL_MOVES: u64 = 1_000_000;
 
 fn on_canvas(p: &[f64; 2]) -> bool {
     p.iter().all(|v| (0.0..=1.0).contains(v))
@@ -351,6 +371,15 @@ mod tests {
             (
                 "kind = \"hover\"\npath = [[0.1, 0.1], [0.2, 0.2]]\nrepeat = 0",
                 "gestures[0].repeat",
+            ),
+            // A billion repeats planned 22 GB before any browser started.
+            (
+                "kind = \"hover\"\npath = [[0.1, 0.1], [0.2, 0.2]]\nrepeat = 1000000000",
+                "1000000000 is out of range 1..=1000",
+            ),
+            (
+                "kind = \"hover\"\npath = [[0.1, 0.1], [0.2, 0.2]]\nmoves = 100000\nrepeat = 11",
+                "reach 1100000 moves, past the 1000000",
             ),
             (
                 "kind = \"hover\"\npath = [[0.1, 0.1], [0.2, 0.2]]\nspeed = 3",
