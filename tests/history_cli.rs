@@ -556,6 +556,24 @@ fn compare_and_report_take_a_branchs_newest_runs_or_runs_by_id_from_the_history(
     let o = arena(&["compare", "--db", s(&db), s(&slower)]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("--db names the history"), "{}", text(&o));
+    // One stored run named twice would be pooled as two sessions.
+    let o = arena(&[
+        "compare",
+        "--history-run",
+        "4",
+        "--history-run",
+        "4",
+        "--db",
+        s(&db),
+        "--by",
+        "run",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("--history-run 4 is given twice"),
+        "{}",
+        text(&o)
+    );
     let o = arena(&[&["compare", "--history-branch", "nowhere"][..], &sel].concat());
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(

@@ -285,6 +285,7 @@ mod tests {
                 moves: 2.0,
                 ms: 40.0,
             }],
+            behind_n: Some(1),
         }
     }
 

@@ -59,6 +59,17 @@ impl FromHistoryArgs {
             }
             return Ok((folders, None));
         }
+        if let Some(id) = self
+            .ids
+            .iter()
+            .enumerate()
+            .find_map(|(i, id)| self.ids[..i].contains(id).then_some(id))
+        {
+            return Err(arena_report::Exit::bad_input(format!(
+                "--history-run {id} is given twice: one run would be pooled twice, as two sessions"
+            ))
+            .into());
+        }
         let sel = Selection {
             branch: self.history_branch.clone(),
             testbed: self.testbed.clone().unwrap_or_else(crate::default_testbed),

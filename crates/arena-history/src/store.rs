@@ -163,7 +163,25 @@ pub fn open(db: &str) -> Result<Box<dyn Store>> {
     if db.starts_with("postgres://") || db.starts_with("postgresql://") {
         return Ok(Box::new(crate::pg::PgStore::open(db)?));
     }
+    if let Some(scheme) = unknown_scheme(db) {
+        return Err(arena_report::Exit::bad_input(format!(
+            "--db {}: `{scheme}://` is no database this tool opens: give an SQLite file's path or a postgres:// URL",
+            redact(db)
+        ))
+        .into());
+    }
     Ok(Box::new(crate::sqlite::SqliteStore::open(Path::new(db))?))
+}
+
+/// The scheme of a URL-like `db` that is not PostgreSQL's (`mysql`, `http`): taken as a
+/// path it made an SQLite file whose folders held the password.
+fn unknown_scheme(db: &str) -> Option<&str> {
+    let (scheme, _) = db.split_once("://")?;
+    let plain = !scheme.is_empty()
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    plain.then_some(scheme)
 }
 
 /// The database named by `--db`, else by [`DB_ENV`], else [`DEFAULT_DB`].
@@ -195,6 +213,31 @@ pub(crate) fn redact(url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::redact;
+
+    #[test]
+    fn a_url_of_another_database_is_refused_and_no_file_is_made() {
+        let d = tempfile::tempdir().unwrap();
+        for url in [
+            "mysql://user:pw@host/db",
+            "http://host/h.sqlite",
+            "sqlite://h",
+        ] {
+            let e = format!("{:#}", super::open(url).err().expect("refused"));
+            let scheme = url.split("://").next().unwrap();
+            assert!(
+                e.contains(&format!("`{scheme}://` is no database")) && !e.contains(":pw@"),
+                "{e}"
+            );
+            let code = arena_report::ExitKind::of(&super::open(url).err().unwrap());
+            assert_eq!(code.map(arena_report::ExitKind::code), Some(2));
+        }
+        // A path with `://` further in is still a path; nothing was made for the URLs.
+        let nested = d.path().join("a://b");
+        assert_eq!(super::unknown_scheme(&nested.display().to_string()), None);
+        assert!(
+            !std::path::Path::new("mysql:").exists() && !std::path::Path::new("http:").exists()
+        );
+    }
 
     #[test]
     fn since_takes_a_date_or_an_rfc_3339_time_only() {

@@ -79,6 +79,8 @@ pub struct RunGesture {
     pub counts: GestureCounts,
     pub moves: Vec<GestureMove>,
     pub behind: Vec<GestureBehind>,
+    /// The frames behind `gestures.json` counts (its `frames_behind_moves.n`), where stated.
+    pub behind_n: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -91,6 +93,14 @@ struct DocGesture {
     gesture: u64,
     kind: String,
     counts: GestureCounts,
+    /// Its n is the rows `frames_behind.csv` holds for the gesture.
+    #[serde(default)]
+    frames_behind_moves: Option<FigureN>,
+}
+
+#[derive(Deserialize)]
+struct FigureN {
+    n: u64,
 }
 
 /// The leading key columns every gesture table starts with.
@@ -133,12 +143,30 @@ pub fn load_gestures(dir: &Path) -> Result<Vec<RunGesture>> {
         &index,
         |i, b: GestureBehind| {
             finite([b.moves, b.ms])?;
+            if b.moves < 0.0 || b.ms < 0.0 {
+                return Err(format!(
+                    "a frame cannot trail the pointer by {} moves and {} ms: both are 0 or more",
+                    b.moves, b.ms
+                ));
+            }
             gestures[i].behind.push(b);
             Ok(())
         },
     )?;
+    let behind_path = dir.join(FRAMES_BEHIND_CSV);
     for g in &gestures {
         check_counts(g).map_err(|e| bad(format!("{}: {e}", moves_path.display())))?;
+        match g.behind_n {
+            Some(n) if n != g.behind.len() as u64 => {
+                return Err(bad(format!(
+                    "{}: gesture {}: {} rows, but {GESTURES_JSON} counts {n} frames behind",
+                    behind_path.display(),
+                    g.gesture,
+                    g.behind.len()
+                )))
+            }
+            _ => {}
+        }
     }
     Ok(gestures)
 }
@@ -175,6 +203,7 @@ fn read_doc(path: &Path) -> Result<Vec<RunGesture>> {
                 counts: g.counts,
                 moves: Vec::new(),
                 behind: Vec::new(),
+                behind_n: g.frames_behind_moves.map(|f| f.n),
             })
         })
         .collect()
@@ -286,7 +315,8 @@ mod tests {
         format!(
             r#"{{"schema_version": 1, "kind": "gestures", "gestures": [
   {{"gesture": 0, "kind": "drag", "counts": {{"dispatched": 3, "folded_by_browser": 0,
-    "answered": {answered}, "unanswered": 0, "coalesced": {coalesced}, "sends": 2}}}}]}}"#
+    "answered": {answered}, "unanswered": 0, "coalesced": {coalesced}, "sends": 2}},
+    "frames_behind_moves": {{"n": 2, "p50": 0.5, "p90": 0.9, "max": 1}}}}]}}"#
         )
     }
 
@@ -431,6 +461,28 @@ mod tests {
         )
         .unwrap();
         assert!(err(d.path()).contains("2 unseen"), "{}", err(d.path()));
+    }
+
+    #[test]
+    fn frames_behind_cut_or_negative_is_refused() {
+        // Cut: 44 of 144 frames printed figures as if they were all.
+        let d = folder();
+        let p = d.path().join(FRAMES_BEHIND_CSV);
+        let text = std::fs::read_to_string(&p).unwrap();
+        std::fs::write(&p, text.replacen("0,drag,60.000,0,30.000\n", "", 1)).unwrap();
+        let e = err(d.path());
+        assert!(
+            e.contains("frames_behind.csv: gesture 0: 1 rows, but gestures.json counts 2"),
+            "{e}"
+        );
+        let d = folder();
+        let p = d.path().join(FRAMES_BEHIND_CSV);
+        std::fs::write(&p, text.replacen("40.000,1,", "40.000,-7,", 1)).unwrap();
+        let e = err(d.path());
+        assert!(
+            e.contains("frames_behind.csv: line 2:") && e.contains("-7 moves"),
+            "{e}"
+        );
     }
 
     #[test]
