@@ -86,9 +86,9 @@ pub struct FilterArgs {
     /// Runs started at or after this UTC time (RFC 3339, or a date: 2026-11-29).
     #[arg(long)]
     pub since: Option<String>,
-    /// Only the newest N runs that match.
-    #[arg(long, value_name = "N")]
-    pub last: Option<usize>,
+    /// Only the newest N runs that match (1 to 1000000).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub last: Option<u32>,
 }
 
 impl FilterArgs {
@@ -99,7 +99,7 @@ impl FilterArgs {
             pilot: self.pilot.clone(),
             arm: self.arm.clone(),
             since: self.since.clone(),
-            last: self.last,
+            last: self.last.map(|n| n as usize),
         };
         f.check()?;
         Ok(f)

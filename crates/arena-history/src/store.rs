@@ -94,11 +94,11 @@ impl Filter {
             && digits(5..7)
             && b[7] == b'-'
             && digits(8..10);
-        if date && (b.len() == 10 || b[10] == b'T') {
+        if date && (b.len() == 10 || b[10] == b'T') && real_date(since) {
             return Ok(());
         }
         Err(arena_report::Exit::bad_input(format!(
-            "--since {since}: expected a UTC date (2026-11-29) or RFC 3339 time (2026-11-29T10:00:00Z)"
+            "--since {since}: expected a real UTC date (2026-11-29) or RFC 3339 time (2026-11-29T10:00:00Z)"
         ))
         .into())
     }
@@ -196,6 +196,31 @@ pub fn resolve(db: Option<&str>) -> String {
         .unwrap_or_else(|| PathBuf::from(DEFAULT_DB).display().to_string())
 }
 
+/// The date (and the time, where given to the minute) of a `since` shaped as one names a
+/// real moment: 2026-13-45 or T25:61 would compare as text and select nothing, silently.
+fn real_date(since: &str) -> bool {
+    let num = |r: std::ops::Range<usize>| since.get(r).and_then(|t| t.parse::<u32>().ok());
+    let (Some(y), Some(m), Some(d)) = (num(0..4), num(5..7), num(8..10)) else {
+        return false;
+    };
+    let leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+    let days = match m {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return false,
+    };
+    if !(1..=days).contains(&d) {
+        return false;
+    }
+    match (num(11..13), num(14..16)) {
+        _ if since.len() == 10 => true,
+        (Some(h), Some(min)) => h < 24 && min < 60 && since.as_bytes().get(13) == Some(&b':'),
+        _ => false,
+    }
+}
+
 /// A URL with its password left out, for messages.
 pub(crate) fn redact(url: &str) -> String {
     match (url.find("://"), url.rfind('@')) {
@@ -249,6 +274,19 @@ mod tests {
             .check()
         };
         assert!(f("2026-11-29").is_ok() && f("2026-11-29T10:00:00.000Z").is_ok());
+        assert!(f("2024-02-29").is_ok() && f("2026-12-31T23:59:59Z").is_ok());
+        // Shaped like dates, but none is a real moment: refused, not an empty listing.
+        for impossible in [
+            "2026-13-45",
+            "2026-02-29",
+            "2026-04-31",
+            "2026-00-10",
+            "2026-11-29T25:00Z",
+            "2026-11-29T10:61Z",
+            "2026-11-29T",
+        ] {
+            assert!(f(impossible).is_err(), "{impossible}");
+        }
         for bad in ["yesterday", "2026-11", "29-11-2026", "2026-11-29 10:00", ""] {
             assert!(f(bad).is_err(), "{bad}");
         }
