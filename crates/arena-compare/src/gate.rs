@@ -304,7 +304,11 @@ fn side_runs<'a>(side: &str, g: &'a Group, limit: &Limit) -> Result<Vec<Strata<'
         ))
         .into());
     }
-    if g.count(m) == 0 {
+    // A candidate whose loops of `m` are all unanswered has every quantile past the
+    // window: that is a figure, and the checks judge it (it stopped answering: it fails).
+    // A baseline with none answered has nothing to hold a candidate to.
+    let judged = side == "candidate" && g.censored(m) > 0;
+    if g.count(m) == 0 && !judged {
         return Err(Exit::bad_input(format!(
             "--max {}.{}=+{}%: the {side} runs have no {} values (no answered warm loop has it: is it measured under this oracle?)",
             limit.metric, limit.stat, limit.max_pct, m.name()

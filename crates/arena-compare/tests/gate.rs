@@ -115,6 +115,28 @@ fn a_fifth_of_clicks_unanswered_fails_on_the_share_with_latency_limits_only() {
 }
 
 #[test]
+fn a_candidate_with_every_loop_unanswered_fails_its_limits_not_bad_input() {
+    let b = side("stock", 150, 40.0, 1);
+    let mut c = side("dead", 150, 40.0, 2);
+    for r in &mut c {
+        synthetic::unanswer(r, |_, _| true);
+    }
+    // Every quantile is past the window: a regression, not a figure nobody measured.
+    let r = gate_with(&b, &c, &["inputToPaint.p50=+10%"]).unwrap();
+    let table = r.table.render(arena_report::Format::Markdown);
+    assert!(r.failed() && table.contains("(window)"), "{table}");
+    let failures = r.failures();
+    assert!(
+        failures.contains(&"unanswered share".to_string())
+            && failures.iter().any(|f| f.starts_with("inputToPaint p50")),
+        "{failures:?}"
+    );
+    // A baseline with no loop answered is still refused: there is nothing to compare with.
+    let e = gate_with(&c, &b, &["inputToPaint.p50=+10%"]).unwrap_err();
+    assert!(bad_input(&e).contains("the baseline runs have no inputToPaint values"));
+}
+
+#[test]
 fn a_candidate_that_merges_answers_fails_on_the_claimed_share_though_no_figure_moves() {
     // Every fourth loop's answer already closed the loop before it: those loops have no
     // latency and are not unanswered, so only the claimed share sees them.
