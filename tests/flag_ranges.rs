@@ -224,13 +224,15 @@ fn counts_and_waits_have_their_minimum_and_a_day_at_most() {
     let o = arena(&["demo", "--budget", "3m"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("--until-decided"), "{}", text(&o));
-    let o = arena(&["matrix", "m.toml", "--repeats", "0"]);
-    refused(
-        &o,
-        "0",
-        "--repeats <REPEATS>",
-        "a whole number from 1 to 4294967295",
-    );
+    for v in ["0", "1001"] {
+        let o = arena(&["matrix", "m.toml", "--repeats", v]);
+        refused(
+            &o,
+            v,
+            "--repeats <REPEATS>",
+            "a whole number from 1 to 1000",
+        );
+    }
     let o = arena(&["matrix", "m.toml", "--noise-pct", "1e308"]);
     refused(
         &o,

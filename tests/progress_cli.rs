@@ -48,15 +48,13 @@ fn control_chars(s: &str) -> Vec<char> {
 fn a_bar_on_a_terminal_plain_text_elsewhere() {
     let tmp = tempfile::tempdir().unwrap();
     let f = matrix_file(tmp.path());
-    let out = tmp.path().join("out");
-    let args = [
-        "matrix",
-        f.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ];
+    // Each matrix its own new folder: a matrix never writes into an earlier one's.
+    let outs: Vec<String> = (0..3)
+        .map(|i| tmp.path().join(format!("out{i}")).display().to_string())
+        .collect();
+    let args = |i: usize| ["matrix", f.to_str().unwrap(), "--out", outs[i].as_str()];
 
-    let tty = under_a_terminal(tmp.path(), &args, false);
+    let tty = under_a_terminal(tmp.path(), &args(0), false);
     assert!(
         tty.contains("ETA") && tty.contains("matrix run"),
         "a bar: {tty:?}"
@@ -67,7 +65,7 @@ fn a_bar_on_a_terminal_plain_text_elsewhere() {
     );
     assert!(tty.contains('\u{1b}'), "drawn live: {tty:?}");
 
-    let plain = under_a_terminal(tmp.path(), &args, true);
+    let plain = under_a_terminal(tmp.path(), &args(1), true);
     assert!(plain.contains("[3/3] s x a r3"), "{plain:?}");
     assert!(!plain.contains("ETA"), "no bar under NO_COLOR: {plain:?}");
     let cc: Vec<char> = control_chars(&plain)
@@ -76,8 +74,16 @@ fn a_bar_on_a_terminal_plain_text_elsewhere() {
         .collect();
     assert!(cc.is_empty(), "no escapes under NO_COLOR: {cc:?}");
 
-    let piped = Command::new(bin()).args(args).output().unwrap();
+    let piped = Command::new(bin()).args(args(2)).output().unwrap();
     assert!(piped.status.success());
+    // Onto the first one's folder: refused, and what it holds is left as it was.
+    let before = std::fs::read_to_string(Path::new(&outs[0]).join("runs.jsonl")).unwrap();
+    let again = Command::new(bin()).args(args(0)).output().unwrap();
+    let why = String::from_utf8_lossy(&again.stderr);
+    assert_eq!(again.status.code(), Some(2), "{why}");
+    assert!(why.contains("holds files already"), "{why}");
+    let after = std::fs::read_to_string(Path::new(&outs[0]).join("runs.jsonl")).unwrap();
+    assert_eq!(before, after);
     let err = String::from_utf8_lossy(&piped.stderr);
     assert_eq!(control_chars(&err), Vec::<char>::new(), "{err:?}");
     assert!(!err.contains("ETA"), "{err:?}");

@@ -40,6 +40,7 @@ pub fn run(a: MatrixArgs) -> Result<ExitCode> {
     let mut spec = arena_matrix::load(&a.file)?;
     a.spec.apply(&mut spec)?;
     let out_dir = a.out.clone().unwrap_or_else(arena_matrix::default_out_dir);
+    arena_matrix::new_out_dir(&out_dir)?;
     let interrupt = arena_sys::interrupt::shared();
     // Off a terminal the matrix stays silent: its table is the record.
     let reporter = Reporter::new(Mode::terminal_only(a.quiet));
@@ -57,7 +58,10 @@ pub fn run(a: MatrixArgs) -> Result<ExitCode> {
         .iter()
         .map(|(_, t)| t.render(Format::Markdown))
         .collect();
-    let _ = std::fs::write(out_dir.join("tables.md"), md.join("\n"));
+    let tables_md = out_dir.join("tables.md");
+    if let Err(e) = std::fs::write(&tables_md, md.join("\n")) {
+        eprintln!("arena-perf: writing {}: {e}", tables_md.display());
+    }
     let text = match a.format {
         Format::Json => arena_report::json::to_text(&arena_matrix::matrix_json(&result)),
         f => render_tables(&tables, f),
