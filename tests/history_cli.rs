@@ -637,3 +637,69 @@ fn plan_from_the_history_of_an_arm_is_the_plan_of_its_folders() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("of arm nope"), "{}", text(&o));
 }
+
+/// The history is an input of every command that could write over it: `--out`,
+/// `--summary` and `--plot` onto the database (named by `--db`, by `ARENA_PERF_DB`, or
+/// through a symlink) are exit 2, and the history is left as it was.
+#[test]
+fn outputs_onto_the_history_database_are_refused_and_it_is_kept() {
+    let d = Scratch::new("hist-out");
+    let db = d.0.join("h.sqlite");
+    let runs: Vec<PathBuf> = (0..2)
+        .map(|i| write_run(&d.0, "stock", 60, 50.0, 0.0, 900 + i))
+        .collect();
+    assert_eq!(add(&db, "main", "c1", &runs).status.code(), Some(0));
+    let before = std::fs::read(&db).unwrap();
+    let link = d.0.join("link.html");
+    std::os::unix::fs::symlink(&db, &link).unwrap();
+    let plots = d.0.join("plots");
+    std::fs::create_dir_all(&plots).unwrap();
+    std::os::unix::fs::symlink(&db, plots.join("latency.svg")).unwrap();
+    let sel = [
+        "--history-branch",
+        "main",
+        "--testbed",
+        "ci-1",
+        "--db",
+        s(&db),
+    ];
+    let refused = |o: Output, what: &str| {
+        assert_eq!(o.status.code(), Some(2), "{what}: {}", text(&o));
+        assert!(text(&o).contains("would overwrite"), "{what}: {}", text(&o));
+        assert_eq!(
+            std::fs::read(&db).unwrap(),
+            before,
+            "{what}: the history is kept"
+        );
+    };
+    refused(
+        arena(&[&["report", "--out", s(&db)][..], &sel].concat()),
+        "report",
+    );
+    refused(
+        arena(&[&["report", "--out", s(&link)][..], &sel].concat()),
+        "symlink",
+    );
+    refused(
+        arena(&[&["compare", "--plot", s(&plots)][..], &sel].concat()),
+        "plot",
+    );
+    let (b, c) = (s(&runs[0]), s(&runs[1]));
+    let gate = [
+        "gate",
+        "--baseline",
+        b,
+        "--candidate",
+        c,
+        "--max",
+        "inputToPaint.p50=+10%",
+    ];
+    let by_env = Command::new(env!("CARGO_BIN_EXE_arena-perf"))
+        .args(gate)
+        .args(["--summary", s(&db)])
+        .env("ARENA_PERF_DB", &db)
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .output()
+        .unwrap();
+    refused(by_env, "gate --summary onto $ARENA_PERF_DB");
+}

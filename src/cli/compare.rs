@@ -128,7 +128,9 @@ pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
     if let Some(dir) = &a.plot {
         let plots = PLOTS.map(|name| dir.join(name));
         let outputs = plots.each_ref().map(|p| Output::file("--plot", p));
-        refuse_overwrite(a.runs.iter().map(|p| p.as_path()), &outputs)?;
+        let db = arena_history::db_file(a.history.db.as_deref());
+        let inputs = a.runs.iter().map(|p| p.as_path()).chain(db.as_deref());
+        refuse_overwrite(inputs, &outputs)?;
     }
     let (runs, from_history) = load_with_history(&a.runs, &a.history)?;
     let mixed = a.stats.refuse_mixed("compare", &runs)?;

@@ -62,8 +62,9 @@ pub struct GateArgs {
 pub fn run(a: GateArgs) -> anyhow::Result<ExitCode> {
     let (verdict, checks) = a.stats.options()?;
     let files = arena_compare::SummaryFiles::new(a.summary.as_deref());
-    let inputs = a.baseline.iter().chain(&a.candidate).map(|p| p.as_path());
-    refuse_overwrite(inputs, &files.outputs())?;
+    let db = arena_history::db_file(a.history.db.as_deref());
+    let runs = a.baseline.iter().chain(&a.candidate).map(|p| p.as_path());
+    refuse_overwrite(runs.chain(db.as_deref()), &files.outputs())?;
     let limits = a
         .max
         .iter()

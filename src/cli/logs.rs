@@ -26,8 +26,9 @@ pub fn run(args: LogsArgs) -> anyhow::Result<ExitCode> {
     };
     if let Some(out) = output {
         let logs = args.files().iter().map(|p| p.as_path());
+        let db = arena_history::db_file(None);
         let inputs = logs.chain(rules).filter(|p| p.as_os_str() != "-");
-        refuse_overwrite(inputs, &[out])?;
+        refuse_overwrite(inputs.chain(db.as_deref()), &[out])?;
     }
     // A long read shows a bar of bytes on a terminal (quiet elsewhere: the tables are the
     // record).

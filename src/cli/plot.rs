@@ -28,8 +28,9 @@ pub fn run(a: PlotArgs) -> anyhow::Result<ExitCode> {
         .first()
         .copied()
         .unwrap_or(Metric::InputToPaint);
+    let db = arena_history::db_file(None);
     refuse_overwrite(
-        a.runs.iter().map(|p| p.as_path()),
+        a.runs.iter().map(|p| p.as_path()).chain(db.as_deref()),
         &[Output::file("--out", &a.out)],
     )?;
     let runs = load_runs(&a.runs)?;

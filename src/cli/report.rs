@@ -67,7 +67,9 @@ pub fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
         parent_exists(png, "--screenshot")?;
         outputs.push(Output::file("--screenshot", png));
     }
-    refuse_overwrite(a.runs.iter().map(|p| p.as_path()), &outputs)?;
+    let db = arena_history::db_file(a.history.db.as_deref());
+    let inputs = a.runs.iter().map(|p| p.as_path()).chain(db.as_deref());
+    refuse_overwrite(inputs, &outputs)?;
     let (runs, from_history) = load_with_history(&a.runs, &a.history)?;
     let mixed = a.stats.refuse_mixed("report", &runs)?;
     let mut cmp = compare(&runs, &opts)?;

@@ -39,7 +39,8 @@ pub use select::{
 };
 pub use sink::{Sink, Stored};
 pub use store::{
-    open, open_default, resolve, Added, Filter, RunRow, Store, StoredCounts, DB_ENV, DEFAULT_DB,
+    db_file, open, open_default, resolve, Added, Filter, RunRow, Store, StoredCounts, DB_ENV,
+    DEFAULT_DB,
 };
 pub use tables::{
     add_json, add_table, branch_trend_section, list_json, list_table, show_json, show_table,

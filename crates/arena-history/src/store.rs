@@ -189,6 +189,15 @@ pub fn open_default(db: Option<&str>) -> Result<Box<dyn Store>> {
     open(&resolve(db))
 }
 
+/// The SQLite file a command's `--db` (else [`DB_ENV`], else [`DEFAULT_DB`]) names: an
+/// input of every command that could write over it, whether or not it reads the history
+/// (its outputs are refused onto it). `None` for a PostgreSQL URL.
+pub fn db_file(db: Option<&str>) -> Option<PathBuf> {
+    let db = resolve(db);
+    let url = db.starts_with("postgres://") || db.starts_with("postgresql://");
+    (!url).then(|| PathBuf::from(db))
+}
+
 /// The text `open_default` opens.
 pub fn resolve(db: Option<&str>) -> String {
     db.map(str::to_string)
