@@ -422,7 +422,7 @@ impl Store for PgStore {
         row.as_ref().map(run_row).ok_or_else(|| self.no_run(id))
     }
 
-    fn load(&self, id: i64, events: bool) -> Result<Run> {
+    fn load_raw(&self, id: i64, events: bool) -> Result<Run> {
         let mut c = self.client.borrow_mut();
         let row = c
             .query_opt(
@@ -480,7 +480,7 @@ impl Store for PgStore {
         })
     }
 
-    fn load_many(&self, ids: &[i64]) -> Result<Vec<Run>> {
+    fn load_many_raw(&self, ids: &[i64]) -> Result<Vec<Run>> {
         let mut c = self.client.borrow_mut();
         let metas = c
             .query("SELECT id, meta_json FROM runs WHERE id = ANY($1)", &[&ids])

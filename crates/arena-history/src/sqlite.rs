@@ -484,7 +484,7 @@ impl Store for SqliteStore {
             .ok_or_else(|| self.no_run(id))
     }
 
-    fn load(&self, id: i64, events: bool) -> Result<Run> {
+    fn load_raw(&self, id: i64, events: bool) -> Result<Run> {
         let fail = |e| failed(&self.path, e);
         let row: Option<(String, bool)> = self
             .conn

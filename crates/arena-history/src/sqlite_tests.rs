@@ -146,6 +146,38 @@ fn a_version_1_database_is_migrated_and_its_loops_read_unmarked() {
 }
 
 #[test]
+fn a_stored_loop_edited_to_inf_or_below_zero_is_refused_on_reading() {
+    let d = tempfile::tempdir().unwrap();
+    let path = d.path().join("h.sqlite");
+    let id = store(&d).add(&new_run(full_run(3), "main")).unwrap().id();
+    for bad in ["1e999", "-50"] {
+        let c = Connection::open(&path).unwrap();
+        c.execute_batch(&format!(
+            "UPDATE loops SET send_to_recv = {bad}, t_recv = t_send + {bad} WHERE ord = 2"
+        ))
+        .unwrap();
+        drop(c);
+        let s = store(&d);
+        for e in [
+            s.load(id, false).unwrap_err(),
+            s.load_many(&[id]).unwrap_err(),
+        ] {
+            let msg = format!("{e:#}");
+            assert_eq!(
+                arena_report::ExitKind::of(&e).map(arena_report::ExitKind::code),
+                Some(2),
+                "{msg}"
+            );
+            assert!(
+                msg.contains(&format!("stored run {id} does not read back"))
+                    && msg.contains("loop 2"),
+                "{bad}: {msg}"
+            );
+        }
+    }
+}
+
+#[test]
 fn a_new_database_is_created_at_the_current_version_in_wal_mode() {
     let d = tempfile::tempdir().unwrap();
     let path = d.path().join("sub/dir/h.sqlite");

@@ -144,11 +144,35 @@ pub trait Store {
     fn row(&self, id: i64) -> Result<RunRow>;
     /// The run as its folder loaded, with its records when `events` (they can be large and
     /// no table of figures needs them).
-    fn load(&self, id: i64, events: bool) -> Result<Run>;
+    fn load(&self, id: i64, events: bool) -> Result<Run> {
+        let run = self.load_raw(id, events)?;
+        self.checked(id, run)
+    }
     /// The runs `ids` name, in that order, without their records: what trends read. A
     /// store may read them in fewer round trips than one [`Store::load`] each.
     fn load_many(&self, ids: &[i64]) -> Result<Vec<Run>> {
-        ids.iter().map(|id| self.load(*id, false)).collect()
+        let runs = self.load_many_raw(ids)?;
+        ids.iter()
+            .zip(runs)
+            .map(|(id, run)| self.checked(*id, run))
+            .collect()
+    }
+    /// [`Store::load`] as the database holds it, unchecked.
+    fn load_raw(&self, id: i64, events: bool) -> Result<Run>;
+    /// [`Store::load_many`] as the database holds them, unchecked.
+    fn load_many_raw(&self, ids: &[i64]) -> Result<Vec<Run>> {
+        ids.iter().map(|id| self.load_raw(*id, false)).collect()
+    }
+    /// A stored run read back is checked as a run folder is on loading: a row edited in
+    /// the database (a loop of inf or -50 ms) is refused (exit 2), not compared.
+    fn checked(&self, id: i64, run: Run) -> Result<Run> {
+        arena_run::check_run(&run).map_err(|e| {
+            arena_report::Exit::bad_input(format!(
+                "{}: stored run {id} does not read back as a run: {e}",
+                self.describe()
+            ))
+        })?;
+        Ok(run)
     }
     /// Rows per table for one run.
     fn counts(&self, id: i64) -> Result<StoredCounts>;

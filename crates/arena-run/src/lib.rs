@@ -41,4 +41,4 @@ pub use model::{
 pub use staging::Staging;
 pub use startup::{Milestone, RoundStatus, StartupRound};
 pub use time::rfc3339_utc;
-pub use validate::{check_distinct, LATER_COLUMNS, MAX_DURATION_MS, MAX_TIME_MS};
+pub use validate::{check_distinct, check_run, LATER_COLUMNS, MAX_DURATION_MS, MAX_TIME_MS};

@@ -213,6 +213,18 @@ pub(crate) fn check_loop(l: &Loop, header: Header) -> Result<(), String> {
     Ok(())
 }
 
+/// A run that did not come from a folder (a history database gives its loops back as
+/// rows): its figures and each loop checked as [`crate::Run::load`] checks a folder's, so
+/// an edited row (inf, -50) is refused, not compared.
+pub fn check_run(run: &crate::Run) -> Result<(), String> {
+    check_meta(&run.meta)?;
+    let header = Header { has_outcome: true };
+    for (i, l) in run.loops.iter().enumerate() {
+        check_loop(l, header).map_err(|e| format!("loop {i}: {e}"))?;
+    }
+    Ok(())
+}
+
 /// Where the row breaks `t_input <= t_send <= t_recv <= t_draw <= t_paint` (times
 /// present), or has its answer before its input: `t_recv (11) is before t_send (12)`.
 pub(crate) fn invariant_break(l: &Loop) -> Option<String> {
