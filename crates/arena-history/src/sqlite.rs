@@ -4,7 +4,7 @@
 use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use arena_report::{Exit, ExitKind};
@@ -15,14 +15,45 @@ use crate::record::{content_hash, NewRun};
 use crate::schema::{judge, Found, APP, MIGRATIONS, SCHEMA_VERSION};
 use crate::store::{Added, Filter, RunRow, Store, StoredCounts};
 
-/// How long a writer waits for another's transaction before giving up: an add of a large
-/// run takes tens of ms, so this covers a queue of many jobs.
+/// How long an operation waits for another's lock before giving up (exit 3): an add of a
+/// large run takes tens of ms, so this covers a queue of many jobs.
 const BUSY_WAIT: Duration = Duration::from_secs(60);
 
-const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
+/// Seconds to wait instead of [`BUSY_WAIT`] (above 0, at most 3600).
+pub const DB_WAIT_ENV: &str = "ARENA_PERF_DB_WAIT";
 
-/// How many times opening starts over on [`Busy`] (5 to 75 ms apart: seconds in all).
-const OPEN_TRIES: u64 = 100;
+/// The wait for a lock: [`DB_WAIT_ENV`], else [`BUSY_WAIT`].
+fn busy_wait() -> Result<Duration> {
+    let Ok(v) = std::env::var(DB_WAIT_ENV) else {
+        return Ok(BUSY_WAIT);
+    };
+    v.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|s| *s > 0.0 && *s <= 3600.0)
+        .map(Duration::from_secs_f64)
+        .ok_or_else(|| {
+            Exit::bad_input(format!(
+                "{DB_WAIT_ENV}={v}: expected seconds above 0 and at most 3600"
+            ))
+            .into()
+        })
+}
+
+/// The database stayed locked by another process for the whole wait.
+fn locked(path: &Path, wait: Duration, e: impl std::fmt::Display) -> anyhow::Error {
+    let wait = wait.as_secs_f64();
+    Exit::new(
+        ExitKind::TargetFailed,
+        format!(
+            "{}: locked by another process for {wait} s, the wait for a lock ({DB_WAIT_ENV}, 60 s by default); gave up ({e})",
+            path.display()
+        ),
+    )
+    .into()
+}
+
+const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 
 /// SQLite answered busy while opening, where its busy handler is not called: two openers
 /// of a new file each holding a read lock while one sets WAL mode (which needs the file to
@@ -50,7 +81,12 @@ fn bad(path: &Path, why: impl std::fmt::Display) -> anyhow::Error {
 /// A database failure past opening (a full disk, a lock never released): the store, not
 /// the input, failed (exit 3); the transaction under way is rolled back whole.
 fn failed(path: &Path, e: rusqlite::Error) -> anyhow::Error {
-    Exit::new(ExitKind::TargetFailed, format!("{}: {e}", path.display())).into()
+    match e.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::DatabaseBusy) | Some(rusqlite::ErrorCode::DatabaseLocked) => {
+            locked(path, busy_wait().unwrap_or(BUSY_WAIT), e)
+        }
+        _ => Exit::new(ExitKind::TargetFailed, format!("{}: {e}", path.display())).into(),
+    }
 }
 
 /// Refuses, before SQLite sees it, a file that is not an SQLite database: SQLite would
@@ -79,38 +115,50 @@ impl SqliteStore {
     /// Opens `path`, creating it (and its folder) when absent, and brings its schema to
     /// this build's version.
     pub fn open(path: &Path) -> Result<SqliteStore> {
+        SqliteStore::open_with(path, busy_wait()?)
+    }
+
+    /// [`SqliteStore::open`], waiting at most `wait` for another's lock, here and in every
+    /// operation after.
+    pub(crate) fn open_with(path: &Path, wait: Duration) -> Result<SqliteStore> {
         check_file(path)?;
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             fs::create_dir_all(dir).map_err(|e| bad(path, format!("creating its folder: {e}")))?;
         }
+        // The whole opening, retries included, within one wait (each try waited a whole
+        // one: a file held locked hung `history list` past 150 s).
+        let deadline = Instant::now() + wait;
         let mut tries = 0;
         loop {
-            match SqliteStore::open_once(path) {
-                Err(e) if e.downcast_ref::<Busy>().is_some() && tries < OPEN_TRIES => {
+            let left = deadline
+                .saturating_duration_since(Instant::now())
+                .max(Duration::from_millis(1));
+            match SqliteStore::open_once(path, left) {
+                Err(e) if e.downcast_ref::<Busy>().is_some() && Instant::now() < deadline => {
                     tries += 1;
                     std::thread::sleep(Duration::from_millis(5 + 10 * (tries % 8)));
                 }
                 Err(e) => {
                     return Err(match e.downcast::<Busy>() {
-                        Ok(b) => Exit::new(ExitKind::TargetFailed, b.0).into(),
+                        Ok(b) => locked(path, wait, b.0),
                         Err(e) => e,
                     })
                 }
-                Ok(store) => return Ok(store),
+                Ok(store) => {
+                    store.conn.busy_timeout(wait).map_err(|e| failed(path, e))?;
+                    return Ok(store);
+                }
             }
         }
     }
 
-    fn open_once(path: &Path) -> Result<SqliteStore> {
+    fn open_once(path: &Path, wait: Duration) -> Result<SqliteStore> {
         let conn = Connection::open(path).map_err(|e| bad(path, e))?;
         let store = SqliteStore {
             path: path.to_path_buf(),
             conn,
         };
-        store
-            .conn
-            .busy_timeout(BUSY_WAIT)
-            .map_err(|e| bad(path, e))?;
+        store.conn.busy_timeout(wait).map_err(|e| bad(path, e))?;
         // Another application's database is refused before anything is written to it
         // (WAL mode is recorded in the file itself).
         let version = store.version(&store.conn, false)?;

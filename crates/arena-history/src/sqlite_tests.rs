@@ -178,6 +178,39 @@ fn a_stored_loop_edited_to_inf_or_below_zero_is_refused_on_reading() {
 }
 
 #[test]
+fn a_database_held_locked_gives_up_within_the_wait_with_exit_3() {
+    let d = tempfile::tempdir().unwrap();
+    let path = d.path().join("h.sqlite");
+    drop(store(&d));
+    // Held as `PRAGMA locking_mode=EXCLUSIVE` holds it: readers wait too, even in WAL.
+    let holder = Connection::open(&path).unwrap();
+    holder
+        .execute_batch("PRAGMA locking_mode=EXCLUSIVE; BEGIN EXCLUSIVE; COMMIT;")
+        .unwrap();
+    let wait = std::time::Duration::from_millis(800);
+    let t = std::time::Instant::now();
+    let e = SqliteStore::open_with(&path, wait).err().expect("locked");
+    let took = t.elapsed();
+    let msg = format!("{e:#}");
+    assert_eq!(
+        arena_report::ExitKind::of(&e).map(arena_report::ExitKind::code),
+        Some(3),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("locked by another process for 0.8 s") && msg.contains("ARENA_PERF_DB_WAIT"),
+        "{msg}"
+    );
+    // One wait, never the minutes opening took when each retry waited a whole one.
+    assert!(took >= wait && took < 10 * wait, "{took:?}");
+    drop(holder);
+    assert!(
+        SqliteStore::open_with(&path, wait).is_ok(),
+        "released, it opens"
+    );
+}
+
+#[test]
 fn a_new_database_is_created_at_the_current_version_in_wal_mode() {
     let d = tempfile::tempdir().unwrap();
     let path = d.path().join("sub/dir/h.sqlite");
