@@ -40,8 +40,34 @@ fn failed(shown: &str, e: &postgres::Error) -> anyhow::Error {
 impl PgStore {
     /// Connects to `url` and brings its schema to this build's version.
     pub fn open(url: &str) -> Result<PgStore> {
+        PgStore::open_with(url, crate::sqlite::busy_wait()?)
+    }
+
+    /// [`PgStore::open`], giving up (exit 3) when the server has not answered the
+    /// connection within `wait`: the client has no timeout of its own past the TCP
+    /// connect, and a server that accepts and never answers held `list` and `add` forever.
+    pub(crate) fn open_with(url: &str, wait: std::time::Duration) -> Result<PgStore> {
         let shown = redact(url);
-        let client = Client::connect(url, NoTls).map_err(|e| failed(&shown, &e))?;
+        let (tx, rx) = std::sync::mpsc::channel();
+        let owned = url.to_string();
+        // The connecting thread is left behind on expiry: the command ends with exit 3.
+        std::thread::spawn(move || {
+            let _ = tx.send(Client::connect(&owned, NoTls));
+        });
+        let client = match rx.recv_timeout(wait) {
+            Ok(connected) => connected.map_err(|e| failed(&shown, &e))?,
+            Err(_) => {
+                return Err(Exit::new(
+                    ExitKind::TargetFailed,
+                    format!(
+                        "{shown}: the server did not answer the connection within {} s, the wait ({}, 60 s by default); gave up",
+                        wait.as_secs_f64(),
+                        crate::sqlite::DB_WAIT_ENV
+                    ),
+                )
+                .into())
+            }
+        };
         let store = PgStore {
             shown,
             client: RefCell::new(client),

@@ -230,3 +230,32 @@ fn a_server_gone_mid_add_is_exit_3_and_leaves_nothing(cluster: &Cluster) {
     let rows = open(&gone).list(&Filter::default()).unwrap();
     assert_eq!(rows.len(), 1, "only the run added before the server went");
 }
+
+#[test]
+fn a_server_that_accepts_and_never_answers_is_given_up_within_the_wait() {
+    // The kernel completes the handshake; nothing ever answers the startup message.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!(
+        "postgres://ci:hunter2@127.0.0.1:{}/h",
+        silent.local_addr().unwrap().port()
+    );
+    let wait = std::time::Duration::from_millis(700);
+    let t = std::time::Instant::now();
+    let e = crate::pg::PgStore::open_with(&url, wait)
+        .err()
+        .expect("gave up");
+    let took = t.elapsed();
+    let text = format!("{e:#}");
+    assert_eq!(
+        arena_report::ExitKind::of(&e),
+        Some(arena_report::ExitKind::TargetFailed),
+        "{text}"
+    );
+    assert!(
+        text.contains("did not answer the connection within 0.7 s")
+            && text.contains("ARENA_PERF_DB_WAIT")
+            && !text.contains("hunter2"),
+        "{text}"
+    );
+    assert!(took >= wait && took < 10 * wait, "{took:?}");
+}

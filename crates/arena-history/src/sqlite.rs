@@ -22,8 +22,9 @@ const BUSY_WAIT: Duration = Duration::from_secs(60);
 /// Seconds to wait instead of [`BUSY_WAIT`] (above 0, at most 3600).
 pub const DB_WAIT_ENV: &str = "ARENA_PERF_DB_WAIT";
 
-/// The wait for a lock: [`DB_WAIT_ENV`], else [`BUSY_WAIT`].
-fn busy_wait() -> Result<Duration> {
+/// The wait for a lock (and for a PostgreSQL server's answer to a connection):
+/// [`DB_WAIT_ENV`], else [`BUSY_WAIT`].
+pub(crate) fn busy_wait() -> Result<Duration> {
     let Ok(v) = std::env::var(DB_WAIT_ENV) else {
         return Ok(BUSY_WAIT);
     };
