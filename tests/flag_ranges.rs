@@ -330,3 +330,21 @@ fn logs_windows_buckets_gaps_and_counts_have_their_ranges() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert!(text(&o).contains("n=21 pauses"), "{}", text(&o));
 }
+
+#[test]
+fn a_pilot_or_matrix_file_that_never_ends_is_read_to_a_bound() {
+    // /dev/zero was read until memory ran out (the kernel's OOM killer ended one try).
+    for args in [
+        &["pilot", "--pilot", "/dev/zero"][..],
+        &["serve", "--pilot", "/dev/zero", "--arm", "stock"][..],
+        &["matrix", "/dev/zero"][..],
+    ] {
+        let o = arena(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+        assert!(
+            text(&o).contains("longer than 16 MiB"),
+            "{args:?}: {}",
+            text(&o)
+        );
+    }
+}

@@ -35,10 +35,22 @@ pub fn open_announced(path: &Path, what: &str) -> io::Result<File> {
     open_with(path, what, ANNOUNCE_AFTER, &mut |line| eprintln!("{line}"))
 }
 
-/// [`open_announced`]'s whole file as text.
+/// The most a file read whole as text (a pilot, matrix or rules file) may hold: 16 MiB.
+/// Such a file is a few kilobytes; `/dev/zero` or an endless FIFO would otherwise be read
+/// until memory runs out.
+pub const MAX_TEXT_BYTES: u64 = 16 << 20;
+
+/// [`open_announced`]'s whole file as text, at most [`MAX_TEXT_BYTES`].
 pub fn read_to_string_announced(path: &Path, what: &str) -> io::Result<String> {
     let mut text = String::new();
-    io::Read::read_to_string(&mut open_announced(path, what)?, &mut text)?;
+    let file = open_announced(path, what)?;
+    io::Read::read_to_string(&mut io::Read::take(file, MAX_TEXT_BYTES + 1), &mut text)?;
+    if text.len() as u64 > MAX_TEXT_BYTES {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("longer than 16 MiB, more than any {what} holds: not read further"),
+        ));
+    }
     Ok(text)
 }
 
@@ -197,6 +209,13 @@ mod tests {
         let missing = open_with(&dir.join("none"), "x", ANNOUNCE_AFTER, &mut |_| {}).unwrap_err();
         assert_eq!(missing.kind(), io::ErrorKind::NotFound);
         assert_eq!(read_to_string_announced(&plain, "x").unwrap(), "text\n");
+        // An endless device is read to the bound, not until memory runs out.
+        let e = read_to_string_announced(Path::new("/dev/zero"), "pilot file").unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("longer than 16 MiB, more than any pilot file"),
+            "{e}"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
