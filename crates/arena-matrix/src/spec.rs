@@ -397,22 +397,7 @@ pub fn parse(path: &Path, text: &str) -> anyhow::Result<MatrixSpec> {
     let figure = figure_of(&ctx, raw.figure)?;
     let sampler = sampler_of(&ctx, raw.sampler)?;
 
-    let repeats = match &raw.repeats {
-        None => 3,
-        Some(r) if (1..=MAX_REPEATS).contains(r.get_ref()) => *r.get_ref(),
-        Some(r) => {
-            let msg = format!("{} is out of range 1..={MAX_REPEATS}", r.get_ref());
-            return ctx.err(r.span(), "repeats", msg);
-        }
-    };
-    let runs = cells(&cases) * u64::from(repeats);
-    if runs > MAX_RUNS {
-        let span = raw.repeats.as_ref().map_or(0..0, |r| r.span());
-        let msg = format!(
-            "the matrix makes {runs} runs (cells x repeats), past the {MAX_RUNS} one file may plan"
-        );
-        return ctx.err(span, "repeats", msg);
-    }
+    let repeats = repeats_of(&ctx, raw.repeats.as_ref(), &cases)?;
     let noise_pct = match &raw.noise_pct {
         None => 2.0,
         Some(n) if *n.get_ref() >= 0.0 && n.get_ref().is_finite() => *n.get_ref(),
@@ -500,6 +485,27 @@ fn baseline_of(
             }
         },
     })
+}
+
+/// `repeats` (3 by default), within its range and the runs a file may plan.
+fn repeats_of(ctx: &Ctx<'_>, raw: Option<&Spanned<u32>>, cases: &[Case]) -> anyhow::Result<u32> {
+    let repeats = match raw {
+        None => 3,
+        Some(r) if (1..=MAX_REPEATS).contains(r.get_ref()) => *r.get_ref(),
+        Some(r) => {
+            let msg = format!("{} is out of range 1..={MAX_REPEATS}", r.get_ref());
+            return ctx.err(r.span(), "repeats", msg);
+        }
+    };
+    let runs = cells(cases) * u64::from(repeats);
+    if runs > MAX_RUNS {
+        let span = raw.map_or(0..0, |r| r.span());
+        let msg = format!(
+            "the matrix makes {runs} runs (cells x repeats), past the {MAX_RUNS} one file may plan"
+        );
+        return ctx.err(span, "repeats", msg);
+    }
+    Ok(repeats)
 }
 
 /// The cells of a matrix: each case's arms.

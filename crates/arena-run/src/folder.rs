@@ -318,6 +318,10 @@ fn load_loops(dir: &Path, meta: &RunMeta, has: SummaryHas) -> Result<Vec<Loop>> 
         )));
     }
     check_counts(&path, meta, has, loops.len() as u64, &tally, breaks)?;
+    if let Some(t) = &meta.summary.typing {
+        validate::check_typing(t, &loops)
+            .map_err(|e| bad(format!("{}: {e}", path.with_file_name(RUN_JSON).display())))?;
+    }
     if let Some(why) = loop_figure_mismatch(&meta.summary, &loops, has.figures) {
         return Err(bad(format!(
             "{}: {why}: the two files are not of one run",

@@ -213,6 +213,90 @@ pub(crate) fn check_loop(l: &Loop, header: Header) -> Result<(), String> {
     Ok(())
 }
 
+/// A figure's every field a duration: finite and in range.
+fn check_summary(name: &str, x: &Summary) -> Result<(), String> {
+    let fields = [
+        ("mean", x.mean),
+        ("min", x.min),
+        ("p50", x.p50),
+        ("p90", x.p90),
+        ("p99", x.p99),
+        ("max", x.max),
+    ];
+    for (f, v) in fields {
+        check_duration(&format!("{name}.{f}"), v)?;
+    }
+    // In order, the mean between the ends (to float rounding): a mean of -5 beside a min
+    // of 0.25 is no summary of any values.
+    let order = [x.min, x.p50, x.p90, x.p99, x.max];
+    let slack = 1e-6;
+    let ordered = order.windows(2).all(|w| w[0] <= w[1] + slack);
+    if !ordered || x.mean < x.min - slack || x.mean > x.max + slack {
+        return Err(format!(
+            "{name} is not a summary of any values: min {} p50 {} p90 {} p99 {} max {} mean {}",
+            show(x.min),
+            show(x.p50),
+            show(x.p90),
+            show(x.p99),
+            show(x.max),
+            show(x.mean)
+        ));
+    }
+    Ok(())
+}
+
+/// `summary.typing` against itself and the keydown rows it summarises: a known mode, figures
+/// that are durations, and every count what the rows hold (wrong counts, a p50 of 1e308
+/// or a mode `hammer` loaded and were stored).
+pub(crate) fn check_typing(t: &crate::TypingSummary, loops: &[Loop]) -> Result<(), String> {
+    if !["pace", "burst"].contains(&t.mode.as_str()) {
+        return Err(format!(
+            "summary.typing.mode is `{}`, not pace or burst",
+            t.mode
+        ));
+    }
+    let figures = [
+        ("keydown_to_socket", &t.keydown_to_socket),
+        ("keydown_to_glyph", &t.keydown_to_glyph),
+    ];
+    for (name, sum) in figures {
+        if let Some(x) = sum {
+            check_summary(&format!("summary.typing.{name}"), x)?;
+        }
+    }
+    let keys: Vec<&Loop> = loops.iter().filter(|l| l.event == "keydown").collect();
+    let count = |o: Outcome| keys.iter().filter(|l| l.outcome == o).count() as u64;
+    let glyphs = keys
+        .iter()
+        .filter(|l| l.outcome == Outcome::Answered && l.input_to_pixels.is_some())
+        .count() as u64;
+    let counts = [
+        ("keys", t.keys, keys.len() as u64),
+        ("answered", t.answered, count(Outcome::Answered)),
+        ("unanswered", t.unanswered, count(Outcome::Unanswered)),
+        ("claimed", t.claimed, count(Outcome::Claimed)),
+        (
+            "keydown_to_glyph.n",
+            t.keydown_to_glyph.map_or(0, |s| s.n),
+            glyphs,
+        ),
+    ];
+    for (name, says, holds) in counts {
+        if says != holds {
+            return Err(format!(
+                "summary.typing.{name} says {says}, the keydown rows hold {holds}"
+            ));
+        }
+    }
+    if t.frames_with_several > t.glyph_frames || t.glyph_frames > t.answered {
+        return Err(format!(
+            "summary.typing counts {} glyph frames, {} with several keys, of {} answered keys: a frame shows at least one key",
+            t.glyph_frames, t.frames_with_several, t.answered
+        ));
+    }
+    Ok(())
+}
+
 /// A run that did not come from a folder (a history database gives its loops back as
 /// rows): its figures and each loop checked as [`crate::Run::load`] checks a folder's, so
 /// an edited row (inf, -50) is refused, not compared.
@@ -222,7 +306,10 @@ pub fn check_run(run: &crate::Run) -> Result<(), String> {
     for (i, l) in run.loops.iter().enumerate() {
         check_loop(l, header).map_err(|e| format!("loop {i}: {e}"))?;
     }
-    Ok(())
+    match &run.meta.summary.typing {
+        Some(t) => check_typing(t, &run.loops),
+        None => Ok(()),
+    }
 }
 
 /// Where the row breaks `t_input <= t_send <= t_recv <= t_draw <= t_paint` (times
@@ -262,17 +349,8 @@ pub(crate) fn check_meta(meta: &RunMeta) -> Result<(), String> {
         ("coalesced_input_to_socket", &s.coalesced_input_to_socket),
     ];
     for (name, sum) in summaries {
-        let Some(x) = sum else { continue };
-        let fields = [
-            ("mean", x.mean),
-            ("min", x.min),
-            ("p50", x.p50),
-            ("p90", x.p90),
-            ("p99", x.p99),
-            ("max", x.max),
-        ];
-        for (f, v) in fields {
-            check_duration(&format!("summary.{name}.{f}"), v)?;
+        if let Some(x) = sum {
+            check_summary(&format!("summary.{name}"), x)?;
         }
     }
     if let Some(w) = &meta.wire {

@@ -855,3 +855,63 @@ fn a_runs_browser_loads_an_old_run_has_none_and_bad_values_are_refused() {
     .unwrap();
     assert_both_refuse(tmp.path(), &["run.json", "browser.viewport is 0x800"]);
 }
+
+/// The sample run as two typed keys: one answered, one not.
+fn typing_run() -> Run {
+    let mut run = sample_run();
+    for l in &mut run.loops {
+        l.event = "keydown".into();
+    }
+    run.meta.summary.typing = Some(TypingSummary {
+        mode: "pace".into(),
+        keys: 2,
+        answered: 1,
+        unanswered: 1,
+        claimed: 0,
+        keydown_to_socket: arena_stats::Summary::of(&[0.5, 0.25]),
+        keydown_to_glyph: None,
+        glyph_frames: 0,
+        frames_with_several: 0,
+        max_keys_behind: 0,
+    });
+    run
+}
+
+#[test]
+fn a_typing_summary_must_be_its_rows_and_its_figures_durations() {
+    let run = typing_run();
+    let tmp = written(&run);
+    assert_eq!(Run::load(tmp.path()).unwrap(), run);
+    let path = tmp.path().join(RUN_JSON);
+    let text = fs::read_to_string(&path).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let damaged = |edit: &dyn Fn(&mut serde_json::Value)| {
+        let mut d = doc.clone();
+        edit(&mut d["summary"]["typing"]);
+        fs::write(&path, serde_json::to_string(&d).unwrap()).unwrap();
+    };
+    let cases: [(&dyn Fn(&mut serde_json::Value), &str); 4] = [
+        (
+            &|t| t["mode"] = "hammer".into(),
+            "summary.typing.mode is `hammer`",
+        ),
+        (
+            &|t| t["keys"] = 3.into(),
+            "summary.typing.keys says 3, the keydown rows hold 2",
+        ),
+        (
+            &|t| t["keydown_to_socket"]["p50"] = 1e308.into(),
+            "summary.typing.keydown_to_socket.p50",
+        ),
+        (
+            &|t| t["keydown_to_socket"]["mean"] = (-5.0).into(),
+            "summary.typing.keydown_to_socket is not a summary of any values",
+        ),
+    ];
+    for (edit, want) in cases {
+        damaged(edit);
+        assert_both_refuse(tmp.path(), &["run.json", want]);
+    }
+    fs::write(&path, &text).unwrap();
+    assert!(Run::load(tmp.path()).is_ok(), "restored, it loads again");
+}
