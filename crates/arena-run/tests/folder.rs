@@ -856,6 +856,9 @@ fn a_runs_browser_loads_an_old_run_has_none_and_bad_values_are_refused() {
     assert_both_refuse(tmp.path(), &["run.json", "browser.viewport is 0x800"]);
 }
 
+/// An edit of a JSON document in place.
+type Edit = dyn Fn(&mut serde_json::Value);
+
 /// The sample run as two typed keys: one answered, one not.
 fn typing_run() -> Run {
     let mut run = sample_run();
@@ -885,12 +888,12 @@ fn a_typing_summary_must_be_its_rows_and_its_figures_durations() {
     let path = tmp.path().join(RUN_JSON);
     let text = fs::read_to_string(&path).unwrap();
     let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
-    let damaged = |edit: &dyn Fn(&mut serde_json::Value)| {
+    let damaged = |edit: &Edit| {
         let mut d = doc.clone();
         edit(&mut d["summary"]["typing"]);
         fs::write(&path, serde_json::to_string(&d).unwrap()).unwrap();
     };
-    let cases: [(&dyn Fn(&mut serde_json::Value), &str); 4] = [
+    let cases: [(&Edit, &str); 4] = [
         (
             &|t| t["mode"] = "hammer".into(),
             "summary.typing.mode is `hammer`",
