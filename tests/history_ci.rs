@@ -150,4 +150,20 @@ fn ci_steps_record_on_main_gate_a_pull_request_and_post_its_summary() {
     let o = arena(&["history", "list", "--db", s(&slow.db), "--format", "json"]);
     let again: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(again["runs"].as_array().unwrap().len(), 3);
+
+    // A pilot that fails (here a knob the fixture refuses) still leaves the comment,
+    // naming the run and the pilot's own message; the exit is the pilot's.
+    let broken = Job {
+        pilot_args: format!("{} --knob png_level=99", slow.pilot_args),
+        ..slow
+    };
+    let out = d.path("pr-3");
+    let o = broken.run("gate.sh", &out, &pr);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(
+        summary.contains("the pilot of run 1 of 2 failed (exit 2)")
+            && summary.contains("png_level"),
+        "{summary}"
+    );
 }

@@ -7,10 +7,22 @@
 # failed.
 set -euo pipefail
 . "$(dirname "$0")/env.sh"
+# A pilot that fails still leaves the pull request its comment, saying which run and why.
 for i in $(seq 1 "$ARENA_CI_RUNS"); do
+    pilot_status=0
     # shellcheck disable=SC2086
     "$ARENA_PERF" pilot $ARENA_CI_PILOT_ARGS --out "$ARENA_CI_RUN/pr-$i" --quiet \
-        --format markdown >"$ARENA_CI_OUT/pilot-$i.md"
+        --format markdown >"$ARENA_CI_OUT/pilot-$i.md" 2>"$ARENA_CI_OUT/pilot-$i.err" ||
+        pilot_status=$?
+    cat "$ARENA_CI_OUT/pilot-$i.err" >&2
+    if [ "$pilot_status" -ne 0 ]; then
+        {
+            printf 'arena-perf gate: no verdict: the pilot of run %s of %s failed (exit %s):\n\n' \
+                "$i" "$ARENA_CI_RUNS" "$pilot_status"
+            sed 's/^/    /' "$ARENA_CI_OUT/pilot-$i.err"
+        } >"$ARENA_CI_OUT/summary.md"
+        exit "$pilot_status"
+    fi
 done
 status=0
 # shellcheck disable=SC2086
