@@ -184,7 +184,7 @@ fn counts_and_waits_have_their_minimum_and_a_day_at_most() {
         &o,
         "inf",
         "--idle <SECONDS>",
-        "a number of seconds above 0 and at most 86400",
+        "a number of seconds from 0.001 to 86400",
     );
     let o = arena(&["verify", "--rtt", "NaN"]);
     refused(
@@ -209,7 +209,7 @@ fn counts_and_waits_have_their_minimum_and_a_day_at_most() {
         &o,
         "1e300",
         "--duration <SECONDS>",
-        "a number of seconds above 0 and at most 86400",
+        "a number of seconds from 0.001 to 86400",
     );
     // A sequence's budget: rounds or a time, never 0; and only with --until-decided.
     for v in ["0", "0s", "-3", "lots"] {

@@ -143,7 +143,7 @@ pub struct SplitArgs {
     pub splits: Vec<Split>,
     /// A breakdown counts the answered loops whose reply reached SIZE (e.g. 4KB; K =
     /// 1024 B). Default: the target's `idle_reply_bytes` (4KB unless the pilot file says).
-    #[cfg_attr(feature = "clap", arg(long, value_name = "SIZE", value_parser = arena_report::parse_size))]
+    #[cfg_attr(feature = "clap", arg(long, value_name = "SIZE", value_parser = arena_report::parse_positive_size))]
     pub reply_over: Option<u64>,
 }
 

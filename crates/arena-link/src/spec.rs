@@ -29,11 +29,20 @@ impl LinkSpec {
                 "empty link; expected e.g. rtt=20ms,rate=25mbit (keys: {KEYS})"
             ));
         }
+        let mut seen: Vec<&str> = Vec::new();
         for part in text.split(',') {
             let (k, v) = part
                 .split_once('=')
                 .ok_or_else(|| format!("`{part}`: expected key=value (keys: {KEYS})"))?;
             let (k, v) = (k.trim(), v.trim());
+            // `rate` then `up` or `down` narrows one way on purpose; a key given twice
+            // (`rtt=20ms,rtt=30ms`) leaves which one holds to the reader.
+            if seen.contains(&k) {
+                return Err(format!(
+                    "`{k}` is given twice in `{text}`: which one holds?"
+                ));
+            }
+            seen.push(k);
             match k {
                 "rtt" => spec.rtt_ms = duration_ms(k, v)?,
                 "jitter" => spec.jitter_ms = duration_ms(k, v)?,
@@ -154,6 +163,8 @@ mod tests {
             ("rate=0mbit", "rate of 0"),
             ("rate=25", "rate such as"),
             ("latency=20ms", "unknown link key"),
+            ("rtt=20ms,rtt=30ms", "`rtt` is given twice"),
+            ("rate=1mbit,up=1mbit,up=2mbit", "`up` is given twice"),
         ] {
             let e = LinkSpec::parse(bad).unwrap_err();
             assert!(e.contains(says), "{bad:?}: {e}");

@@ -150,6 +150,18 @@ pub(crate) fn parse_typing(
             ),
         ));
     }
+    // A person types a key every few hundred ms at most: a minute between keys is the
+    // bound (1e18 ms was taken, and the run waited without a word).
+    if let Some(iv) = t.interval_ms.as_ref().filter(|v| *v.get_ref() > 60_000) {
+        return Err(err(
+            &iv.span(),
+            "typing.interval_ms",
+            format!(
+                "{} is out of range 0..=60000 ms (a minute between keys)",
+                iv.get_ref()
+            ),
+        ));
+    }
     let mode = match t.mode.as_ref().map(|m| m.get_ref().as_str()) {
         None | Some("pace") => TypeMode::Pace {
             interval_ms: t.interval_ms.as_ref().map_or(150, |v| *v.get_ref()),
@@ -359,6 +371,10 @@ mod tests {
             (
                 format!("[typing]\ntext = \"ab\"\nmode = \"burst\"\ninterval_ms = 5\n{line}"),
                 "p.toml:4: `typing.interval_ms`",
+            ),
+            (
+                format!("[typing]\ntext = \"ab\"\ninterval_ms = 1000000000000000000\n{line}"),
+                "p.toml:3: `typing.interval_ms`: 1000000000000000000 is out of range 0..=60000",
             ),
             (
                 format!("[typing]\ntext = \"ab\"\nmode = \"fast\"\n{line}"),

@@ -61,6 +61,14 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     Ok((x * mul as f64).round() as u64)
 }
 
+/// [`parse_size`] of at least one byte (`--reply-over`: a size of 0 counts every reply).
+pub fn parse_positive_size(text: &str) -> Result<u64, String> {
+    match parse_size(text)? {
+        0 => Err(format!("`{}`: a size of at least 1 byte", text.trim())),
+        n => Ok(n),
+    }
+}
+
 /// A size in the largest unit that divides it to at most one decimal: `1KB`, `1.5KB`,
 /// `10KB`, `100B`, `4,097B`; [`parse_size`] reads it back.
 pub fn fmt_size(bytes: u64) -> String {
@@ -130,6 +138,12 @@ mod tests {
             let e = parse_size(bad).unwrap_err();
             assert!(e.contains(bad.trim()), "{bad}: {e}");
         }
+        // `--reply-over 0` counted every reply: a size there is a byte at least.
+        assert_eq!(parse_size("0"), Ok(0));
+        assert!(parse_positive_size("0KB")
+            .unwrap_err()
+            .contains("at least 1 byte"));
+        assert_eq!(parse_positive_size("1"), Ok(1));
         for (bytes, text) in [
             (1024, "1KB"),
             (1536, "1.5KB"),

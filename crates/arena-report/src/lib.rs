@@ -14,6 +14,8 @@ mod table;
 pub mod toml_input;
 
 pub use exit::{exit_code, Exit, ExitKind};
-pub use fmt::{fmt_bytes, fmt_count, fmt_ms, fmt_pct_change, fmt_size, parse_size};
+pub use fmt::{
+    fmt_bytes, fmt_count, fmt_ms, fmt_pct_change, fmt_size, parse_positive_size, parse_size,
+};
 pub use json::{num, JSON_SCHEMA_VERSION};
 pub use table::{Align, Cell, Column, Format, Table};

@@ -70,10 +70,11 @@ pub fn positive_f64(text: &str) -> Result<f64, String> {
 /// A length of time in seconds: above 0 and at most a day (`--idle`, `watch --for`,
 /// `--load-limit`, `wire capture --duration`).
 pub fn seconds(text: &str) -> Result<std::time::Duration, String> {
+    // A millisecond at least: `1e-300` was taken, and measured nothing.
     finite(
         text,
-        |v| v > 0.0 && v <= 86_400.0,
-        "a number of seconds above 0 and at most 86400",
+        |v| (0.001..=86_400.0).contains(&v),
+        "a number of seconds from 0.001 to 86400",
     )
     .map(std::time::Duration::from_secs_f64)
 }
@@ -204,13 +205,17 @@ mod tests {
     }
 
     #[test]
-    fn seconds_are_above_0_and_at_most_a_day() {
+    fn seconds_are_a_millisecond_to_a_day() {
         assert_eq!(seconds("86400"), Ok(Duration::from_secs(86_400)));
         assert_eq!(seconds("0.25"), Ok(Duration::from_millis(250)));
-        for bad in NONSENSE.iter().chain(&["0", "-1", "86400.5", "1e300"]) {
+        assert_eq!(seconds("0.001"), Ok(Duration::from_millis(1)));
+        for bad in NONSENSE
+            .iter()
+            .chain(&["0", "-1", "86400.5", "1e300", "1e-300", "0.0009"])
+        {
             assert_eq!(
                 seconds(bad).unwrap_err(),
-                "must be a number of seconds above 0 and at most 86400",
+                "must be a number of seconds from 0.001 to 86400",
                 "{bad}"
             );
         }
