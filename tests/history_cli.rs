@@ -521,17 +521,12 @@ fn compare_and_report_take_a_branchs_newest_runs_or_runs_by_id_from_the_history(
     let p50 = out.lines().find(|l| l.starts_with("| inputToPaint p50"));
     assert!(p50.is_some_and(|l| l.contains("**+")), "{out}");
 
-    let o = arena(&[
-        "compare",
-        "--history-run",
-        "1",
-        "--history-run",
-        "4",
-        "--db",
-        s(&db),
-        "--by",
-        "run",
-    ]);
+    // `compare --by run` of two stored runs by id.
+    let by_ids = |a: &str, b: &str| {
+        let ids = ["--history-run", a, "--history-run", b];
+        arena(&[&["compare", "--db", s(&db), "--by", "run"][..], &ids].concat())
+    };
+    let o = by_ids("1", "4");
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert!(
         text(&o).contains("stock@#1") && text(&o).contains("stock@#4"),
@@ -557,17 +552,7 @@ fn compare_and_report_take_a_branchs_newest_runs_or_runs_by_id_from_the_history(
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("--db names the history"), "{}", text(&o));
     // One stored run named twice would be pooled as two sessions.
-    let o = arena(&[
-        "compare",
-        "--history-run",
-        "4",
-        "--history-run",
-        "4",
-        "--db",
-        s(&db),
-        "--by",
-        "run",
-    ]);
+    let o = by_ids("4", "4");
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(
         text(&o).contains("--history-run 4 is given twice"),

@@ -242,7 +242,9 @@ struct LogTail {
 impl LogTail {
     /// The file at `path`, read from its end as it stands (`at_end`) or from its start.
     fn open(path: &Path, at_end: bool) -> LogTail {
-        let Ok(mut f) = File::open(path) else {
+        // A log is a regular file: a FIFO would block the open, `/dev/zero` never end.
+        let regular = std::fs::metadata(path).is_ok_and(|m| m.is_file());
+        let Some(Ok(mut f)) = regular.then(|| File::open(path)) else {
             return LogTail {
                 ino: 0,
                 lines: None,
@@ -582,5 +584,26 @@ fn write_tail(path: &Path, lines: &[String]) {
         for l in lines {
             let _ = writeln!(f, "{l}");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_log_that_is_a_fifo_or_a_device_is_not_opened() {
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join("phase");
+        let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+        assert!(made.success());
+        let t = Instant::now();
+        // `phase_file = "/dev/zero"` was read forever; a FIFO blocked the open.
+        assert!(LogTail::open(&fifo, false).lines.is_none());
+        assert!(LogTail::open(Path::new("/dev/zero"), true).lines.is_none());
+        assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
+        let log = d.path().join("log");
+        std::fs::write(&log, "phase 1\n").unwrap();
+        assert!(LogTail::open(&log, false).lines.is_some());
     }
 }

@@ -83,6 +83,19 @@ fn probe(command: &str, cwd: Option<&std::path::Path>, interval: Duration) -> Op
         .map(|(_, out)| String::from_utf8_lossy(&out).into_owned())
 }
 
+/// A file sampler's reading: a regular file's first 4 KiB (a reading is one number). A FIFO
+/// would block the sampler and the stop that waits for it, `/dev/zero` never end: either
+/// is a miss, every interval.
+pub(crate) fn read_reading(p: &std::path::Path) -> Option<String> {
+    if !std::fs::metadata(p).ok()?.is_file() {
+        return None;
+    }
+    let mut text = String::new();
+    let file = std::fs::File::open(p).ok()?;
+    std::io::Read::read_to_string(&mut std::io::Read::take(file, 4096), &mut text).ok()?;
+    Some(text)
+}
+
 /// A generic sampler running on its own thread until [`GenericSampler::stop`].
 pub struct GenericSampler(SamplerThread<GenericSeries>);
 
@@ -97,7 +110,7 @@ impl GenericSampler {
             let mut next = Instant::now();
             loop {
                 let reading = match &spec.source {
-                    GenericSource::File(p) => std::fs::read_to_string(p).ok(),
+                    GenericSource::File(p) => read_reading(p),
                     GenericSource::Command(c) => probe(c, cwd.as_deref(), spec.interval),
                 };
                 match reading.as_deref().and_then(first_number) {
@@ -142,6 +155,25 @@ mod tests {
         assert_eq!(probe("echo 5; sleep 30", None, d), None);
         // The bound is the interval, at least a second; killing the group is quick.
         assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    }
+
+    #[test]
+    fn a_file_reading_is_a_regular_files_start_and_a_fifo_or_device_a_miss() {
+        let d = tempfile::tempdir().unwrap();
+        let file = d.path().join("busy");
+        std::fs::write(&file, "37\n").unwrap();
+        assert_eq!(read_reading(&file).as_deref(), Some("37\n"));
+        let fifo = d.path().join("fifo");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        // No writer ever comes: a miss at once, not a sampler blocked in its open.
+        let t = Instant::now();
+        assert_eq!(read_reading(&fifo), None);
+        assert_eq!(read_reading(std::path::Path::new("/dev/zero")), None);
+        assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
     }
 
     #[test]

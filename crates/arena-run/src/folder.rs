@@ -95,13 +95,7 @@ impl Run {
         let (meta, has) = load_meta(dir)?;
         let loops = load_loops(dir, &meta, has)?;
         let events = load_run_events(dir, &meta, true)?;
-        let setup = dir.join(SETUP_EVENTS_JSONL);
-        // Optional, but whatever is there is read: one that is not a regular file is
-        // refused, not taken for absent.
-        let setup_events = match fs::metadata(&setup) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-            _ => Some(load_events(&setup, true, setup_order(&meta), None)?),
-        };
+        let setup_events = load_setup_events(dir, &meta, true)?;
         let gestures = load_gestures(dir)?;
         Ok(Run {
             meta,
@@ -119,6 +113,9 @@ impl Run {
         let (meta, has) = load_meta(dir)?;
         let loops = load_loops(dir, &meta, has)?;
         load_run_events(dir, &meta, false)?;
+        // Checked though not kept: one cut mid-line, or a link to /dev/zero, is refused by
+        // every reader alike.
+        load_setup_events(dir, &meta, false)?;
         let gestures = load_gestures(dir)?;
         Ok(Run {
             meta,
@@ -409,6 +406,16 @@ fn check_counts(
         )));
     }
     Ok(())
+}
+
+/// `setup_events.jsonl`, optional, but whatever is there is read: one that is not a
+/// regular file is refused, not taken for absent. `keep`: its records, else only checked.
+fn load_setup_events(dir: &Path, meta: &RunMeta, keep: bool) -> Result<Option<Vec<Event>>> {
+    let setup = dir.join(SETUP_EVENTS_JSONL);
+    match fs::metadata(&setup) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        _ => Ok(Some(load_events(&setup, keep, setup_order(meta), None)?)),
+    }
 }
 
 /// How the records of `setup_events.jsonl` are ordered: its drains may have taken the

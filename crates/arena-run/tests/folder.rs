@@ -741,6 +741,22 @@ fn a_fifo_is_refused_without_waiting_for_a_writer() {
 }
 
 #[test]
+fn setup_events_cut_or_endless_are_refused_by_both_loaders() {
+    // compare, gate, report and plot read through the light loader, which passed over the
+    // file: cut mid-line, or a link to /dev/zero, it loaded.
+    let mut run = sample_run();
+    run.setup_events = Some(run.events.clone());
+    let tmp = written(&run);
+    let setup = tmp.path().join(SETUP_EVENTS_JSONL);
+    let text = fs::read_to_string(&setup).unwrap();
+    fs::write(&setup, &text[..text.len() / 2]).unwrap();
+    assert_both_refuse(tmp.path(), &["setup_events.jsonl: line 1"]);
+    fs::remove_file(&setup).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &setup).unwrap();
+    assert_both_refuse(tmp.path(), &["setup_events.jsonl: a character device"]);
+}
+
+#[test]
 fn a_line_past_the_bound_is_refused_at_the_bound() {
     assert_eq!(MAX_LINE_BYTES, 1 << 20);
     // 3 MiB of NULs and no newline: refused once the first 1 MiB is read.
