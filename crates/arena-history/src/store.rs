@@ -184,7 +184,7 @@ pub trait Store {
 /// file (created with its folder when absent). Anything that is not this tool's history
 /// is refused with exit 2 naming it.
 pub fn open(db: &str) -> Result<Box<dyn Store>> {
-    if db.starts_with("postgres://") || db.starts_with("postgresql://") {
+    if is_pg_url(db) {
         return Ok(Box::new(crate::pg::PgStore::open(db)?));
     }
     if let Some(scheme) = unknown_scheme(db) {
@@ -218,8 +218,12 @@ pub fn open_default(db: Option<&str>) -> Result<Box<dyn Store>> {
 /// (its outputs are refused onto it). `None` for a PostgreSQL URL.
 pub fn db_file(db: Option<&str>) -> Option<PathBuf> {
     let db = resolve(db);
-    let url = db.starts_with("postgres://") || db.starts_with("postgresql://");
-    (!url).then(|| PathBuf::from(db))
+    (!is_pg_url(&db)).then(|| PathBuf::from(db))
+}
+
+/// A PostgreSQL URL, which [`open`] connects to; anything else names an SQLite file.
+fn is_pg_url(db: &str) -> bool {
+    db.starts_with("postgres://") || db.starts_with("postgresql://")
 }
 
 /// The text `open_default` opens.
