@@ -227,8 +227,16 @@ pub fn gesture_table(gestures: &[GestureLoops]) -> Table {
             g.gesture, g.kind.name(), c.dispatched, c.answered, c.unanswered, c.coalesced, c.folded, c.unseen, c.sends
         ));
     }
+    if !gestures.is_empty() {
+        t.note(MOVES_UNPROVEN);
+    }
     t
 }
+
+/// What move-to-pixels is and is not, said under every gesture table: at a person's pace
+/// a frame that changes the pixels at a move's point may be a neighbour's answer or one
+/// already on its way, and `verify` is what tells.
+pub const MOVES_UNPROVEN: &str = "move-to-pixels pairs each move with the first frame that changed the pixels at its point; at a person's pace that frame may answer a neighbouring move or be already on its way, so it is not proven caused by its move: `arena-perf verify` with this pilot file judges it (docs/pilot-file.md, Causality)";
 
 #[cfg(test)]
 mod tests {
