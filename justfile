@@ -42,6 +42,11 @@ bench *args:
 sim *part:
     cargo bench --locked -p arena-stats --bench decide_sim -- {{part}}
 
+# verify's rule on simulated runs with a known truth: caused, not caused, unknown by scenario
+# (`just verify-sim 1000`: trials a scenario, 400 by default)
+verify-sim *trials:
+    cargo run --release --locked -p arena-pilot --example verify_sim -- {{trials}}
+
 # API docs of the workspace's crates (without dependencies)
 doc:
     cargo doc --workspace --no-deps --locked

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 const SECTION: &str = "## Try every command on `fixtures/`";
 
-// The browser examples measure (`verify` holds medians to a tolerance): they hold the
+// The browser examples measure (`verify` holds its shifts to the delay): they hold the
 // machine alone, and the other examples (a gzip matrix among them) share it only with
 // tests that do not measure.
 use crate::support::machine::{exclusive, shared};
@@ -151,6 +151,7 @@ fn expected(e: &Example) -> &'static [&'static str] {
             "| mouseup |",
             "caused by its input",
             "+30.0 ms RTT on the link",
+            "p10 and p50 must move by 30.0 ± 3.0 ms",
         ],
         ("completions", 0) => &["_arena__perf()", "complete -F", "--capture"],
         ("man", 0) => &[".TH arena-perf 1", ".TH arena-perf-pilot 1"],

@@ -186,12 +186,21 @@ fn counts_and_waits_have_their_minimum_and_a_day_at_most() {
         "--idle <SECONDS>",
         "a number of seconds from 0.001 to 86400",
     );
-    let o = arena(&["verify", "--rtt", "NaN"]);
+    for v in ["NaN", "0", "-5", "inf"] {
+        let o = arena(&["verify", "--rtt", v]);
+        refused(
+            &o,
+            v,
+            "--rtt <MS>",
+            "a number of ms above 0 and at most 2000",
+        );
+    }
+    let o = arena(&["verify", "--rounds", "0"]);
     refused(
         &o,
-        "NaN",
-        "--rtt <MS>",
-        "a number of ms above 0 and at most 2000",
+        "0",
+        "--rounds <R>",
+        "a whole number from 1 to 4294967295",
     );
     let o = arena(&["wire", "capture", "--port", "0", "--out", "x.pcap"]);
     refused(&o, "0", "--port <PORT>", "a TCP port from 1 to 65535");

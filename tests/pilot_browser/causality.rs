@@ -1,5 +1,5 @@
 //! Loops caused by their inputs: a press answered in two steps leaves every release
-//! unanswered, `verify` proves the fixture's kinds and names the ones it cannot, inputs go
+//! unanswered, `verify` names a release closed by the press's second step, inputs go
 //! out uniform on the frame clock, and an answer drawn in the app's own animation-frame
 //! callback or after an async decode is timed to the frame that showed it.
 
@@ -48,35 +48,12 @@ fn verify(args: &[&str], out: &Path) -> (i32, String) {
     (o.status.code().unwrap_or(-1), text)
 }
 
+/// The stock fixture's kinds are proven by the README's `verify` example, which
+/// `tests/fixtures_examples.rs` runs with the fixture's press work on.
 #[test]
-fn verify_proves_the_fixtures_kinds_and_names_releases_closed_by_a_second_step() {
+fn verify_names_releases_closed_by_a_second_step() {
     let _g = exclusive();
     let tmp = tempfile::tempdir().unwrap();
-    // The fixture's own press work off (no line-of-sight sweep, no PNG encode thrown away
-    // on a cache hit): in a debug build a press costs it ~25 ms of CPU that varies with the
-    // board, and on 2 cores that spread moves the fastest of 56 answers by up to 5 ms
-    // between runs, whichever side they are on. What is proven here is the pilot's loops.
-    let (code, text) = verify(
-        &[
-            "--knob",
-            "los_work=0",
-            "--knob",
-            "lazy_png=true",
-            "--tolerance",
-            "4",
-            "--format",
-            "markdown",
-        ],
-        &tmp.path().join("stock"),
-    );
-    assert_eq!(code, 0, "{text}");
-    for ev in ["| mousedown", "| mouseup"] {
-        let row = text.lines().find(|l| l.starts_with(ev)).expect(ev);
-        assert!(
-            row.contains("| caused") && !row.contains("not caused"),
-            "{row}"
-        );
-    }
     // The release goes 40 ms after the press's first frame went quiet (no person's hold
     // to speak of), before the second frame, which comes 120 ms after the first and then
     // changes the pixels under it: a loop its input did not cause. Both frames move with
@@ -100,19 +77,16 @@ fn verify_proves_the_fixtures_kinds_and_names_releases_closed_by_a_second_step()
             "20",
             "--rounds",
             "1",
-            "--tolerance",
-            "5",
             "--settle",
             "40",
             "--knob",
             "two_step_ms=120",
-            "--knob",
-            "los_work=0",
         ],
         &tmp.path().join("two-step"),
     );
     assert_eq!(code, 1, "{text}");
-    // Presses are proven above; here one round of 19 is noise enough to leave them out.
+    // One round of 19 holds the presses' lower decile at a run's second-fastest loop:
+    // unknown, whatever they did; the releases' median did not move at all.
     let up = text
         .lines()
         .find(|l| l.contains("mouseup"))

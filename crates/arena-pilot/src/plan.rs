@@ -549,9 +549,28 @@ mod tests {
         // Only the reader, the plan and the crate's re-export may name the file's type:
         // a stage given the file could read a key a flag overrode.
         let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-        for entry in std::fs::read_dir(&src).unwrap() {
-            let path = entry.unwrap().path();
-            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let mut files: Vec<std::path::PathBuf> = Vec::new();
+        let mut dirs = vec![src.clone()];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    files.push(path);
+                }
+            }
+        }
+        assert!(
+            files.iter().any(|f| f.ends_with("verify/kinds.rs")),
+            "{files:?}"
+        );
+        for path in files {
+            let name = path
+                .strip_prefix(&src)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
             if ["scenario.rs", "plan.rs", "lib.rs"].contains(&name.as_str()) {
                 continue;
             }

@@ -3,31 +3,39 @@
 //! An answer caused by an input moves when the path between them gets longer. `verify`
 //! runs the same plan direct and through the shaping link with added round-trip time,
 //! interleaved (direct, delayed, direct, delayed), and for each input kind compares the
-//! pooled warm loops of sendToRecv and of the headline (inputToPixels where the pixels or
-//! js oracle closed the loops, inputToPaint under the reply oracle), direct and delayed.
+//! warm loops of sendToRecv and of the headline (inputToPixels where the pixels or js
+//! oracle closed the loops, inputToPaint under the reply oracle), direct and delayed, run
+//! by run.
 //!
-//! The proof is the floor: an answer its input caused cannot come sooner than the path
-//! allows, so the fastest delayed answer must be at least the injected delay (less the
-//! tolerance) slower than the fastest direct one. A loop closed by something its input did
-//! not cause (a frame already in flight, an earlier input's follow-up, a clock of the
-//! app's own) does not move, and one such loop is enough to pull the floor down. The
-//! medians are printed beside it and judged too, but a median may move by less than the
-//! delay for a caused answer: on a 2-core machine a target whose work no longer overlaps
-//! the browser's gets faster when the path is longer (noVNC's press sendToRecv floor moved
-//! +19.6 ms for +20, its median +17.8), and a headline quantized to frames moves by the
-//! delay only on average over the frame phase.
+//! Each metric of a kind is judged at two quantiles ([`rule`]): its lower decile, where an
+//! answer that came sooner than the path allows shows first, and its median, each shift
+//! with an interval over the runs. A kind is caused when every interval meets the delay
+//! and leaves 0 out; not caused when a lower decile's lies wholly under the delay, or a
+//! median's reaches 0 under it; its median moved less when a median's lies between 0 and
+//! the delay; unknown when an interval holds both (and then it says how many clicks a
+//! run would decide it). Unanswered loops stand at the top of each run, censored, so a
+//! kind that goes silent when delayed is not judged on its answers alone.
 
 use anyhow::{anyhow, Result};
-use arena_report::{Cell, Column, Exit, ExitKind, Table};
-use arena_run::{Metric, Outcome, Run};
-use arena_stats::Summary;
-use serde::Serialize;
+use arena_report::{Exit, ExitKind};
+use arena_run::{Metric, Run};
 
 use crate::ab::AbOutcome;
 use crate::plan::{Plan, TargetPlan};
 
-/// Fewer answered loops a side than this prove nothing either way.
-pub const MIN_ANSWERS: usize = 8;
+mod kinds;
+mod report;
+pub mod rule;
+pub mod sim;
+mod table;
+
+use kinds::KindData;
+pub use report::{
+    judge, metric_shifts, KindResult, MetricShifts, Unit, Verdict, VerifyEnd, VerifyReport,
+    MIN_ANSWERS,
+};
+pub use rule::{Band, Move, QuantileShift, ALPHA, LOW_Q};
+pub use table::{moves_table, verify_table, verify_text};
 
 /// The two arms `verify` interleaves: `plan` direct, and `plan` through a link with
 /// `rule.injected_ms` more round trip. An external target that accepts no connection now
@@ -57,16 +65,30 @@ pub fn verify_plans<'a>(plan: Plan<'a>, rule: VerifyRule) -> Result<Vec<Plan<'a>
 
 /// The verification of an interleaved outcome of [`verify_plans`]' two arms.
 pub fn verify_outcome(outcome: &AbOutcome, rule: VerifyRule) -> VerifyReport {
-    let side = |i: usize| -> Vec<&Run> {
-        outcome
-            .outcomes
-            .iter()
-            .skip(i)
-            .step_by(2)
-            .map(|o| &o.run)
-            .collect()
-    };
+    verify_runs(&outcome.outcomes, rule)
+}
+
+/// The verification of the runs so far of [`verify_plans`]' two arms, interleaved (a
+/// look of `--until-decided` judges these).
+pub fn verify_runs(outcomes: &[crate::Outcome], rule: VerifyRule) -> VerifyReport {
+    let side =
+        |i: usize| -> Vec<&Run> { outcomes.iter().skip(i).step_by(2).map(|o| &o.run).collect() };
     verify_report(&side(0), &side(1), rule)
+}
+
+/// A look of `verify --until-decided` at the runs so far, at `rule`'s alpha over
+/// `looks`: decided when no kind is left unknown at its fast end.
+pub fn look(outcomes: &[crate::Outcome], looks: u32, rule: VerifyRule) -> crate::Look {
+    let r = verify_runs(outcomes, rule.at_looks(Some(looks)));
+    let open: Vec<&str> = r.undecided().iter().map(|k| k.event.as_str()).collect();
+    crate::Look {
+        decided: open.is_empty(),
+        line: if open.is_empty() {
+            "every kind decided".into()
+        } else {
+            format!("undecided: {}", open.join(", "))
+        },
+    }
 }
 
 /// What one verification compares.
@@ -74,98 +96,44 @@ pub fn verify_outcome(outcome: &AbOutcome, rule: VerifyRule) -> VerifyReport {
 pub struct VerifyRule {
     /// The round-trip time the link added, ms.
     pub injected_ms: f64,
-    /// How far a median's shift may be from `injected_ms` and still prove the path, ms.
+    /// How far a quantile's shift may be from `injected_ms` and still be the delay, ms:
+    /// what the frame clock and the link's pacing blur, not the noise (the intervals
+    /// carry that).
     pub tolerance_ms: f64,
+    /// The family-wise error rate ([`ALPHA`]; less, spent over the looks of a sequence).
+    pub alpha: f64,
 }
 
-/// How one input kind fared.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Verdict {
-    /// Both floors and both medians moved by the injected delay, within the tolerance.
-    Caused,
-    /// The floors moved by the delay, a median by less: every answer is caused, and the
-    /// target was faster in the middle of its distribution when delayed.
-    CausedMedianLess,
-    /// A floor moved by less than the injected delay (beyond the tolerance): some of the
-    /// answers were not caused by the inputs they were paired with (in flight before them,
-    /// an earlier input's follow-up, a clock of the app's own), since an answer an input
-    /// caused cannot arrive sooner than the path allows.
-    NotCaused,
-    /// Every median moved by at least the delay, one by more: caused, and the path counts
-    /// more than once (an answer gated on an ack that crosses the link, say).
-    Amplified,
-    /// Too few answered loops on a side to tell.
-    TooFew,
-    /// No answered loop on either side: nothing was claimed, nothing to prove.
-    Unanswered,
-}
-
-impl Verdict {
-    pub fn text(self) -> &'static str {
-        match self {
-            Verdict::Caused => "caused by its input",
-            Verdict::CausedMedianLess => "caused; its median moved less than the delay",
-            Verdict::NotCaused => "not caused by its input",
-            Verdict::Amplified => "caused; moved more than the delay",
-            Verdict::TooFew => "too few answers to tell",
-            Verdict::Unanswered => "unanswered on both sides",
+impl VerifyRule {
+    /// The rule with its alpha spent over `looks` looks of a sequence (Bonferroni).
+    pub fn at_looks(self, looks: Option<u32>) -> VerifyRule {
+        VerifyRule {
+            alpha: self.alpha / looks.unwrap_or(1).max(1) as f64,
+            ..self
         }
     }
 
-    /// Whether this kind fails the verification (exit 1).
-    pub fn fails(self) -> bool {
-        !matches!(
-            self,
-            Verdict::Caused | Verdict::CausedMedianLess | Verdict::Amplified | Verdict::Unanswered
-        )
+    pub fn band(self) -> Band {
+        Band {
+            injected_ms: self.injected_ms,
+            tolerance_ms: self.tolerance_ms,
+        }
     }
 }
 
-/// One metric's medians and floors (fastest answers), direct and delayed.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Shift {
-    pub direct_p50_ms: f64,
-    pub delayed_p50_ms: f64,
-    pub shift_ms: f64,
-    pub direct_min_ms: f64,
-    pub delayed_min_ms: f64,
-    pub floor_shift_ms: f64,
-}
-
-/// One input kind's evidence and verdict.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct KindResult {
-    pub event: String,
-    /// Loops of this kind, direct and delayed (every outcome).
-    pub loops: [usize; 2],
-    /// Warm answered loops behind the medians, direct and delayed.
-    pub answered: [usize; 2],
-    pub send_to_recv: Option<Shift>,
-    pub headline: Option<Shift>,
-    pub verdict: Verdict,
-}
-
-/// The whole verification.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct VerifyReport {
-    pub injected_ms: f64,
-    pub tolerance_ms: f64,
-    /// The headline metric's name (`inputToPixels` or `inputToPaint`).
-    pub headline: String,
-    pub runs: [usize; 2],
-    pub kinds: Vec<KindResult>,
-}
-
-impl VerifyReport {
-    /// The kinds that failed, for the exit message.
-    pub fn failures(&self) -> Vec<&KindResult> {
-        self.kinds.iter().filter(|k| k.verdict.fails()).collect()
+/// Names in the order they first appear, each once.
+fn first_seen<'a>(names: impl Iterator<Item = &'a String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for n in names {
+        if !out.contains(n) {
+            out.push(n.clone());
+        }
     }
+    out
 }
 
-/// Compares `direct` runs with `delayed` ones, kind by kind, in the order kinds first
-/// appear.
+/// Compares `direct` runs with `delayed` ones, kind by kind (loop kinds, then gesture
+/// kinds), in the order kinds first appear.
 pub fn verify_report(direct: &[&Run], delayed: &[&Run], rule: VerifyRule) -> VerifyReport {
     let all = direct.iter().chain(delayed);
     let headline = if all
@@ -177,177 +145,39 @@ pub fn verify_report(direct: &[&Run], delayed: &[&Run], rule: VerifyRule) -> Ver
     } else {
         Metric::InputToPaint
     };
-    let mut events: Vec<String> = Vec::new();
-    for l in all.flat_map(|r| &r.loops) {
-        if !events.contains(&l.event) {
-            events.push(l.event.clone());
-        }
-    }
-    let kinds = events
+    let sides = [direct, delayed];
+    let mut data: Vec<KindData> = first_seen(all.clone().flat_map(|r| &r.loops).map(|l| &l.event))
         .into_iter()
-        .map(|ev| kind_result(ev, direct, delayed, headline, rule))
+        .map(|ev| KindData::loops(ev, sides, headline))
+        .collect();
+    data.extend(
+        first_seen(all.flat_map(|r| &r.gestures).map(|g| &g.kind))
+            .into_iter()
+            .map(|kind| KindData::moves(kind, sides)),
+    );
+    let intervals: usize = data.iter().map(KindData::intervals).sum();
+    let level = 1.0 - rule.alpha / intervals.max(1) as f64;
+    let kinds = data
+        .into_iter()
+        .map(|k| k.result(rule.band(), level))
         .collect();
     VerifyReport {
         injected_ms: rule.injected_ms,
         tolerance_ms: rule.tolerance_ms,
+        alpha: rule.alpha,
+        level,
+        intervals,
+        low_q: LOW_Q,
         headline: headline.name().to_string(),
         runs: [direct.len(), delayed.len()],
         kinds,
     }
 }
 
-fn kind_result(
-    event: String,
-    direct: &[&Run],
-    delayed: &[&Run],
-    headline: Metric,
-    rule: VerifyRule,
-) -> KindResult {
-    let loops = |runs: &[&Run]| {
-        runs.iter()
-            .flat_map(|r| &r.loops)
-            .filter(|l| l.event == event)
-            .count()
-    };
-    let values = |runs: &[&Run], m: Metric| -> Vec<f64> {
-        runs.iter()
-            .flat_map(|r| &r.loops)
-            .filter(|l| l.event == event && !l.cold && l.outcome == Outcome::Answered)
-            .filter_map(|l| m.of(l))
-            .collect()
-    };
-    let shift = |m: Metric| {
-        let (a, b) = (values(direct, m), values(delayed, m));
-        let (a, b) = (Summary::of(&a)?, Summary::of(&b)?);
-        Some(Shift {
-            direct_p50_ms: a.p50,
-            delayed_p50_ms: b.p50,
-            shift_ms: b.p50 - a.p50,
-            direct_min_ms: a.min,
-            delayed_min_ms: b.min,
-            floor_shift_ms: b.min - a.min,
-        })
-    };
-    let answered = [
-        values(direct, headline).len(),
-        values(delayed, headline).len(),
-    ];
-    let (send_to_recv, head) = (shift(Metric::SendToRecv), shift(headline));
-    let verdict = if answered == [0, 0] {
-        Verdict::Unanswered
-    } else if answered.iter().any(|&n| n < MIN_ANSWERS) {
-        Verdict::TooFew
-    } else {
-        judge(&[send_to_recv, head], rule)
-    };
-    let loops = [loops(direct), loops(delayed)];
-    KindResult {
-        event,
-        loops,
-        answered,
-        send_to_recv,
-        headline: head,
-        verdict,
-    }
-}
-
-/// A floor short of the injected delay by more than the tolerance: not caused. Then every
-/// median within it: caused; one long: amplified; one short: caused, the median less.
-fn judge(shifts: &[Option<Shift>], rule: VerifyRule) -> Verdict {
-    let present: Vec<Shift> = shifts.iter().flatten().copied().collect();
-    if present.is_empty() {
-        return Verdict::TooFew;
-    }
-    let (lo, hi) = (
-        rule.injected_ms - rule.tolerance_ms,
-        rule.injected_ms + rule.tolerance_ms,
-    );
-    if present.iter().any(|s| s.floor_shift_ms < lo) {
-        Verdict::NotCaused
-    } else if present.iter().any(|s| s.shift_ms > hi) {
-        Verdict::Amplified
-    } else if present.iter().any(|s| s.shift_ms < lo) {
-        Verdict::CausedMedianLess
-    } else {
-        Verdict::Caused
-    }
-}
-
-/// The verification as a table: one row per input kind.
-pub fn verify_table(r: &VerifyReport) -> Table {
-    let mut t = Table::new(vec![
-        Column::left("input"),
-        Column::right("n direct"),
-        Column::right("n delayed"),
-        Column::right("sendToRecv p50"),
-        Column::right("shift"),
-        Column::right("floor shift"),
-        Column::right(format!("{} p50", r.headline)),
-        Column::right("shift"),
-        Column::right("floor shift"),
-        Column::left("verdict"),
-    ])
-    .with_title(format!(
-        "verify: +{} ms RTT on the link, {} runs a side interleaved; each kind's fastest answers must move by {} ± {} ms",
-        fmt(r.injected_ms),
-        r.runs[0],
-        fmt(r.injected_ms),
-        fmt(r.tolerance_ms)
-    ));
-    for k in &r.kinds {
-        let [a, b, c] = shift_cells(k.send_to_recv);
-        let [d, e, f] = shift_cells(k.headline);
-        let verdict = Cell::text(k.verdict.text());
-        t.push_row(vec![
-            Cell::text(&k.event),
-            Cell::num(k.answered[0].to_string(), k.answered[0] as f64),
-            Cell::num(k.answered[1].to_string(), k.answered[1] as f64),
-            a,
-            b,
-            c,
-            d,
-            e,
-            f,
-            if k.verdict.fails() {
-                verdict.strong()
-            } else {
-                verdict
-            },
-        ]);
-    }
-    t.note(format!(
-        "n: warm answered loops behind the figures (ms on the page clock, type 7); the delayed side went through the shaping link with {} ms more round trip; floor shift: the fastest delayed answer less the fastest direct one",
-        fmt(r.injected_ms)
-    ));
-    t.note(format!(
-        "not caused by its input: a floor moved by less than the delay, so some loop closed on something its input did not cause (an answer caused by its input cannot come sooner than the path allows); a median that moved less while the floors moved fully is a target faster when delayed (less contention with the browser), or frames: the headline moves by the delay only on average over the frame phase; fewer than {MIN_ANSWERS} answers a side prove nothing"
-    ));
-    t
-}
-
-fn shift_cells(s: Option<Shift>) -> [Cell; 3] {
-    match s {
-        None => [Cell::text("-"), Cell::text("-"), Cell::text("-")],
-        Some(s) => [
-            Cell::text(format!(
-                "{} → {} ms",
-                fmt(s.direct_p50_ms),
-                fmt(s.delayed_p50_ms)
-            )),
-            Cell::num(format!("{:+.1} ms", s.shift_ms), s.shift_ms),
-            Cell::num(format!("{:+.1} ms", s.floor_shift_ms), s.floor_shift_ms),
-        ],
-    }
-}
-
-fn fmt(v: f64) -> String {
-    format!("{v:.1}")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use arena_run::Loop;
+    use arena_run::{Loop, Outcome};
 
     fn run(presses: &[f64], releases: &[f64]) -> Run {
         let mut r = empty_run();
@@ -374,7 +204,7 @@ mod tests {
 
     /// A run with no loops: only the loops matter here.
     fn empty_run() -> Run {
-        let text = include_str!("../../../fixtures/runs/stock-1/run.json");
+        let text = include_str!("../../../../fixtures/runs/stock-1/run.json");
         Run {
             meta: serde_json::from_str(text).expect("a fixture run.json"),
             loops: Vec::new(),
@@ -387,72 +217,107 @@ mod tests {
     const RULE: VerifyRule = VerifyRule {
         injected_ms: 30.0,
         tolerance_ms: 3.0,
+        alpha: ALPHA,
     };
+
+    fn base(n: usize, step: f64) -> Vec<f64> {
+        (0..n).map(|i| 10.0 + i as f64 * step).collect()
+    }
 
     #[test]
     fn kinds_that_move_by_the_delay_are_caused_and_one_that_stays_is_named() {
-        let base: Vec<f64> = (0..20).map(|i| 10.0 + i as f64 * 0.1).collect();
+        let base = base(30, 0.1);
         let moved: Vec<f64> = base.iter().map(|v| v + 30.2).collect();
         let direct = run(&base, &base);
         let delayed = run(&moved, &base);
         let r = verify_report(&[&direct], &[&delayed], RULE);
         assert_eq!(r.headline, "inputToPixels");
+        // Two kinds, two metrics, two quantiles.
+        assert_eq!(r.intervals, 8);
+        assert!((r.level - (1.0 - 0.05 / 8.0)).abs() < 1e-12);
         let down = &r.kinds[0];
         assert_eq!(
             (down.event.as_str(), down.verdict),
             ("mousedown", Verdict::Caused)
         );
-        assert!((down.send_to_recv.unwrap().shift_ms - 30.2).abs() < 1e-9);
+        let s = down.send_to_recv.unwrap().median;
+        assert!((s.shift_ms - 30.2).abs() < 1e-9, "{s:?}");
+        assert!(s.lo_ms < 30.2 && s.hi_ms > 30.2, "{s:?}");
         let up = &r.kinds[1];
         assert_eq!(
             (up.event.as_str(), up.verdict),
             ("mouseup", Verdict::NotCaused)
         );
+        assert_eq!(up.headline.unwrap().low.moved, Move::None);
         assert_eq!(r.failures().len(), 1);
+        assert_eq!(
+            r.end(),
+            VerifyEnd::Failed(
+                "verify: mouseup: not caused by its input (a +30 ms round trip)".into()
+            )
+        );
         let text = verify_table(&r).render(arena_report::Format::Markdown);
         assert!(text.contains("not caused by its input"), "{text}");
-        assert!(text.contains("+30.2 ms"), "{text}");
+        assert!(text.contains("+30.2 ms ("), "{text}");
     }
 
     #[test]
-    fn one_loop_closed_too_soon_pulls_the_floor_down_a_median_short_of_it_does_not() {
-        let base: Vec<f64> = (0..20).map(|i| 10.0 + i as f64 * 0.5).collect();
-        // Every delayed answer moved by the delay but one, which did not move at all.
-        let mut one: Vec<f64> = base.iter().map(|v| v + 30.0).collect();
-        one[7] = base[7];
-        let r = verify_report(&[&run(&base, &[])], &[&run(&one, &[])], RULE);
+    fn unmoved_answers_are_caught_at_the_fast_end_by_their_share_and_a_squeezed_median_is_named() {
+        let base = base(20, 1.0);
+        let moved: Vec<f64> = base.iter().map(|v| v + 30.0).collect();
+        let unmoved = |at: &[usize]| {
+            let mut v = moved.clone();
+            for &i in at {
+                v[i] = base[i];
+            }
+            verify_report(&[&run(&base, &[])], &[&run(&v, &[])], RULE)
+        };
+        // Six of twenty delayed answers did not move: the lower decile lands on them.
+        let r = unmoved(&[1, 4, 8, 11, 14, 17]);
         let k = &r.kinds[0];
         assert_eq!(k.verdict, Verdict::NotCaused, "{k:?}");
-        assert!(
-            (k.send_to_recv.unwrap().shift_ms - 30.0).abs() < 1.0,
-            "{k:?}"
-        );
-        // The fastest moved by the delay, the middle by less: caused, the median less.
-        let squeezed: Vec<f64> = base.iter().map(|v| 40.0 + (v - 10.0) * 0.3).collect();
+        assert!(matches!(
+            k.send_to_recv.unwrap().low.moved,
+            Move::None | Move::Less
+        ));
+        // Three of twenty: the lower decile sits between the unmoved and the moved, its
+        // resamples on either side. Not caused is not proven, and caused is not either.
+        let r = unmoved(&[4, 11, 17]);
+        let k = &r.kinds[0];
+        assert_eq!(k.verdict, Verdict::Unknown, "{k:?}");
+        assert!(k.clicks_to_decide.is_some_and(|n| n > 20), "{k:?}");
+        // One of twenty: the fastest answer alone would say so, the lower decile does
+        // not (docs/pilot-file.md, Causality: what the rule trades for its robustness).
+        let r = unmoved(&[7]);
+        assert_eq!(r.kinds[0].verdict, Verdict::Caused, "{:?}", r.kinds[0]);
+        // The fast end moved by the delay, the middle by less: named, and a failure.
+        let base = super::tests::base(60, 0.33);
+        let squeezed: Vec<f64> = base.iter().map(|v| 40.0 + (v - 10.0) * 0.1).collect();
         let r = verify_report(&[&run(&base, &[])], &[&run(&squeezed, &[])], RULE);
         let k = &r.kinds[0];
-        assert_eq!(k.verdict, Verdict::CausedMedianLess, "{k:?}");
-        assert!(!k.verdict.fails());
-        assert!((k.send_to_recv.unwrap().floor_shift_ms - 30.0).abs() < 1e-9);
+        assert_eq!(k.verdict, Verdict::MedianLess, "{k:?}");
+        assert!(k.verdict.fails());
+        assert_eq!(k.send_to_recv.unwrap().low.moved, Move::AsInjected, "{k:?}");
         let text = verify_table(&r).render(arena_report::Format::Markdown);
         assert!(
-            text.contains("caused; its median moved less than the delay"),
+            text.contains("its median moved less than the delay"),
             "{text}"
         );
     }
 
     #[test]
-    fn partial_moves_too_few_answers_and_silence_are_told_apart() {
-        let base: Vec<f64> = (0..20).map(|i| 10.0 + i as f64 * 0.1).collect();
+    fn partial_moves_too_few_answers_silence_and_a_wide_spread_are_told_apart() {
+        let base = base(30, 0.1);
         let partly: Vec<f64> = base.iter().map(|v| v + 22.0).collect();
         let r = verify_report(&[&run(&base, &[])], &[&run(&partly, &[])], RULE);
         assert_eq!(r.kinds[0].verdict, Verdict::NotCaused);
         let twice: Vec<f64> = base.iter().map(|v| v + 60.0).collect();
         let r = verify_report(&[&run(&base, &[])], &[&run(&twice, &[])], RULE);
         assert_eq!(r.kinds[0].verdict, Verdict::Amplified);
-        assert!(r.failures().is_empty());
+        assert!(r.failures().is_empty() && r.undecided().is_empty());
         let few = verify_report(&[&run(&base[..3], &[])], &[&run(&partly[..3], &[])], RULE);
         assert_eq!(few.kinds[0].verdict, Verdict::TooFew);
+        assert!(few.kinds[0].verdict.undecided());
         let mut silent = run(&base, &[]);
         for l in &mut silent.loops {
             l.outcome = Outcome::Unanswered;
@@ -461,5 +326,44 @@ mod tests {
         let r = verify_report(&[&silent], &[&silent], RULE);
         assert_eq!(r.kinds[0].verdict, Verdict::Unanswered);
         assert!(r.failures().is_empty());
+        // Answers spread over 120 ms: a +15 ms median shift holds both 0 and the delay,
+        // and the verdict says how many clicks a run would decide it.
+        let wide =
+            |at: f64| -> Vec<f64> { (0..24).map(|i| at + ((i * 7) % 24) as f64 * 5.0).collect() };
+        let r = verify_report(
+            &[&run(&wide(10.0), &[]), &run(&wide(10.0), &[])],
+            &[&run(&wide(25.0), &[]), &run(&wide(25.0), &[])],
+            RULE,
+        );
+        let k = &r.kinds[0];
+        assert_eq!(k.verdict, Verdict::Unknown, "{k:?}");
+        assert!(matches!(r.end(), VerifyEnd::Undecided(m) if m.contains("mousedown: unknown")));
+        let n = k.clicks_to_decide.expect("more clicks decide it");
+        assert!(n > 24, "{k:?}");
+        let text = verify_table(&r).render(arena_report::Format::Markdown);
+        assert!(
+            text.contains(&format!("about --clicks {n} would decide it")),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn unanswered_delayed_loops_stand_at_the_top_and_open_the_median() {
+        let base = base(30, 0.1);
+        let mut moved: Vec<f64> = base.iter().map(|v| v + 30.0).collect();
+        let mut delayed = run(&moved, &[]);
+        for l in delayed.loops.iter_mut().skip(10) {
+            l.outcome = Outcome::Unanswered;
+            l.answered = false;
+        }
+        let r = verify_report(&[&run(&base, &[])], &[&delayed], RULE);
+        let k = &r.kinds[0];
+        assert_eq!(k.unanswered, [0, 20]);
+        assert_eq!(k.answered, [30, 10]);
+        let m = k.send_to_recv.unwrap().median;
+        assert!(m.hi_ms.is_infinite() && m.shift_ms.is_infinite(), "{m:?}");
+        moved.truncate(10);
+        let text = verify_table(&r).render(arena_report::Format::Markdown);
+        assert!(text.contains("10 + 20 unanswered"), "{text}");
     }
 }
