@@ -2,6 +2,7 @@
 //! and headline, a gesture kind's move-to-pixels (which must move by the delay) and
 //! input-to-socket (which must not: the app sends before the link), run by run.
 
+use arena_run::gestures::GestureMove;
 use arena_run::{Loop, Metric, Outcome, Run};
 
 use super::report::{judge, metric_shifts, KindResult, MetricShifts, Unit, Verdict, MIN_ANSWERS};
@@ -58,6 +59,13 @@ fn of_event<'a>(r: &'a Run, event: &'a str) -> impl Iterator<Item = &'a Loop> {
     r.loops.iter().filter(move |l| l.event == event)
 }
 
+fn of_kind<'a>(r: &'a Run, kind: &'a str) -> impl Iterator<Item = &'a GestureMove> {
+    r.gestures
+        .iter()
+        .filter(move |g| g.kind == kind)
+        .flat_map(|g| &g.moves)
+}
+
 fn mean_per_run(sides: [&[&Run]; 2], count: impl Fn(&Run) -> usize) -> f64 {
     let runs = sides[0].iter().chain(sides[1]);
     let n = (sides[0].len() + sides[1].len()).max(1);
@@ -98,17 +106,8 @@ impl KindData {
     /// unanswered at `+inf`; a coalesced move is never drawn at its own point) and
     /// input-to-socket (every move a send carried).
     pub(super) fn moves(kind: String, sides: [&[&Run]; 2]) -> KindData {
-        let moves = |r: &Run| {
-            r.gestures
-                .iter()
-                .filter(|g| g.kind == kind)
-                .flat_map(|g| &g.moves)
-                .cloned()
-                .collect::<Vec<arena_run::gestures::GestureMove>>()
-        };
         let drawn = |r: &Run| -> Vec<f64> {
-            moves(r)
-                .iter()
+            of_kind(r, &kind)
                 .filter_map(|m| match m.outcome.as_str() {
                     "answered" => m.move_to_pixels,
                     "unanswered" => Some(f64::INFINITY),
@@ -116,17 +115,20 @@ impl KindData {
                 })
                 .collect()
         };
-        let sent =
-            |r: &Run| -> Vec<f64> { moves(r).iter().filter_map(|m| m.input_to_socket).collect() };
-        let count = |r: &Run, o: &str| moves(r).iter().filter(|m| m.outcome == o).count();
+        let sent = |r: &Run| -> Vec<f64> {
+            of_kind(r, &kind)
+                .filter_map(|m| m.input_to_socket)
+                .collect()
+        };
+        let count = |r: &Run, o: &str| of_kind(r, &kind).filter(|m| m.outcome == o).count();
         let total = |o: &str| sides.map(|s| s.iter().map(|r| count(r, o)).sum());
         KindData {
             moving: vec![sides.map(|runs| sorted_runs(runs, drawn))],
             staying: Some(sides.map(|runs| sorted_runs(runs, sent))),
-            loops: sides.map(|s| s.iter().map(|r| moves(r).len()).sum()),
+            loops: sides.map(|s| s.iter().map(|r| of_kind(r, &kind).count()).sum()),
             answered: total("answered"),
             unanswered: total("unanswered"),
-            warm_per_run: mean_per_run(sides, |r| moves(r).len()),
+            warm_per_run: mean_per_run(sides, |r| of_kind(r, &kind).count()),
             cold_per_run: 0.0,
             unit: Unit::Moves,
             event: kind,

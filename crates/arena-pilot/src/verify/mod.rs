@@ -366,4 +366,81 @@ mod tests {
         let text = verify_table(&r).render(arena_report::Format::Markdown);
         assert!(text.contains("10 + 20 unanswered"), "{text}");
     }
+    /// A run whose one gesture of `kind` has moves answered after `pixels` ms, sent after
+    /// `socket` ms, and one coalesced move between each two.
+    fn gesture_run(kind: &str, pixels: &[f64], socket: f64) -> Run {
+        use arena_run::gestures::{GestureCounts, GestureMove, RunGesture};
+        let mv = |outcome: &str, pix: Option<f64>, i: usize| GestureMove {
+            t_send: Some(i as f64),
+            input_to_socket: Some(socket + (i % 5) as f64 * 0.2),
+            carried: 1,
+            oldest_age: None,
+            move_to_pixels: pix,
+            outcome: outcome.into(),
+        };
+        let moves = pixels
+            .iter()
+            .enumerate()
+            .flat_map(|(i, &p)| [mv("answered", Some(p), i), mv("coalesced", None, i)])
+            .collect();
+        let mut r = run(&base(30, 0.1), &[]);
+        r.gestures.push(RunGesture {
+            gesture: 0,
+            kind: kind.into(),
+            counts: GestureCounts::default(),
+            moves,
+            behind: Vec::new(),
+            behind_n: None,
+        });
+        r
+    }
+
+    #[test]
+    fn a_gestures_move_to_pixels_must_move_and_its_input_to_socket_must_not() {
+        let pix = base(40, 0.5);
+        let moved: Vec<f64> = pix.iter().map(|v| v + 30.0).collect();
+        let r = verify_report(
+            &[&gesture_run("drag", &pix, 5.0)],
+            &[&gesture_run("drag", &moved, 5.0)],
+            RULE,
+        );
+        let k = r
+            .kinds
+            .iter()
+            .find(|k| k.event == "drag")
+            .expect("a drag row");
+        assert_eq!((k.unit, k.verdict), (Unit::Moves, Verdict::Caused), "{k:?}");
+        // Answered moves only: the coalesced ones are never drawn at their own point.
+        assert_eq!((k.loops, k.answered), ([80, 80], [40, 40]));
+        assert!(k.send_to_recv.is_none() && k.input_to_socket.is_some());
+        // One loop kind and one gesture, two metrics each, two quantiles each.
+        assert_eq!(r.intervals, 8);
+        // Sends that wait on the link: the answers moved, and so did the socket.
+        let r = verify_report(
+            &[&gesture_run("hover", &pix, 5.0)],
+            &[&gesture_run("hover", &moved, 35.0)],
+            RULE,
+        );
+        let k = r.kinds.iter().find(|k| k.event == "hover").unwrap();
+        assert_eq!(k.verdict, Verdict::SocketMoved, "{k:?}");
+        assert!(k.verdict.fails());
+        let text = moves_table(&r)
+            .expect("a moves table")
+            .render(arena_report::Format::Markdown);
+        assert!(
+            text.contains("| hover |") && text.contains("moved |"),
+            "{text}"
+        );
+        assert!(
+            text.contains("input-to-socket moved with the link"),
+            "{text}"
+        );
+        // A pilot with no gestures has no moves table.
+        assert!(moves_table(&verify_report(
+            &[&run(&pix, &[])],
+            &[&run(&moved, &[])],
+            RULE
+        ))
+        .is_none());
+    }
 }
