@@ -199,6 +199,43 @@ fn fixture_run_folders_match_run_json() {
     assert_invalid("run.json", &meta, "a link connection of no known kind");
 }
 
+/// `verify --format json` as the command builds it (`arena_pilot::verify::verify_report`,
+/// the document the binary prints), from the fixture's run folders: stock as the direct
+/// side, lazy-png as the delayed one.
+#[test]
+fn verify_json_of_the_fixture_runs() {
+    use arena_pilot::verify::{verify_report, VerifyRule, ALPHA};
+    let runs: Vec<(String, Run)> = fixture_runs()
+        .iter()
+        .map(|d| (d.display().to_string(), Run::load(d).unwrap()))
+        .collect();
+    let side = |arm: &str| -> Vec<&Run> {
+        runs.iter()
+            .filter(|(d, _)| d.contains(arm))
+            .map(|(_, r)| r)
+            .collect()
+    };
+    let rule = VerifyRule {
+        injected_ms: 30.0,
+        tolerance_ms: 3.0,
+        alpha: ALPHA,
+    };
+    let report = verify_report(&side("stock"), &side("lazy-png"), rule);
+    let doc = arena_report::json::document("verify", serde_json::to_value(&report).unwrap());
+    assert_valid("verify.json", &doc);
+    assert!(!doc["kinds"].as_array().unwrap().is_empty(), "{doc}");
+    assert!(
+        doc["kinds"][0]["headline"]["median"]["lo_ms"].is_number(),
+        "{doc}"
+    );
+    let mut d = doc.clone();
+    d["kinds"][0]["verdict"] = json!("probably");
+    assert_invalid("verify.json", &d, "a verdict of no known kind");
+    let mut d = doc;
+    d["kinds"][0]["headline"]["median"]["p95"] = json!(1.0);
+    assert_invalid("verify.json", &d, "an unknown key in a shift");
+}
+
 #[test]
 fn pilot_json_of_every_fixture_run() {
     for dir in fixture_runs() {
