@@ -88,7 +88,8 @@ pub struct SeriesArgs {
     /// Folder the run folders are written under.
     #[arg(long, value_name = "DIR", default_value = "reports")]
     pub out: PathBuf,
-    /// Output format; `json` prints the document of docs/schema/ab.json (ab, demo).
+    /// Output format; `json` prints the command's document (docs/schema/ab.json for ab
+    /// and demo, docs/schema/verify.json for verify).
     #[arg(long, value_enum, default_value_t = arena_report::Format::Table)]
     pub format: arena_report::Format,
 }

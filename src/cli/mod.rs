@@ -45,8 +45,17 @@ pub enum Command {
     /// Cold starts, arms interleaved, each round a fresh browser profile and target: socket
     /// open, first frame, first bytes and the board on screen, every round and the median.
     Startup(startup::Args),
-    /// Prove each kind of loop is caused by its input: the pilot direct and through a link
-    /// with added round trip, interleaved; a kind whose answers do not move by it fails.
+    /// Prove each kind of loop and gesture is caused by its input: the pilot direct and
+    /// through a link with added round trip, interleaved; a kind whose answers do not move
+    /// by it fails.
+    ///
+    /// Every kind's sendToRecv and headline (a gesture's move-to-pixels) must move by the
+    /// delay at the lower decile, where an answer that came sooner than the path allows
+    /// shows first, and at the median, each shift with an interval over the runs; a
+    /// gesture's input-to-socket must not move. Exit 0: every kind caused; 1: a kind not
+    /// caused by its input, its median moved less than the delay, or its input-to-socket
+    /// moved with the link; 4: a kind left unknown (the table says how many clicks would
+    /// decide it). docs/pilot-file.md (Causality) has the rule.
     Verify(verify::Args),
     /// Compare runs or arms: quantiles, deltas with bootstrap intervals, Mann-Whitney p,
     /// `~` for noise, and warnings next to the figures they concern.

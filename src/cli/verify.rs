@@ -19,14 +19,7 @@ use arena_report::ranges;
 /// kind a side, enough for a median to within a millisecond or two on a quiet machine.
 const DEFAULT_CLICKS: u64 = 30;
 
-/// Prove that each kind of loop (mousedown, mouseup, keydown) is caused by its input: run
-/// the pilot direct and through a shaping link with more round trip, interleaved, and
-/// check that every kind's sendToRecv and headline move by the delay injected, at the
-/// lower decile (where an answer that came sooner than the path allows shows first) and
-/// at the median, each shift with an interval over the runs. Exit 0: every kind caused;
-/// 1: a kind not caused by its input, or its median moved less than the delay; 4: a kind
-/// left unknown (an interval holds both 0 and the delay; the table says how many clicks
-/// would decide it). docs/pilot-file.md (Causality) has the rule.
+/// `verify`'s flags (its help is the subcommand's, in `cli/mod.rs`).
 #[derive(Debug, ClapArgs)]
 pub struct Args {
     #[command(flatten)]
