@@ -20,7 +20,15 @@ fn cold(
         ..Overrides::default()
     };
     let plan = Plan::for_arm(&pilot, Some("stock"), &ov).unwrap();
-    let before = arena_browser::live_groups();
+    // The browsers this call launched (each its own process group, led by its pid): the
+    // registry of live groups is the whole test process's, and a test sharing the machine
+    // may have a browser of its own up meanwhile.
+    let launched = std::sync::Mutex::new(Vec::<i32>::new());
+    let progress = |p: arena_pilot::Progress<'_>| {
+        if let arena_pilot::Progress::Browser { pid, .. } = p {
+            launched.lock().unwrap().push(pid);
+        }
+    };
     let out = rt().block_on(async {
         let cancel = Cancel::new();
         run_startup(StartupRequest {
@@ -32,18 +40,18 @@ fn cold(
                 timeout: Duration::from_millis(timeout_ms),
             },
             browser: BrowserOptions::default(),
-            progress: &silent,
+            progress: &progress,
             cancel: &cancel,
         })
         .await
         .expect("startup")
     });
     assert!(out.error.is_none(), "{:?}", out.error);
-    assert_eq!(
-        arena_browser::live_groups(),
-        before,
-        "a browser outlived its round"
-    );
+    let launched = launched.into_inner().unwrap();
+    assert_eq!(launched.len(), rounds as usize, "a browser a round");
+    let live = arena_browser::live_groups();
+    let left: Vec<&i32> = launched.iter().filter(|p| live.contains(p)).collect();
+    assert!(left.is_empty(), "a browser outlived its round: {left:?}");
     assert_eq!(out.rounds.len(), rounds as usize);
     out.rounds
 }
