@@ -688,3 +688,75 @@ fn outputs_onto_the_history_database_are_refused_and_it_is_kept() {
         .unwrap();
     refused(by_env, "gate --summary onto $ARENA_PERF_DB");
 }
+
+/// `arena-perf ARGS` as a process that may not write `db` or its folder: as root (CI),
+/// as user nobody through util-linux's `setpriv`, for whom the 0444 file and 0555 folder
+/// are what they say; as anyone else, the modes alone.
+fn as_reader(db: &Path, args: &[&str]) -> Output {
+    use std::os::unix::fs::PermissionsExt;
+    let set = |p: &Path, mode| std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode));
+    set(db, 0o444).unwrap();
+    set(db.parent().unwrap(), 0o555).unwrap();
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    let bin = env!("CARGO_BIN_EXE_arena-perf");
+    let mut c = Command::new(if root { "setpriv" } else { bin });
+    if root {
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", bin]);
+    }
+    let o = c
+        .args(args)
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .output()
+        .unwrap();
+    set(db.parent().unwrap(), 0o755).unwrap();
+    o
+}
+
+/// A history shared read-only (another user's file, a read-only mount) is listed, shown
+/// and gated against as it is, with no `-shm` file SQLite could not create beside it;
+/// adding to it is exit 2 naming why, and it is left as it was.
+#[test]
+fn a_read_only_history_is_listed_shown_and_gated_against_and_adding_is_refused() {
+    let d = Scratch::new("hist-ro");
+    let shared = d.path("shared");
+    std::fs::create_dir_all(&shared).unwrap();
+    let db = shared.join("h.sqlite");
+    let runs: Vec<PathBuf> = (0..3)
+        .map(|i| write_run(&d.0, "stock", 60, 50.0, 0.0, 40 + i))
+        .collect();
+    json(&add(&db, "main", "c1", &runs[..2]));
+    let before = std::fs::read(&db).unwrap();
+
+    let list = json(&as_reader(
+        &db,
+        &["history", "list", "--db", s(&db), "--format", "json"],
+    ));
+    assert_eq!(list["runs"].as_array().unwrap().len(), 2, "{list}");
+    let show = as_reader(&db, &["history", "show", "1", "--db", s(&db)]);
+    assert_eq!(show.status.code(), Some(0), "{}", text(&show));
+    let gate = as_reader(
+        &db,
+        &[
+            "gate",
+            "--baseline-history",
+            "main",
+            "--testbed",
+            "ci-1",
+            "--db",
+            s(&db),
+            "--candidate",
+            s(&runs[2]),
+            "--max",
+            "inputToPaint.p50=+50%",
+        ],
+    );
+    assert_eq!(gate.status.code(), Some(0), "{}", text(&gate));
+
+    let o = as_reader(&db, &["history", "add", "--db", s(&db), s(&runs[2])]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("read-only"), "{}", text(&o));
+    assert_eq!(std::fs::read(&db).unwrap(), before, "the history is kept");
+    let beside: Vec<_> = std::fs::read_dir(&shared).unwrap().flatten().collect();
+    assert_eq!(beside.len(), 1, "nothing beside it: {beside:?}");
+}

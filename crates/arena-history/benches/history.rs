@@ -43,6 +43,7 @@ fn new_run(run: Run) -> NewRun {
         run,
         origin: origin(),
         source: None,
+        events_from: None,
     }
 }
 

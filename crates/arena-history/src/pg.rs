@@ -140,6 +140,7 @@ impl PgStore {
             return Ok(Added::Duplicate(row.get(0)));
         };
         copy_rows(&mut tx, id, &new.run).map_err(|e| self.fail(e))?;
+        copy_events(&mut tx, id, new, &|e| self.fail(e))?;
         before_commit();
         tx.commit().map_err(|e| self.fail(e))?;
         Ok(Added::New(id))
@@ -182,7 +183,7 @@ fn insert_run(
             &(m.summary.unanswered as i64),
             &new.source,
             &meta_json,
-            &new.run.setup_events.is_some(),
+            &new.has_setup_events(),
         ],
     )?;
     Ok(row.map(|r| r.get(0)))
@@ -284,37 +285,57 @@ fn loops_text(id: i64, loops: &[Loop]) -> String {
     out
 }
 
-fn events_text(out: &mut String, id: i64, setup: bool, events: &[Event]) {
-    for (i, e) in events.iter().enumerate() {
-        row(
-            out,
-            &[
-                int(id),
-                boolean(setup),
-                int(i),
-                int(e.seq),
-                text(&e.kind),
-                num(e.t_ms),
-                int(e.size),
-                text(&e.class),
-                text(&e.event),
-                boolean(e.trusted),
-                int(e.target),
-                e.answers.and_then(int),
-            ],
-        );
-    }
+fn event_text(out: &mut String, id: i64, setup: bool, i: i64, e: &Event) {
+    row(
+        out,
+        &[
+            int(id),
+            boolean(setup),
+            int(i),
+            int(e.seq),
+            text(&e.kind),
+            num(e.t_ms),
+            int(e.size),
+            text(&e.class),
+            text(&e.event),
+            boolean(e.trusted),
+            int(e.target),
+            e.answers.and_then(int),
+        ],
+    );
 }
 
-/// Every per-run row, a table at a time, each with one COPY.
+/// The run's records, then its setup records, in one COPY fed as they are read, 64 KiB
+/// at a time. A record refused midway drops the writer unfinished, which aborts the COPY
+/// and so the transaction.
+fn copy_events(
+    tx: &mut Transaction,
+    id: i64,
+    new: &NewRun,
+    fail: &dyn Fn(postgres::Error) -> anyhow::Error,
+) -> Result<()> {
+    let mut w = tx.copy_in("COPY events FROM STDIN").map_err(fail)?;
+    let mut buf = String::new();
+    for setup in [false, true] {
+        let mut i = 0i64;
+        new.each_event(setup, &mut |e| {
+            event_text(&mut buf, id, setup, i, e);
+            i += 1;
+            if buf.len() >= 1 << 16 {
+                // An error writing is the server's; finish() reports it.
+                let _ = w.write_all(buf.as_bytes());
+                buf.clear();
+            }
+            Ok(())
+        })?;
+    }
+    let _ = w.write_all(buf.as_bytes());
+    w.finish().map(|_| ()).map_err(fail)
+}
+
+/// Every per-run row but the records, a table at a time, each with one COPY.
 fn copy_rows(tx: &mut Transaction, id: i64, run: &Run) -> Result<(), postgres::Error> {
     copy(tx, "COPY loops FROM STDIN", &loops_text(id, &run.loops))?;
-    let mut ev = String::new();
-    events_text(&mut ev, id, false, &run.events);
-    if let Some(setup) = &run.setup_events {
-        events_text(&mut ev, id, true, setup);
-    }
-    copy(tx, "COPY events FROM STDIN", &ev)?;
     let mut w = String::new();
     for (i, x) in run.meta.warnings.iter().enumerate() {
         row(&mut w, &[int(id), int(i), text(&x.code), text(&x.message)]);

@@ -146,6 +146,9 @@ fn the_store_suite_passes_on_postgresql() {
     let cluster = Cluster::start();
     let open = |url: &str| crate::open(url).unwrap();
     suite::a_stored_run_loads_back_as_the_same_run(open(&cluster.database("round_trip")).as_mut());
+    suite::a_run_added_from_its_folder_streams_its_records(
+        open(&cluster.database("streamed")).as_mut(),
+    );
     suite::the_same_run_added_twice_is_kept_once(open(&cluster.database("dup")).as_mut());
     suite::list_filters_and_keeps_the_order_of_adding(open(&cluster.database("list")).as_mut());
     suite::load_many_reads_what_load_reads(open(&cluster.database("many")).as_mut());

@@ -73,6 +73,9 @@ impl std::error::Error for Busy {}
 pub struct SqliteStore {
     path: PathBuf,
     conn: Connection,
+    /// SQLite opened the file for reading only (the operating system would not let this
+    /// process write it): it is listed and read as it is, and adding to it is refused.
+    read_only: bool,
 }
 
 fn bad(path: &Path, why: impl std::fmt::Display) -> anyhow::Error {
@@ -154,20 +157,49 @@ impl SqliteStore {
     }
 
     fn open_once(path: &Path, wait: Duration) -> Result<SqliteStore> {
-        let conn = Connection::open(path).map_err(|e| bad(path, e))?;
+        let mut conn = Connection::open(path).map_err(|e| bad(path, e))?;
+        let read_only = conn
+            .is_readonly(rusqlite::MAIN_DB)
+            .map_err(|e| bad(path, e))?;
+        if read_only && !wal_of(path).exists() {
+            conn = open_immutable(path).map_err(|e| bad(path, e))?;
+        }
         let store = SqliteStore {
             path: path.to_path_buf(),
             conn,
+            read_only,
         };
         store.conn.busy_timeout(wait).map_err(|e| bad(path, e))?;
         // Another application's database is refused before anything is written to it
         // (WAL mode is recorded in the file itself).
         let version = store.version(&store.conn, false)?;
+        if read_only {
+            return store.read_as_is(version);
+        }
         store.configure()?;
         if version != Some(SCHEMA_VERSION) {
             store.migrate()?;
         }
         Ok(store)
+    }
+
+    /// A history this process may only read (a file it cannot write, a team's history
+    /// shared read-only) is read as it is: its mode and schema are whatever its writers
+    /// left, so only a schema this build reads is taken.
+    fn read_as_is(self, version: Option<i64>) -> Result<SqliteStore> {
+        match version {
+            Some(SCHEMA_VERSION) => Ok(self),
+            None => Err(bad(
+                &self.path,
+                "read-only and empty: no history has been stored in it, and this process may not create one",
+            )),
+            Some(v) => Err(bad(
+                &self.path,
+                format!(
+                    "read-only, at schema version {v}: this build reads version {SCHEMA_VERSION}, and upgrading it needs a process that may write the file"
+                ),
+            )),
+        }
     }
 
     fn configure(&self) -> Result<()> {
@@ -277,10 +309,39 @@ impl SqliteStore {
             return Ok(Added::Duplicate(id));
         };
         insert_rows(&tx, id, &new.run).map_err(fail)?;
+        insert_events(&tx, id, new, &fail)?;
         before_commit();
         tx.commit().map_err(fail)?;
         Ok(Added::New(id))
     }
+}
+
+/// The write-ahead log SQLite keeps beside `path` while a writer has it open.
+fn wal_of(path: &Path) -> PathBuf {
+    let mut p = path.as_os_str().to_owned();
+    p.push("-wal");
+    PathBuf::from(p)
+}
+
+/// Opens a read-only file whose writers left no write-ahead log as immutable: SQLite
+/// otherwise needs a shared-memory file beside it (`-shm`) even to read a WAL database,
+/// and a process that may not write the folder cannot create one ("attempt to write a
+/// readonly database"). Immutable also skips locking: a writer that starts while this
+/// reads is not seen, which a listing of a history shared read-only can live with.
+fn open_immutable(path: &Path) -> rusqlite::Result<Connection> {
+    // SQLite's URI names a file by its path with `%`, `?` and `#` percent-encoded.
+    let mut uri = String::from("file:");
+    for c in path.to_string_lossy().chars() {
+        match c {
+            '%' | '?' | '#' => uri.push_str(&format!("%{:02X}", c as u32)),
+            c => uri.push(c),
+        }
+    }
+    uri.push_str("?immutable=1");
+    let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY
+        | rusqlite::OpenFlags::SQLITE_OPEN_URI
+        | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    Connection::open_with_flags(uri, flags)
 }
 
 fn user_tables(c: &Connection) -> rusqlite::Result<Vec<String>> {
@@ -324,7 +385,7 @@ fn insert_run(tx: &Transaction, new: &NewRun, hash: &str) -> rusqlite::Result<Op
             m.summary.unanswered as i64,
             new.source,
             meta_json,
-            new.run.setup_events.is_some(),
+            new.has_setup_events(),
         ],
     )?;
     Ok((n == 1).then(|| tx.last_insert_rowid()))
@@ -363,10 +424,6 @@ fn insert_rows(tx: &Transaction, id: i64, run: &Run) -> rusqlite::Result<()> {
             l.after_lapse
         ])?;
     }
-    insert_events(tx, id, false, &run.events)?;
-    if let Some(setup) = &run.setup_events {
-        insert_events(tx, id, true, setup)?;
-    }
     let mut st = tx.prepare_cached("INSERT INTO warnings VALUES (?1, ?2, ?3, ?4)")?;
     for (i, w) in run.meta.warnings.iter().enumerate() {
         st.execute(params![id, i as i64, w.code, w.message])?;
@@ -387,26 +444,50 @@ fn insert_rows(tx: &Transaction, id: i64, run: &Run) -> rusqlite::Result<()> {
     Ok(())
 }
 
-fn insert_events(tx: &Transaction, id: i64, setup: bool, events: &[Event]) -> rusqlite::Result<()> {
-    let mut st = tx.prepare_cached(
-        "INSERT INTO events VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-    )?;
-    for (i, e) in events.iter().enumerate() {
-        st.execute(params![
-            id,
-            setup,
-            i as i64,
-            e.seq as i64,
-            e.kind,
-            e.t_ms,
-            e.size,
-            e.class,
-            e.event,
-            e.trusted,
-            e.target,
-            e.answers.map(|a| a as i64)
-        ])?;
+/// The run's records and then its setup records, each written as it is read.
+fn insert_events(
+    tx: &Transaction,
+    id: i64,
+    new: &NewRun,
+    fail: &dyn Fn(rusqlite::Error) -> anyhow::Error,
+) -> Result<()> {
+    let mut st = tx
+        .prepare_cached(
+            "INSERT INTO events VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+        )
+        .map_err(fail)?;
+    for setup in [false, true] {
+        let mut i = 0i64;
+        new.each_event(setup, &mut |e| {
+            insert_event(&mut st, id, setup, i, e).map_err(fail)?;
+            i += 1;
+            Ok(())
+        })?;
     }
+    Ok(())
+}
+
+fn insert_event(
+    st: &mut rusqlite::CachedStatement,
+    id: i64,
+    setup: bool,
+    i: i64,
+    e: &Event,
+) -> rusqlite::Result<()> {
+    st.execute(params![
+        id,
+        setup,
+        i,
+        e.seq as i64,
+        e.kind,
+        e.t_ms,
+        e.size,
+        e.class,
+        e.event,
+        e.trusted,
+        e.target,
+        e.answers.map(|a| a as i64)
+    ])?;
     Ok(())
 }
 
@@ -506,6 +587,12 @@ impl SqliteStore {
 
 impl Store for SqliteStore {
     fn add(&mut self, run: &NewRun) -> Result<Added> {
+        if self.read_only {
+            return Err(bad(
+                &self.path,
+                "read-only to this process (its file permissions, or a read-only file system): runs cannot be added to it",
+            ));
+        }
         self.add_with(run, &|| {})
     }
 

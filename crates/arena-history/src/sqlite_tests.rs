@@ -14,6 +14,12 @@ fn a_stored_run_loads_back_as_the_same_run() {
 }
 
 #[test]
+fn a_run_added_from_its_folder_streams_its_records() {
+    let d = tempfile::tempdir().unwrap();
+    suite::a_run_added_from_its_folder_streams_its_records(&mut store(&d));
+}
+
+#[test]
 fn the_same_run_added_twice_is_kept_once() {
     let d = tempfile::tempdir().unwrap();
     suite::the_same_run_added_twice_is_kept_once(&mut store(&d));

@@ -85,6 +85,7 @@ pub fn new_run(run: Run, branch: &str) -> NewRun {
         run,
         origin: origin(branch),
         source: Some("runs/x".into()),
+        events_from: None,
     }
 }
 
@@ -117,6 +118,57 @@ pub fn a_stored_run_loads_back_as_the_same_run(s: &mut dyn Store) {
     );
     assert_eq!(row.pilot_hash, run.meta.pilot_hash);
     assert_eq!(row.content_hash, content_hash(&run));
+}
+
+/// A copy of the committed fixture run `stock-1` (a real pilot's, 301 records), with its
+/// first 4 records as setup records too.
+fn real_run_folder(into: &Path) -> std::path::PathBuf {
+    let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/runs/stock-1");
+    let dir = into.join("stock-1");
+    std::fs::create_dir_all(&dir).unwrap();
+    for f in [
+        arena_run::RUN_JSON,
+        arena_run::LOOPS_CSV,
+        arena_run::EVENTS_JSONL,
+    ] {
+        std::fs::copy(from.join(f), dir.join(f)).unwrap();
+    }
+    let events = std::fs::read_to_string(dir.join(arena_run::EVENTS_JSONL)).unwrap();
+    let setup: String = events.lines().take(4).map(|l| format!("{l}\n")).collect();
+    std::fs::write(dir.join(arena_run::SETUP_EVENTS_JSONL), setup).unwrap();
+    dir
+}
+
+/// A run added from its folder has its records read from the files as they are written,
+/// not held: it loads back with every record and setup record, as the folder loads whole.
+/// A record turned bad between the load and the add ends the add with nothing stored.
+pub fn a_run_added_from_its_folder_streams_its_records(s: &mut dyn Store) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = real_run_folder(tmp.path());
+    let whole = Run::load(&dir).unwrap();
+    let new = NewRun::load(&dir, origin("main")).unwrap();
+    assert!(new.run.events.is_empty(), "the records stay in the folder");
+    let Added::New(id) = s.add(&new).unwrap() else {
+        panic!("a new run")
+    };
+    assert_eq!(s.load(id, true).unwrap(), whole);
+    assert_eq!(s.counts(id).unwrap().events, 301 + 4);
+
+    let mut other = whole.clone();
+    other.meta.seed += 1;
+    other.write(&dir).unwrap();
+    let new = NewRun::load(&dir, origin("main")).unwrap();
+    let events = dir.join(arena_run::EVENTS_JSONL);
+    let mut text = std::fs::read_to_string(&events).unwrap();
+    text.push_str("{\"seq\": 1, \"kind\": \"paint\"\n");
+    std::fs::write(&events, text).unwrap();
+    let e = s.add(&new).unwrap_err();
+    assert!(format!("{e:#}").contains("line 302"), "{e:#}");
+    assert_eq!(
+        s.list(&Filter::default()).unwrap().len(),
+        1,
+        "nothing stored"
+    );
 }
 
 pub fn the_same_run_added_twice_is_kept_once(s: &mut dyn Store) {

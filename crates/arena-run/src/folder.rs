@@ -94,8 +94,11 @@ impl Run {
     pub fn load(dir: &Path) -> Result<Run> {
         let (meta, has) = load_meta(dir)?;
         let loops = load_loops(dir, &meta, has)?;
-        let events = load_run_events(dir, &meta, true)?;
-        let setup_events = load_setup_events(dir, &meta, true)?;
+        let mut events = Vec::new();
+        load_run_events(dir, &meta, &mut Records::Keep(&mut events))?;
+        let mut setup = Vec::new();
+        let setup_events =
+            load_setup_events(dir, &meta, &mut Records::Keep(&mut setup))?.then_some(setup);
         let gestures = load_gestures(dir)?;
         Ok(Run {
             meta,
@@ -112,10 +115,10 @@ impl Run {
     pub fn load_loops_only(dir: &Path) -> Result<Run> {
         let (meta, has) = load_meta(dir)?;
         let loops = load_loops(dir, &meta, has)?;
-        load_run_events(dir, &meta, false)?;
+        load_run_events(dir, &meta, &mut Records::Check)?;
         // Checked though not kept: one cut mid-line, or a link to /dev/zero, is refused by
         // every reader alike.
-        load_setup_events(dir, &meta, false)?;
+        load_setup_events(dir, &meta, &mut Records::Check)?;
         let gestures = load_gestures(dir)?;
         Ok(Run {
             meta,
@@ -409,12 +412,12 @@ fn check_counts(
 }
 
 /// `setup_events.jsonl`, optional, but whatever is there is read: one that is not a
-/// regular file is refused, not taken for absent. `keep`: its records, else only checked.
-fn load_setup_events(dir: &Path, meta: &RunMeta, keep: bool) -> Result<Option<Vec<Event>>> {
+/// regular file is refused, not taken for absent. False when there is none.
+fn load_setup_events(dir: &Path, meta: &RunMeta, to: &mut Records) -> Result<bool> {
     let setup = dir.join(SETUP_EVENTS_JSONL);
     match fs::metadata(&setup) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        _ => Ok(Some(load_events(&setup, keep, setup_order(meta), None)?)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+        _ => load_events(&setup, to, setup_order(meta), None).map(|_| true),
     }
 }
 
@@ -429,7 +432,7 @@ fn setup_order(meta: &RunMeta) -> TimeOrder {
 
 /// Reads `events.jsonl` and checks it against `run.json`'s summary: its record count (a
 /// file cut short or emptied says what is missing) and traffic figures.
-fn load_run_events(dir: &Path, meta: &RunMeta, keep: bool) -> Result<Vec<Event>> {
+fn load_run_events(dir: &Path, meta: &RunMeta, to: &mut Records) -> Result<()> {
     let path = dir.join(EVENTS_JSONL);
     let order = match meta.socket_source {
         SocketSource::PageHook => TimeOrder::WithSockets,
@@ -438,25 +441,54 @@ fn load_run_events(dir: &Path, meta: &RunMeta, keep: bool) -> Result<Vec<Event>>
     };
     let s = &meta.summary;
     let mut tally = EventTally::new(meta.socket_source == SocketSource::Cdp, s.stale_records);
-    let events = load_events(&path, keep, order, Some(&mut tally))?;
+    load_events(&path, to, order, Some(&mut tally))?;
     validate::check_event_counts(s, &tally).map_err(|e| bad(format!("{}: {e}", path.display())))?;
     validate::check_traffic(s, &tally)
-        .map_err(|e| bad(format!("{}: {e}", dir.join(RUN_JSON).display())))?;
-    Ok(events)
+        .map_err(|e| bad(format!("{}: {e}", dir.join(RUN_JSON).display())))
+}
+
+/// Where [`load_events`] puts each record it has checked.
+enum Records<'a> {
+    /// Nowhere: tables never need the records, and checking holds a line buffer only.
+    Check,
+    Keep(&'a mut Vec<Event>),
+    /// To a consumer, one at a time (a store writing them as they are read).
+    Each(&'a mut dyn FnMut(Event) -> Result<()>),
+}
+
+impl Run {
+    /// Streams the records of the run folder `dir`'s `events.jsonl` (with `setup`, of its
+    /// `setup_events.jsonl`, when it has one) to `each`, one at a time, checked as
+    /// [`Run::load`] checks them against `meta` (the folder's, as loaded). The counts
+    /// against `meta`'s summary are checked at the end, after `each` has had every
+    /// record: a consumer writes them where an error drops them all (a transaction).
+    /// Holds one line at a time, whatever the file's size.
+    pub fn each_event(
+        dir: &Path,
+        meta: &RunMeta,
+        setup: bool,
+        each: &mut dyn FnMut(Event) -> Result<()>,
+    ) -> Result<()> {
+        let mut to = Records::Each(each);
+        if setup {
+            load_setup_events(dir, meta, &mut to).map(|_| ())
+        } else {
+            load_run_events(dir, meta, &mut to)
+        }
+    }
 }
 
 /// Reads `events.jsonl` (or `setup_events.jsonl`) line by line and checks each record
 /// (JSON shape, a known kind, a finite time, sequence order, and the time order `order`
-/// says the recorder wrote them in); `keep` decides whether the records are returned or
-/// only checked (tables never need them, and a line buffer is all that checking holds: a
-/// line longer than [`bounded::MAX_LINE_BYTES`] is refused at the bound); `tally` counts
-/// them for the summary's figures.
+/// says the recorder wrote them in), and puts them where `to` says (a line longer than
+/// [`bounded::MAX_LINE_BYTES`] is refused at the bound); `tally` counts them for the
+/// summary's figures.
 fn load_events(
     path: &Path,
-    keep: bool,
+    to: &mut Records,
     order: TimeOrder,
     mut tally: Option<&mut EventTally>,
-) -> Result<Vec<Event>> {
+) -> Result<()> {
     let (file, _) = open_run_file(path, |e| {
         bad(format!(
             "{}: not a run folder (cannot read it: {e})",
@@ -465,7 +497,6 @@ fn load_events(
     })?;
     let mut r = BufReader::with_capacity(1 << 16, file);
     let mut buf = Vec::new();
-    let mut events = Vec::new();
     let mut prev_seq = None;
     // The last record the page stamped as it wrote it: (line, kind, t_ms).
     let mut last_stamped: Option<(u64, String, f64)> = None;
@@ -500,16 +531,20 @@ fn load_events(
             }
             Ok(())
         };
-        if keep {
-            let e: Event = serde_json::from_slice(&buf).map_err(|e| at(&e))?;
-            record(e.seq, &e.kind, e.t_ms, &e.event, e.size, &e.class)?;
-            events.push(e);
-        } else {
+        if let Records::Check = to {
             let e: validate::EventView = serde_json::from_slice(&buf).map_err(|e| at(&e))?;
             record(e.seq, &e.kind, e.t_ms, &e.event, e.size, &e.class)?;
+            continue;
+        }
+        let e: Event = serde_json::from_slice(&buf).map_err(|e| at(&e))?;
+        record(e.seq, &e.kind, e.t_ms, &e.event, e.size, &e.class)?;
+        match to {
+            Records::Keep(v) => v.push(e),
+            Records::Each(f) => f(e)?,
+            Records::Check => {}
         }
     }
-    Ok(events)
+    Ok(())
 }
 
 /// `reports/<UTC start, compact>-<arm>` (made unique with a counter if it exists).
