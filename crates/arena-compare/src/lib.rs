@@ -17,7 +17,7 @@ mod change;
 mod comparable;
 mod compare;
 mod cpu;
-mod decide;
+pub mod decide;
 mod findings;
 pub mod frames;
 mod gate;

@@ -91,6 +91,7 @@ fn by_matrix(b: &[f64], c: &[f64]) -> QuantileChange {
         value: arena_stats::quantile(v, 0.5),
         start: None,
         runs: v.len(),
+        at_least: false,
     };
     let q = reduce::quantile_of(Stat::Median, Better::Lower);
     // The matrix's own rule: its default 2 % bar and alpha.

@@ -18,6 +18,31 @@ pub struct Figure {
     pub n: usize,
     /// Something a reader should know (fewer windows than asked for).
     pub note: Option<String>,
+    /// A pilot run's quantile reached an unanswered loop: `value` is what is known of it,
+    /// its lower bound (`≥`).
+    pub at_least: bool,
+    /// A pilot run's loops, which its cell is decided on.
+    #[serde(skip)]
+    pub loops: Option<PilotLoops>,
+}
+
+/// A pilot run's warm loops on inputToPaint as `compare` reads them: each kind of input
+/// ascending, its unanswered loops `+inf` at the top (beyond the answer window), and the
+/// quantile the matrix's figure is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PilotLoops {
+    pub strata: Vec<Vec<f64>>,
+    pub q: f64,
+    pub unanswered: u64,
+}
+
+impl PilotMetric {
+    pub fn q(self) -> f64 {
+        match self {
+            PilotMetric::P50 => 0.5,
+            PilotMetric::P90 => 0.9,
+        }
+    }
 }
 
 /// Why no line matched: said plainly, or with the lines too long to read whole (`cut`)
@@ -56,6 +81,8 @@ pub fn read_figure(
             windows: Vec::new(),
             n: 1,
             note: None,
+            at_least: false,
+            loops: None,
         }),
         FigureSpec::Regex { pick, .. } => {
             let vals: Vec<f64> = hits
@@ -82,6 +109,8 @@ pub fn read_figure(
                 windows: Vec::new(),
                 n: vals.len(),
                 note: None,
+                at_least: false,
+                loops: None,
             })
         }
         FigureSpec::Steady {
@@ -96,7 +125,9 @@ pub fn read_figure(
 }
 
 /// Reads a nested pilot run written under `run_dir` (its `run.json` there or in a
-/// sub-folder): warm inputToPaint p50 or p90, ms.
+/// sub-folder): warm inputToPaint p50 or p90, ms, its unanswered loops counted beyond the
+/// answer window as `compare` counts them (a quantile that reaches one reads as its lower
+/// bound, `at_least`), with the loops its cell is decided on.
 pub fn read_pilot(run_dir: &std::path::Path, metric: PilotMetric) -> Result<Figure, String> {
     let found = arena_run::Run::find_all(run_dir).map_err(|e| format!("{e:#}"))?;
     let Some(dir) = found.first() else {
@@ -106,12 +137,22 @@ pub fn read_pilot(run_dir: &std::path::Path, metric: PilotMetric) -> Result<Figu
         ));
     };
     let run = arena_run::Run::load_loops_only(dir).map_err(|e| format!("{e:#}"))?;
-    let Some(s) = run.meta.summary.input_to_paint else {
-        return Err("the pilot run has no answered warm loops".into());
+    let data = arena_compare::RunData::new(&run, false);
+    let m = arena_run::Metric::InputToPaint;
+    let sorted = data.values_all(m);
+    let q = metric.q();
+    let Some(v) = arena_stats::quantile_sorted(&sorted, q) else {
+        return Err("the pilot run has no warm loops".into());
     };
-    let value = match metric {
-        PilotMetric::P50 => s.p50,
-        PilotMetric::P90 => s.p90,
+    // An unanswered loop waited out the window. A run that does not record its window
+    // still bounds it: every answer came within it, so it is at least the slowest one.
+    let slowest = sorted.iter().rev().find(|v| v.is_finite()).copied();
+    let window = data.window_ms.map(|w| w as f64).or(slowest).unwrap_or(0.0);
+    let at_least = arena_stats::is_censored(v);
+    let value = if at_least {
+        arena_stats::censored_floor(&sorted, q, window).unwrap_or(window)
+    } else {
+        v
     };
     let note = (run.meta.status != arena_run::RunStatus::Complete)
         .then(|| format!("pilot run {:?}", run.meta.status).to_lowercase());
@@ -119,8 +160,14 @@ pub fn read_pilot(run_dir: &std::path::Path, metric: PilotMetric) -> Result<Figu
         value,
         start: None,
         windows: Vec::new(),
-        n: s.n as usize,
+        n: sorted.len(),
         note,
+        at_least,
+        loops: Some(PilotLoops {
+            strata: data.strata(m).to_vec(),
+            q,
+            unanswered: data.censored(m),
+        }),
     })
 }
 
@@ -187,6 +234,8 @@ pub fn steady_windows(
         n: pts.len(),
         windows: out,
         note,
+        at_least: false,
+        loops: None,
     })
 }
 

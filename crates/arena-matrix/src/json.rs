@@ -37,6 +37,8 @@ pub struct MatrixDoc<'a> {
     pub planned_runs: usize,
     pub interrupted: bool,
     pub u_test_applies: bool,
+    /// The verdicts held at 0.05 together (every cell but the baseline's).
+    pub family: usize,
     pub cells: Vec<CellDoc<'a>>,
     pub runs: Vec<RunDoc<'a>>,
 }
@@ -49,6 +51,10 @@ pub struct CellDoc<'a> {
     pub case_label: &'a str,
     pub arm_label: &'a str,
     pub value: Option<f64>,
+    /// `value` is a lower bound: a pilot run's quantile reached an unanswered loop.
+    pub at_least: bool,
+    /// Decided on its runs' loops by compare's rule, not on its runs' figures.
+    pub by_loops: bool,
     pub start: Option<f64>,
     pub runs: usize,
     pub figures: Vec<f64>,
@@ -124,6 +130,7 @@ pub fn matrix_json(m: &MatrixResult) -> Value {
         planned_runs: m.planned_runs,
         interrupted: m.interrupted,
         u_test_applies: reduced.u_test_applies,
+        family: reduced.family,
         cells: reduced.cells.iter().map(|c| cell_doc(m, c)).collect(),
         runs: m.runs.iter().map(|r| run_doc(m, r)).collect(),
     };
@@ -153,6 +160,8 @@ fn cell_doc<'a>(m: &'a MatrixResult, c: &'a ReducedCell) -> CellDoc<'a> {
         case_label: &m.case_labels[c.case],
         arm_label: &m.arm_labels[c.arm],
         value: s.value,
+        at_least: s.at_least,
+        by_loops: c.by_loops,
         start: s.start,
         runs: s.runs,
         figures: s.ok.iter().map(|o| o.0).collect(),

@@ -1,16 +1,23 @@
 //! A matrix's runs reduced to what its table prints: each cell's figure (best or median
-//! of its repeats) and its verdict against the row's baseline cell. The verdict is
-//! `arena_stats::noise_verdict` under [`rule`]; the table only renders it.
+//! of its repeats) and its verdict against the row's baseline cell, every verdict of the
+//! matrix held at [`ALPHA`] together (Bonferroni over its compared cells: a matrix of 8
+//! cells asks 8 questions, and each is asked at 0.05/8). A pilot cell is decided on its
+//! runs' loops by `compare`'s rule ([`arena_compare::decide`]: each run's quantile with its
+//! loops' spread plus the spread between runs, unanswered loops beyond the window); any
+//! other cell, whose runs each give one figure, by `arena_stats::noise_verdict` on those
+//! figures under [`rule`]. The table only renders it.
 
+use arena_compare::decide::{decide, settle_family};
 use arena_stats::{
     noise_verdict, quantile_sorted, u_test_can_reach, NoiseRule, QuantileChange, SmallSamples,
+    Strata,
 };
 use serde::Serialize;
 
 use crate::matrix::{MatrixResult, RunStatus};
 use crate::spec::{Better, Stat};
 
-/// Significance level of the per-cell U test.
+/// Significance level of the matrix's family of verdicts.
 pub const ALPHA: f64 = 0.05;
 
 /// One cell's reading of its repeats.
@@ -25,6 +32,9 @@ pub struct CellSummary {
     /// Start figure of the best run, or the median of start figures.
     pub start: Option<f64>,
     pub runs: usize,
+    /// `value` is a lower bound (`≥`): a pilot run's quantile under it reached an
+    /// unanswered loop, so that run's figure is known only from below.
+    pub at_least: bool,
 }
 
 /// A cell against its row's baseline cell.
@@ -61,12 +71,16 @@ pub fn quantile_of(stat: Stat, better: Better) -> f64 {
 
 pub fn summarize(m: &MatrixResult, case: usize, arm: usize, stat: Stat) -> CellSummary {
     let mut ok = Vec::new();
+    let mut bounds = Vec::new();
     let mut failures = Vec::new();
     let mut runs = 0;
     for r in m.runs_of(case, arm) {
         runs += 1;
         match (&r.status, &r.figure) {
-            (RunStatus::Ok, Some(f)) => ok.push((f.value, f.start)),
+            (RunStatus::Ok, Some(f)) => {
+                ok.push((f.value, f.start));
+                bounds.push((f.value, f.at_least));
+            }
             (s, _) => failures.push(s.short()),
         }
     }
@@ -77,7 +91,23 @@ pub fn summarize(m: &MatrixResult, case: usize, arm: usize, stat: Stat) -> CellS
         value,
         start,
         runs,
+        at_least: at_least(bounds, stat, m.better),
     }
+}
+
+/// Whether a cell's figure is a lower bound: one of the figures it is made of is. A median
+/// is made of the figures up to its middle (a bound below it, once known, could only move
+/// past it, so the median too is known from below), the best lower figure of the lowest.
+fn at_least(mut figures: Vec<(f64, bool)>, stat: Stat, better: Better) -> bool {
+    figures.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let n = figures.len();
+    let upto = match (stat, better) {
+        (_, _) if n == 0 => return false,
+        (Stat::Median, _) => n / 2,
+        (Stat::Best, Better::Lower) => 0,
+        (Stat::Best, Better::Higher) => n - 1,
+    };
+    figures[..=upto].iter().any(|f| f.1)
 }
 
 fn pick(ok: &[(f64, Option<f64>)], stat: Stat, better: Better) -> (Option<f64>, Option<f64>) {
@@ -136,16 +166,23 @@ pub struct ReducedCell {
     pub arm: usize,
     pub summary: CellSummary,
     pub verdict: CellVerdict,
+    /// Decided on its runs' loops by `compare`'s rule (a pilot cell), not on its runs'
+    /// figures by a U test.
+    pub by_loops: bool,
 }
 
 /// Every cell of a matrix, decided.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Reduced {
+    /// The rule of the cells decided on their runs' figures, its `alpha` the family's
+    /// share ([`ALPHA`] / `family`).
     pub rule: NoiseRule,
     pub cells: Vec<ReducedCell>,
-    /// Whether cells with the fewest runs can reach [`ALPHA`] in a U test (else only the
-    /// bar applies).
+    /// Whether cells with the fewest runs can reach the family's share of [`ALPHA`] in a
+    /// U test (else only the bar applies).
     pub u_test_applies: bool,
+    /// The verdicts held at [`ALPHA`] together: every cell but the baseline's.
+    pub family: usize,
 }
 
 impl Reduced {
@@ -154,29 +191,82 @@ impl Reduced {
     }
 }
 
+/// The rule a pilot cell is decided by: `compare`'s defaults, with the matrix's noise bar
+/// as the threshold.
+pub fn loops_rule(noise_pct: f64) -> NoiseRule {
+    NoiseRule {
+        noise_bar_pct: noise_pct,
+        ..NoiseRule::default()
+    }
+}
+
+/// A pilot cell against its row's baseline on their runs' loops, at the quantile the
+/// figure is, its interval and verdict not yet drawn at the family's level. `None` when a
+/// side has a run that gave a figure without loops, or no run with one.
+fn loops_change(
+    m: &MatrixResult,
+    case: usize,
+    arm: usize,
+    rule: &NoiseRule,
+) -> Option<QuantileChange> {
+    let side = |arm: usize| -> Option<(Vec<Strata<'_>>, f64)> {
+        let mut q = None;
+        let mut out = Vec::new();
+        for r in m.runs_of(case, arm) {
+            let Some(f) = &r.figure else { continue };
+            let l = f.loops.as_ref()?;
+            q = Some(l.q);
+            out.push(l.strata.iter().map(Vec::as_slice).collect());
+        }
+        q.map(|q| (out, q))
+    };
+    let ((b, q), (c, _)) = (side(m.baseline)?, side(arm)?);
+    decide(&b, &c, q, rule).map(|d| d.change)
+}
+
 /// Reduces every cell of `m` against its row's baseline cell.
 pub fn reduce(m: &MatrixResult) -> Reduced {
-    let rule = rule(m.noise_pct);
+    let family = m.cells.iter().filter(|c| c.1 != m.baseline).count();
+    let rule = NoiseRule {
+        alpha: ALPHA / family.max(1) as f64,
+        ..rule(m.noise_pct)
+    };
+    let by_loops = loops_rule(m.noise_pct);
     let q = quantile_of(m.stat, m.better);
-    let cells = m
+    let mut cells: Vec<ReducedCell> = m
         .cells
         .iter()
         .map(|&(case, arm)| {
             let summary = summarize(m, case, arm, m.stat);
-            let verdict = if arm == m.baseline {
-                CellVerdict::Baseline
-            } else {
-                let base = summarize(m, case, m.baseline, m.stat);
-                cell_verdict(&summary, &base, q, &rule)
+            let loops = (arm != m.baseline)
+                .then(|| loops_change(m, case, arm, &by_loops))
+                .flatten();
+            let verdict = match loops {
+                _ if arm == m.baseline => CellVerdict::Baseline,
+                Some(c) => CellVerdict::Compared(c),
+                None => {
+                    let base = summarize(m, case, m.baseline, m.stat);
+                    cell_verdict(&summary, &base, q, &rule)
+                }
             };
             ReducedCell {
                 case,
                 arm,
                 summary,
                 verdict,
+                by_loops: loops.is_some(),
             }
         })
         .collect();
+    let mut decided: Vec<&mut QuantileChange> = cells
+        .iter_mut()
+        .filter(|c| c.by_loops)
+        .filter_map(|c| match &mut c.verdict {
+            CellVerdict::Compared(ch) => Some(ch),
+            _ => None,
+        })
+        .collect();
+    settle_family(&mut decided, family, &by_loops);
     let n_min = m
         .cells
         .iter()
@@ -184,9 +274,10 @@ pub fn reduce(m: &MatrixResult) -> Reduced {
         .min()
         .unwrap_or(0);
     Reduced {
+        u_test_applies: u_test_can_reach(n_min, n_min, rule.alpha),
         rule,
         cells,
-        u_test_applies: u_test_can_reach(n_min, n_min, ALPHA),
+        family,
     }
 }
 
@@ -202,6 +293,7 @@ pub(crate) mod tests {
             value: v.iter().copied().reduce(f64::max),
             start: None,
             runs: v.len(),
+            at_least: false,
         }
     }
 

@@ -4,9 +4,10 @@
 use std::collections::BTreeMap;
 
 use arena_report::{fmt_count, fmt_pct_change, Cell, Column, Format, Table};
+use arena_stats::Verdict;
 
 use crate::matrix::{MatrixResult, RunResult, RunStatus};
-use crate::reduce::{reduce, CellSummary, CellVerdict, Reduced};
+use crate::reduce::{reduce, CellSummary, CellVerdict, Reduced, ALPHA};
 use crate::spec::{Better, MatrixSpec, Stat};
 
 /// A figure as the notes write it: 115.2, 1,052, 0.734.
@@ -54,13 +55,18 @@ pub fn cell_text(s: &CellSummary, v: CellVerdict) -> String {
             .join("; ");
     };
     let mut t = fmt_figure(value);
+    if s.at_least {
+        t = format!("\u{2265} {t}");
+    }
     if let Some(st) = s.start {
         t.push_str(&format!(" ({})", fmt_figure(st)));
     }
     match v {
-        CellVerdict::Compared(c) if c.verdict.is_real() => {
+        CellVerdict::Compared(c) if c.verdict.is_real() && c.delta_pct.is_finite() => {
             t.push_str(&format!(" {}", fmt_pct_change(c.delta_pct)))
         }
+        CellVerdict::Compared(c) if c.verdict.is_real() => t.push_str(" slower"),
+        CellVerdict::Compared(c) if c.verdict == Verdict::Same => t.push_str(" ="),
         CellVerdict::Compared(_) => t.push_str(" ~"),
         CellVerdict::Baseline | CellVerdict::None => {}
     }
@@ -170,27 +176,39 @@ fn rule_notes(t: &mut Table, m: &MatrixResult, r: &Reduced, n_text: &str) {
         Better::Lower => "lower is better",
     };
     t.note(format!(
-        "{}{better}; n = {n_text} runs per cell; `~` = change under the {} % noise bar",
+        "{}{better}; n = {n_text} runs per cell",
         if m.unit.is_empty() {
             String::new()
         } else {
             format!("unit {}; ", m.unit)
         },
+    ));
+    let family = format!(
+        "{} verdicts held at {} together (Bonferroni: each at {:.4})",
+        r.family, ALPHA, r.rule.alpha
+    );
+    if r.cells.iter().any(|c| c.by_loops) {
+        t.note(format!(
+            "pilot cells decided on their runs' loops by compare's rule (each run's quantile with its loops' spread, plus the spread between runs; unanswered loops beyond the window): a change is real when its interval excludes 0 and it passes the {} % threshold; `=` its interval lies within the threshold, `~` undecided; {family}",
+            r.rule.noise_bar_pct
+        ));
+        t.note("`≥ X`: a run's quantile reached an unanswered loop, so the figure is its lower bound (the answered loops and the window under it)");
+        return;
+    }
+    t.note(format!(
+        "`~` = change under the {} % noise bar; {family}",
         r.rule.noise_bar_pct
     ));
     if r.u_test_applies {
         t.note(format!(
-            "`~` also when a Mann-Whitney U test of the two cells' runs gives p >= {}",
+            "`~` also when a Mann-Whitney U test of the two cells' runs gives p >= {:.4}",
             r.rule.alpha
         ));
     } else {
         t.note(format!(
-            "{n_text} runs per cell are too few for a Mann-Whitney U test at {} (4 or more can decide); only the bar applies",
+            "{n_text} runs per cell are too few for a Mann-Whitney U test at {:.4}; only the bar applies",
             r.rule.alpha
         ));
-    }
-    if m.figure_kind == "steady" {
-        t.note("each run's figure is the mean of its steady windows; the start figure is its first window");
     }
 }
 
@@ -454,6 +472,7 @@ mod tests {
             value: Some(91.1),
             start: Some(69.8),
             runs: 1,
+            at_least: false,
         };
         assert_eq!(
             cell_text(&s, best(&[91.1], &[115.2], 2.0)),
@@ -470,6 +489,7 @@ mod tests {
             value: Some(12.0),
             start: None,
             runs: 3,
+            at_least: false,
         };
         assert_eq!(
             cell_text(&died, CellVerdict::Baseline),
@@ -481,6 +501,7 @@ mod tests {
             value: None,
             start: None,
             runs: 2,
+            at_least: false,
         };
         assert_eq!(cell_text(&all, CellVerdict::None), "timeout");
     }

@@ -637,8 +637,9 @@ fn pilot_figure_reads_the_nested_run_folder() {
         SCHEMA_VERSION,
     };
     let dir = common::scratch("pilot");
-    let make = |arm: &str, paints: &[f64]| -> std::path::PathBuf {
-        let loops: Vec<Loop> = paints
+    // `paints` answered loops, then `unanswered` that never were.
+    let make = |arm: &str, paints: &[f64], unanswered: usize| -> std::path::PathBuf {
+        let mut loops: Vec<Loop> = paints
             .iter()
             .enumerate()
             .map(|(i, &p)| Loop {
@@ -665,6 +666,17 @@ fn pilot_figure_reads_the_nested_run_folder() {
                 after_lapse: false,
             })
             .collect();
+        for k in 0..unanswered {
+            let mut l = loops[0].clone();
+            let t = 1000.0 * (paints.len() + k) as f64;
+            l.index = (paints.len() + k) as u64;
+            (l.answered, l.outcome) = (false, arena_run::Outcome::Unanswered);
+            (l.t_input, l.t_send) = (t, Some(t + 1.0));
+            (l.t_recv, l.t_draw, l.t_paint) = (None, None, None);
+            (l.send_to_recv, l.recv_to_draw, l.input_to_paint) = (None, None, None);
+            (l.reply_bytes, l.reply_frames) = (0, 0);
+            loops.push(l);
+        }
         let now = arena_run::rfc3339_utc(std::time::SystemTime::now());
         let run = Run {
             meta: RunMeta {
@@ -708,8 +720,14 @@ fn pilot_figure_reads_the_nested_run_folder() {
         run.write(&d).unwrap();
         d
     };
-    let stock = make("stock", &[60.0, 67.0, 70.0, 75.0, 141.0]);
-    let lazy = make("lazy", &[40.0, 49.0, 52.0, 60.0, 90.0]);
+    // 41 loops a run: stock's p50 70 ms, lazy's 35 ms; stuck's p50 lands on its unanswered
+    // loops (21 of 41), its answered ones 90-99.5 ms. One run a side: the spread between
+    // runs is compare's assumed one, so only a change past it is decided.
+    let spread =
+        |median: f64| -> Vec<f64> { (0..41).map(|i| median - 10.0 + 0.5 * i as f64).collect() };
+    let stock = make("stock", &spread(70.0), 0);
+    let lazy = make("lazy", &spread(35.0), 0);
+    let stuck = make("stuck", &spread(100.0)[..20], 21);
     let text = format!(
         r#"
 repeats = 1
@@ -724,6 +742,9 @@ args = "{}"
 name = "lazy"
 args = "{}"
 [[arm]]
+name = "stuck"
+args = "{}"
+[[arm]]
 name = "broken"
 args = "/nonexistent"
 [[case]]
@@ -731,17 +752,23 @@ name = "firing"
 command = "cp -r {{args}} {{run_dir}}/pilot"
 "#,
         stock.display(),
-        lazy.display()
+        lazy.display(),
+        stuck.display()
     );
     let m = common::run_text(&dir, &text);
     assert_eq!(m.runs[0].figure.as_ref().unwrap().value, 70.0);
-    assert_eq!(m.runs[1].figure.as_ref().unwrap().value, 52.0);
-    assert!(matches!(m.runs[2].status, RunStatus::Died(_)));
+    assert_eq!(m.runs[1].figure.as_ref().unwrap().value, 35.0);
+    // The run records no window, so its p50's bound is its slowest answer (every answer
+    // came within the window).
+    let stuck = m.runs[2].figure.as_ref().unwrap();
+    assert!(stuck.at_least && stuck.value == 99.5, "{stuck:?}");
+    assert!(matches!(m.runs[3].status, RunStatus::Died(_)));
     let md = matrix_table(&m).render(Format::Markdown);
     assert!(
-        md.contains("| firing | 70.0 | 52.0 \u{2212}26 % | died: exit 1 |"),
+        md.contains("| firing | 70.0 | 35.0 \u{2212}50 % | \u{2265} 99.5 slower | died: exit 1 |"),
         "{md}"
     );
+    assert!(md.contains("3 verdicts held at 0.05 together"), "{md}");
     assert!(md.contains("best of 1, ms, % against stock"), "{md}");
     assert!(md.contains("lower is better"), "{md}");
 }
