@@ -11,35 +11,7 @@ pub fn run(arm: &str, input_to_paint: &[f64], reply_bytes: u64) -> Run {
     let loops: Vec<Loop> = input_to_paint
         .iter()
         .enumerate()
-        .map(|(i, &v)| {
-            let t_input = 1000.0 + i as f64 * 250.0;
-            let its = 0.5 + v * 0.01;
-            let s2r = v * 0.6;
-            let r2d = v * 0.2;
-            Loop {
-                index: i as u64,
-                arm: arm.to_string(),
-                label: "firing".into(),
-                event: if i & 1 == 0 { "mousedown" } else { "mouseup" }.into(),
-                cold: false,
-                answered: true,
-                outcome: arena_run::Outcome::Answered,
-                t_input,
-                t_send: Some(t_input + its),
-                t_recv: Some(t_input + its + s2r),
-                t_draw: Some(t_input + its + s2r + r2d),
-                t_paint: Some(t_input + v),
-                input_to_socket: Some(its),
-                send_to_recv: Some(s2r),
-                recv_to_draw: Some(r2d),
-                input_to_paint: Some(v),
-                reply_bytes,
-                reply_frames: 1,
-                t_answer: None,
-                input_to_pixels: None,
-                after_lapse: false,
-            }
-        })
+        .map(|(i, &v)| answered(arm, i, v, reply_bytes))
         .collect();
     let n = loops.len() as u64;
     let mut summary = RunSummary {
@@ -51,42 +23,78 @@ pub fn run(arm: &str, input_to_paint: &[f64], reply_bytes: u64) -> Run {
     };
     summary.count_loops(&loops);
     Run {
-        meta: RunMeta {
-            schema_version: SCHEMA_VERSION,
-            arm: arm.to_string(),
-            knobs: BTreeMap::new(),
-            pilot_file: None,
-            pilot_hash: "0".repeat(64),
-            url: "http://127.0.0.1:1/".into(),
-            chromium_version: "synthetic".into(),
-            arena_perf_version: env!("CARGO_PKG_VERSION").into(),
-            host: Host {
-                cores: 1,
-                kernel: "synthetic".into(),
-                cpu_split: None,
-            },
-            started_at: "2026-11-29T19:00:00.000Z".into(),
-            ended_at: "2026-11-29T19:01:00.000Z".into(),
-            status: RunStatus::Complete,
-            status_message: None,
-            socket_source: SocketSource::PageHook,
-            seed: 1,
-            summary,
-            warnings: Vec::new(),
-            wire: None,
-            answer: None,
-            link: None,
-            link_connections: Vec::new(),
-            trace: None,
-            idle: None,
-            cpu: None,
-            loop_settings: None,
-            browser: None,
-        },
+        meta: meta(arm, summary),
         loops,
         events: Vec::new(),
         setup_events: None,
         gestures: Vec::new(),
+    }
+}
+
+/// Loop `i`, a press or a release in turn, answered `v` ms after its input.
+fn answered(arm: &str, i: usize, v: f64, reply_bytes: u64) -> Loop {
+    let t_input = 1000.0 + i as f64 * 250.0;
+    let its = 0.5 + v * 0.01;
+    let s2r = v * 0.6;
+    let r2d = v * 0.2;
+    Loop {
+        index: i as u64,
+        arm: arm.to_string(),
+        label: "firing".into(),
+        event: if i & 1 == 0 { "mousedown" } else { "mouseup" }.into(),
+        cold: false,
+        answered: true,
+        outcome: arena_run::Outcome::Answered,
+        t_input,
+        t_send: Some(t_input + its),
+        t_recv: Some(t_input + its + s2r),
+        t_draw: Some(t_input + its + s2r + r2d),
+        t_paint: Some(t_input + v),
+        input_to_socket: Some(its),
+        send_to_recv: Some(s2r),
+        recv_to_draw: Some(r2d),
+        input_to_paint: Some(v),
+        reply_bytes,
+        reply_frames: 1,
+        t_answer: None,
+        input_to_pixels: None,
+        after_lapse: false,
+    }
+}
+
+/// A complete run's `run.json` of `arm` with `summary`, every other field a fixed one.
+fn meta(arm: &str, summary: RunSummary) -> RunMeta {
+    RunMeta {
+        schema_version: SCHEMA_VERSION,
+        arm: arm.to_string(),
+        knobs: BTreeMap::new(),
+        pilot_file: None,
+        pilot_hash: "0".repeat(64),
+        url: "http://127.0.0.1:1/".into(),
+        chromium_version: "synthetic".into(),
+        arena_perf_version: env!("CARGO_PKG_VERSION").into(),
+        host: Host {
+            cores: 1,
+            kernel: "synthetic".into(),
+            cpu_split: None,
+        },
+        started_at: "2026-11-29T19:00:00.000Z".into(),
+        ended_at: "2026-11-29T19:01:00.000Z".into(),
+        status: RunStatus::Complete,
+        status_message: None,
+        socket_source: SocketSource::PageHook,
+        seed: 1,
+        summary,
+        warnings: Vec::new(),
+        wire: None,
+        answer: None,
+        link: None,
+        link_connections: Vec::new(),
+        trace: None,
+        idle: None,
+        cpu: None,
+        loop_settings: None,
+        browser: None,
     }
 }
 

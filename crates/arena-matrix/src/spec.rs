@@ -598,81 +598,6 @@ fn cases_of(
 
 fn figure_of(ctx: &Ctx<'_>, f: RawFigure) -> anyhow::Result<FigureSpec> {
     let kind = *f.kind.get_ref();
-    let group = f.group.clone().unwrap_or_else(|| "value".to_string());
-    let unused = |present: bool, key: &str| -> anyhow::Result<()> {
-        if present {
-            ctx.err(
-                f.kind.span(),
-                &format!("figure.{key}"),
-                format!("not used by figure kind `{kind:?}`").to_lowercase(),
-            )
-        } else {
-            Ok(())
-        }
-    };
-    let figure = match kind {
-        FigureKind::Regex | FigureKind::Steady => {
-            let Some(pattern) = &f.pattern else {
-                return ctx.err(
-                    f.kind.span(),
-                    "figure.pattern",
-                    "this figure kind needs a regex `pattern`",
-                );
-            };
-            let re = ctx.regex(pattern, "figure.pattern", &group)?;
-            let source = source_of(ctx, f.source, f.file, "figure.source")?;
-            if kind == FigureKind::Regex {
-                unused(f.warmup_s.is_some(), "warmup_s")?;
-                unused(f.window_s.is_some(), "window_s")?;
-                unused(f.windows.is_some(), "windows")?;
-                unused(f.per_window.is_some(), "per_window")?;
-                unused(f.warmup_runs.is_some(), "warmup_runs")?;
-                FigureSpec::Regex {
-                    source,
-                    pattern: re,
-                    group,
-                    pick: f.pick.unwrap_or_default(),
-                }
-            } else {
-                unused(f.pick.is_some(), "pick")?;
-                unused(f.warmup_runs.is_some(), "warmup_runs")?;
-                let windows = match &f.windows {
-                    None => 3,
-                    Some(w) if *w.get_ref() >= 1 => *w.get_ref(),
-                    Some(w) => return ctx.err(w.span(), "figure.windows", "must be at least 1"),
-                };
-                FigureSpec::Steady {
-                    source,
-                    pattern: re,
-                    group,
-                    warmup: seconds_of(ctx, &f.warmup_s, "figure.warmup_s", 0.0, true)?,
-                    window: seconds_of(ctx, &f.window_s, "figure.window_s", 2.0, false)?,
-                    windows,
-                    per_window: f.per_window.unwrap_or_default(),
-                }
-            }
-        }
-        FigureKind::Wall => {
-            unused(f.pattern.is_some(), "pattern")?;
-            unused(f.source.is_some() || f.file.is_some(), "source")?;
-            unused(f.pick.is_some(), "pick")?;
-            unused(f.windows.is_some() || f.window_s.is_some(), "windows")?;
-            unused(f.metric.is_some(), "metric")?;
-            FigureSpec::Wall {
-                warmup_runs: f.warmup_runs.unwrap_or(0),
-            }
-        }
-        FigureKind::Pilot => {
-            unused(f.pattern.is_some(), "pattern")?;
-            unused(f.source.is_some() || f.file.is_some(), "source")?;
-            unused(f.pick.is_some(), "pick")?;
-            unused(f.windows.is_some() || f.window_s.is_some(), "windows")?;
-            unused(f.warmup_runs.is_some(), "warmup_runs")?;
-            FigureSpec::Pilot {
-                metric: f.metric.unwrap_or(PilotMetric::P50),
-            }
-        }
-    };
     if kind != FigureKind::Pilot && kind != FigureKind::Wall && f.metric.is_some() {
         return ctx.err(
             f.kind.span(),
@@ -680,8 +605,88 @@ fn figure_of(ctx: &Ctx<'_>, f: RawFigure) -> anyhow::Result<FigureSpec> {
             "only used by figure kind `pilot`",
         );
     }
+    let unused = |present: bool, key: &str| unused_key(ctx, &f, present, key);
+    match kind {
+        FigureKind::Regex | FigureKind::Steady => pattern_figure(ctx, f),
+        FigureKind::Wall => {
+            unused(f.pattern.is_some(), "pattern")?;
+            unused(f.source.is_some() || f.file.is_some(), "source")?;
+            unused(f.pick.is_some(), "pick")?;
+            unused(f.windows.is_some() || f.window_s.is_some(), "windows")?;
+            unused(f.metric.is_some(), "metric")?;
+            Ok(FigureSpec::Wall {
+                warmup_runs: f.warmup_runs.unwrap_or(0),
+            })
+        }
+        FigureKind::Pilot => {
+            unused(f.pattern.is_some(), "pattern")?;
+            unused(f.source.is_some() || f.file.is_some(), "source")?;
+            unused(f.pick.is_some(), "pick")?;
+            unused(f.windows.is_some() || f.window_s.is_some(), "windows")?;
+            unused(f.warmup_runs.is_some(), "warmup_runs")?;
+            Ok(FigureSpec::Pilot {
+                metric: f.metric.unwrap_or(PilotMetric::P50),
+            })
+        }
+    }
+}
 
-    Ok(figure)
+/// A key given that the figure's kind does not use: an error at the figure's `kind`.
+fn unused_key(ctx: &Ctx<'_>, f: &RawFigure, present: bool, key: &str) -> anyhow::Result<()> {
+    if !present {
+        return Ok(());
+    }
+    let kind = *f.kind.get_ref();
+    ctx.err(
+        f.kind.span(),
+        &format!("figure.{key}"),
+        format!("not used by figure kind `{kind:?}`").to_lowercase(),
+    )
+}
+
+/// A figure read from lines that match a `pattern`: `regex` or `steady`.
+fn pattern_figure(ctx: &Ctx<'_>, f: RawFigure) -> anyhow::Result<FigureSpec> {
+    let kind = *f.kind.get_ref();
+    let group = f.group.clone().unwrap_or_else(|| "value".to_string());
+    let Some(pattern) = &f.pattern else {
+        return ctx.err(
+            f.kind.span(),
+            "figure.pattern",
+            "this figure kind needs a regex `pattern`",
+        );
+    };
+    let re = ctx.regex(pattern, "figure.pattern", &group)?;
+    let unused = |present: bool, key: &str| unused_key(ctx, &f, present, key);
+    if kind == FigureKind::Regex {
+        unused(f.warmup_s.is_some(), "warmup_s")?;
+        unused(f.window_s.is_some(), "window_s")?;
+        unused(f.windows.is_some(), "windows")?;
+        unused(f.per_window.is_some(), "per_window")?;
+        unused(f.warmup_runs.is_some(), "warmup_runs")?;
+        let source = source_of(ctx, f.source.clone(), f.file.clone(), "figure.source")?;
+        return Ok(FigureSpec::Regex {
+            source,
+            pattern: re,
+            group,
+            pick: f.pick.unwrap_or_default(),
+        });
+    }
+    unused(f.pick.is_some(), "pick")?;
+    unused(f.warmup_runs.is_some(), "warmup_runs")?;
+    let windows = match &f.windows {
+        None => 3,
+        Some(w) if *w.get_ref() >= 1 => *w.get_ref(),
+        Some(w) => return ctx.err(w.span(), "figure.windows", "must be at least 1"),
+    };
+    Ok(FigureSpec::Steady {
+        source: source_of(ctx, f.source.clone(), f.file.clone(), "figure.source")?,
+        pattern: re,
+        group,
+        warmup: seconds_of(ctx, &f.warmup_s, "figure.warmup_s", 0.0, true)?,
+        window: seconds_of(ctx, &f.window_s, "figure.window_s", 2.0, false)?,
+        windows,
+        per_window: f.per_window.unwrap_or_default(),
+    })
 }
 
 /// Generic samplers; each runs at the sampler's interval (ms) unless it names its own.
