@@ -29,7 +29,6 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ("crates/arena-wire/src/capture/af_packet.rs", "open", DEBT),
     ("crates/arena-wire/src/packet.rs", "decode", DEBT),
     ("crates/arena-wire/src/synth.rs", "write_session", DEBT),
-    ("crates/arena-wire/src/tables.rs", "direction_table", DEBT),
     ("crates/arena-wire/src/ws.rs", "feed_header", DEBT),
 ];
 

@@ -57,59 +57,9 @@ impl WireSummary {
         let mut row = |name: &str, f: &dyn Fn(&DirSummary) -> Cell| {
             t.push_row(vec![Cell::text(name), f(a), f(b)]);
         };
-        row("packets", &|d| count(d.packets));
-        row("  of which pure ACKs", &|d| count(d.pure_acks));
-        row("wire bytes (link headers included)", &|d| {
-            bytes(d.wire_bytes)
-        });
-        row("TCP payload", &|d| bytes(d.tcp_payload_bytes));
-        row("  retransmitted (not counted above)", &|d| {
-            bytes(d.retransmitted_bytes)
-        });
-        row("  out-of-order segments", &|d| {
-            count(d.out_of_order_segments)
-        });
-        row("  missing from capture", &|d| bytes(d.missing_bytes));
-        row("HTTP upgrade", &|d| bytes(d.http_upgrade_bytes));
-        row("WebSocket data frames", &|d| count(d.frames));
-        row("frame payload", &|d| bytes(d.frame_payload_bytes).strong());
-        row("frame p50", &|d| q(&d.frame_size, |s| s.p50));
-        row("frame p90", &|d| q(&d.frame_size, |s| s.p90));
-        row("frame p99", &|d| q(&d.frame_size, |s| s.p99));
-        row("frame max", &|d| q(&d.frame_size, |s| s.max));
-        row("frame headers", &|d| bytes(d.frame_header_bytes));
-        row("control frames (ping/pong/close)", &|d| {
-            count(d.control_frames)
-        });
-        row("control frame bytes (header+payload)", &|d| {
-            bytes(d.control_header_bytes + d.control_payload_bytes)
-        });
-        row("messages", &|d| count(d.messages));
-        row("  compressed (permessage-deflate)", &|d| {
-            count(d.compressed_messages)
-        });
-        row("message p50 (wire)", &|d| {
-            q(&d.message_wire_size, |s| s.p50)
-        });
-        row("message p90 (wire)", &|d| {
-            q(&d.message_wire_size, |s| s.p90)
-        });
-        row("message p99 (wire)", &|d| {
-            q(&d.message_wire_size, |s| s.p99)
-        });
-        row("message max (wire)", &|d| {
-            q(&d.message_wire_size, |s| s.max)
-        });
-        row("app bytes (after inflate)", &|d| {
-            bytes(d.app_bytes).strong()
-        });
-        row("message p50 (app)", &|d| q(&d.message_app_size, |s| s.p50));
-        row("message max (app)", &|d| q(&d.message_app_size, |s| s.max));
-        row("app / wire ratio", &|d| {
-            opt(d.compression_ratio, |x| {
-                format!("{x:.2}x (wire {:.0} % of app)", 100.0 / x)
-            })
-        });
+        tcp_rows(&mut row);
+        frame_rows(&mut row);
+        message_rows(&mut row);
         row("frame payload rate", &|d| {
             rate(d.frame_payload_per_s).strong()
         });
@@ -268,4 +218,72 @@ pub fn capture_table(s: &CaptureStats) -> Table {
     }
     t.note("interface counters cover every flow on the interface and exclude link headers; on lo rx and tx are the same packets");
     t
+}
+
+/// A row of the direction table: its name, and its cell for each direction.
+type Row<'a> = dyn FnMut(&str, &dyn Fn(&DirSummary) -> Cell) + 'a;
+
+/// Packets and TCP bytes.
+fn tcp_rows(row: &mut Row) {
+    row("packets", &|d| count(d.packets));
+    row("  of which pure ACKs", &|d| count(d.pure_acks));
+    row("wire bytes (link headers included)", &|d| {
+        bytes(d.wire_bytes)
+    });
+    row("TCP payload", &|d| bytes(d.tcp_payload_bytes));
+    row("  retransmitted (not counted above)", &|d| {
+        bytes(d.retransmitted_bytes)
+    });
+    row("  out-of-order segments", &|d| {
+        count(d.out_of_order_segments)
+    });
+    row("  missing from capture", &|d| bytes(d.missing_bytes));
+}
+
+/// The upgrade and the WebSocket frames, data and control.
+fn frame_rows(row: &mut Row) {
+    row("HTTP upgrade", &|d| bytes(d.http_upgrade_bytes));
+    row("WebSocket data frames", &|d| count(d.frames));
+    row("frame payload", &|d| bytes(d.frame_payload_bytes).strong());
+    row("frame p50", &|d| q(&d.frame_size, |s| s.p50));
+    row("frame p90", &|d| q(&d.frame_size, |s| s.p90));
+    row("frame p99", &|d| q(&d.frame_size, |s| s.p99));
+    row("frame max", &|d| q(&d.frame_size, |s| s.max));
+    row("frame headers", &|d| bytes(d.frame_header_bytes));
+    row("control frames (ping/pong/close)", &|d| {
+        count(d.control_frames)
+    });
+    row("control frame bytes (header+payload)", &|d| {
+        bytes(d.control_header_bytes + d.control_payload_bytes)
+    });
+}
+
+/// Messages, on the wire and after inflating.
+fn message_rows(row: &mut Row) {
+    row("messages", &|d| count(d.messages));
+    row("  compressed (permessage-deflate)", &|d| {
+        count(d.compressed_messages)
+    });
+    row("message p50 (wire)", &|d| {
+        q(&d.message_wire_size, |s| s.p50)
+    });
+    row("message p90 (wire)", &|d| {
+        q(&d.message_wire_size, |s| s.p90)
+    });
+    row("message p99 (wire)", &|d| {
+        q(&d.message_wire_size, |s| s.p99)
+    });
+    row("message max (wire)", &|d| {
+        q(&d.message_wire_size, |s| s.max)
+    });
+    row("app bytes (after inflate)", &|d| {
+        bytes(d.app_bytes).strong()
+    });
+    row("message p50 (app)", &|d| q(&d.message_app_size, |s| s.p50));
+    row("message max (app)", &|d| q(&d.message_app_size, |s| s.max));
+    row("app / wire ratio", &|d| {
+        opt(d.compression_ratio, |x| {
+            format!("{x:.2}x (wire {:.0} % of app)", 100.0 / x)
+        })
+    });
 }
