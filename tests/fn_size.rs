@@ -21,7 +21,6 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ("crates/arena-compare/src/group.rs", "select", DEBT),
     ("crates/arena-compare/src/html/mod.rs", "context_json", DEBT),
     ("crates/arena-fixture/src/art.rs", "render_base", DEBT),
-    ("crates/arena-logs/src/classload.rs", "overview", DEBT),
     ("crates/arena-logs/src/scan.rs", "scan", DEBT),
     ("crates/arena-matrix/src/exec.rs", "execute", DEBT),
     ("crates/arena-pilot/src/ab.rs", "run_ab", DEBT),

@@ -361,84 +361,49 @@ fn overview(sums: &[ClassLoadSummary], opts: &ClassLoadOptions) -> Table {
     let mut cols = vec![Column::left("")];
     cols.extend(sums.iter().map(|s| Column::right(short_name(&s.scan.file))));
     let mut t = Table::new(cols).with_title("Class loading");
-    let mut row = |label: String, cells: Vec<Cell>| {
+    let mut row = |label: String, cell: &dyn Fn(&ClassLoadSummary) -> Cell| {
         let mut r = vec![Cell::text(label)];
-        r.extend(cells);
+        r.extend(sums.iter().map(cell));
         t.push_row(r);
     };
     let secs = |v: Option<f64>| v.map_or(Cell::text("-"), |x| Cell::num(fmt_secs(x), x));
-    row(
-        "classes (n)".into(),
-        sums.iter().map(|s| count_cell(s.classes)).collect(),
-    );
-    row(
-        "first load (log clock)".into(),
-        sums.iter().map(|s| secs(s.first)).collect(),
-    );
-    row(
-        "last load (log clock)".into(),
-        sums.iter().map(|s| secs(s.last)).collect(),
-    );
-    row(
-        "span".into(),
-        sums.iter()
-            .map(|s| secs(s.first.zip(s.last).map(|(a, b)| b - a)))
-            .collect(),
-    );
-    row(
-        format!("gaps over {} s (n)", opts.gap),
-        sums.iter().map(|s| count_cell(s.gaps)).collect(),
-    );
-    row(
-        format!("time in gaps over {} s", opts.gap),
-        sums.iter()
-            .map(|s| Cell::num(fmt_secs(s.gap_total), s.gap_total))
-            .collect(),
-    );
-    row(
-        "longest gap".into(),
-        sums.iter()
-            .map(|s| match s.longest_gap {
-                Some((a, b)) => Cell::num(
-                    format!("{} ({}-{})", fmt_secs(b - a), fmt_secs(a), fmt_secs(b)),
-                    b - a,
-                ),
-                None => Cell::text("-"),
-            })
-            .collect(),
-    );
-    row(
-        "from the CDS archive".into(),
-        sums.iter()
-            .map(|s| {
-                Cell::num(
-                    format!(
-                        "{} of {}",
-                        fmt_count(s.cds as i64),
-                        fmt_count(s.classes as i64)
-                    ),
-                    s.cds as f64,
-                )
-            })
-            .collect(),
-    );
-    row(
-        "hidden/lambda classes".into(),
-        sums.iter().map(|s| count_cell(s.hidden)).collect(),
-    );
-    for (i, m) in opts.marks.iter().enumerate() {
-        row(
-            format!("first `{m}` class (s, classes before it)"),
-            sums.iter()
-                .map(|s| match s.marks.get(i).and_then(|x| x.1) {
-                    Some((t, before)) => Cell::num(
-                        format!("{} after {}", fmt_secs(t), fmt_count(before as i64)),
-                        t,
-                    ),
-                    None => Cell::text("never"),
-                })
-                .collect(),
+    row("classes (n)".into(), &|s| count_cell(s.classes));
+    row("first load (log clock)".into(), &|s| secs(s.first));
+    row("last load (log clock)".into(), &|s| secs(s.last));
+    row("span".into(), &|s| {
+        secs(s.first.zip(s.last).map(|(a, b)| b - a))
+    });
+    row(format!("gaps over {} s (n)", opts.gap), &|s| {
+        count_cell(s.gaps)
+    });
+    row(format!("time in gaps over {} s", opts.gap), &|s| {
+        Cell::num(fmt_secs(s.gap_total), s.gap_total)
+    });
+    row("longest gap".into(), &|s| match s.longest_gap {
+        Some((a, b)) => Cell::num(
+            format!("{} ({}-{})", fmt_secs(b - a), fmt_secs(a), fmt_secs(b)),
+            b - a,
+        ),
+        None => Cell::text("-"),
+    });
+    row("from the CDS archive".into(), &|s| {
+        let text = format!(
+            "{} of {}",
+            fmt_count(s.cds as i64),
+            fmt_count(s.classes as i64)
         );
+        Cell::num(text, s.cds as f64)
+    });
+    row("hidden/lambda classes".into(), &|s| count_cell(s.hidden));
+    for (i, m) in opts.marks.iter().enumerate() {
+        let label = format!("first `{m}` class (s, classes before it)");
+        row(label, &|s| match s.marks.get(i).and_then(|x| x.1) {
+            Some((t, before)) => Cell::num(
+                format!("{} after {}", fmt_secs(t), fmt_count(before as i64)),
+                t,
+            ),
+            None => Cell::text("never"),
+        });
     }
     for s in sums {
         crate::scan_notes(&mut t, &s.scan, ClassLoadParser::KIND);
