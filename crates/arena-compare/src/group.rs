@@ -48,18 +48,22 @@ pub struct RunData<'a> {
 }
 
 /// Whether an unanswered loop is censored on `m` in `run`: `m` ends at or after the answer,
-/// and the run measures it (some loop has it, or, with none answered, the oracle is the
-/// one that makes it). inputToSocket and recvToDraw end before an answer could have come.
+/// and the run measures it (some loop has it, or the oracle is the one that makes it).
+/// inputToSocket and recvToDraw end before an answer could have come. A run of which no
+/// loop was answered censors inputToPaint under any oracle: the page paints whatever
+/// reply comes, so none painted is none come within the window (a target that stopped
+/// answering, not a figure the run does not measure).
 fn censors(run: &Run, m: Metric, has_value: bool) -> bool {
     let oracle = run
         .meta
         .answer
         .as_ref()
         .map_or("reply", |a| a.oracle.as_str());
+    let none_answered = run.loops.iter().all(|l| !l.answered);
     match m {
         Metric::InputToSocket | Metric::RecvToDraw => false,
         Metric::SendToRecv => true,
-        Metric::InputToPaint => has_value || oracle == "reply",
+        Metric::InputToPaint => has_value || oracle == "reply" || none_answered,
         Metric::InputToPixels => has_value || oracle != "reply",
     }
 }

@@ -116,7 +116,7 @@ fn a_fifth_of_clicks_unanswered_fails_on_the_share_with_latency_limits_only() {
 
 #[test]
 fn a_candidate_with_every_loop_unanswered_fails_its_limits_not_bad_input() {
-    let b = side("stock", 150, 40.0, 1);
+    let mut b = side("stock", 150, 40.0, 1);
     let mut c = side("dead", 150, 40.0, 2);
     for r in &mut c {
         synthetic::unanswer(r, |_, _| true);
@@ -134,6 +134,25 @@ fn a_candidate_with_every_loop_unanswered_fails_its_limits_not_bad_input() {
     // A baseline with no loop answered is still refused: there is nothing to compare with.
     let e = gate_with(&c, &b, &["inputToPaint.p50=+10%"]).unwrap_err();
     assert!(bad_input(&e).contains("the baseline runs have no inputToPaint values"));
+
+    // Under the pixels oracle too: no reply painted is none come within the window, not
+    // a figure the candidate does not measure (it was bad input, exit 2, and hid the
+    // failing share).
+    for r in b.iter_mut().chain(c.iter_mut()) {
+        r.meta.answer = Some(arena_run::AnswerInfo {
+            oracle: "pixels".into(),
+            requested: "auto".into(),
+            detail: "r=8px".into(),
+            fallback: None,
+        });
+    }
+    let r = gate_with(&b, &c, &["inputToPaint.p50=+10%"]).unwrap();
+    let failures = r.failures();
+    assert!(
+        failures.contains(&"unanswered share".to_string())
+            && failures.iter().any(|f| f.starts_with("inputToPaint p50")),
+        "{failures:?}"
+    );
 }
 
 #[test]
