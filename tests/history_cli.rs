@@ -687,6 +687,17 @@ fn outputs_onto_the_history_database_are_refused_and_it_is_kept() {
         .output()
         .unwrap();
     refused(by_env, "gate --summary onto $ARENA_PERF_DB");
+
+    // A history no flag of the command names is a database all the same: a report or a
+    // plot linked onto it is refused, not written over (it was, exit 0).
+    refused(
+        arena(&["report", b, c, "--out", s(&link)]),
+        "report of run folders",
+    );
+    refused(
+        arena(&["compare", b, c, "--plot", s(&plots)]),
+        "plot of run folders",
+    );
 }
 
 /// `arena-perf ARGS` as a process that may not write `db` or its folder: as root (CI),

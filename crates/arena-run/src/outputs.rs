@@ -198,8 +198,33 @@ pub fn refuse_overwrite<'p>(
             ))
             .into());
         }
+        if !out.folder && is_database(&real) {
+            return Err(Exit::bad_input(format!(
+                "{} {}: would overwrite {}, an SQLite database (a history?), though this \
+                 command does not read it: no output of this tool is one, so it is never \
+                 written over (write it elsewhere)",
+                out.flag,
+                out.path.display(),
+                real.display()
+            ))
+            .into());
+        }
     }
     Ok(())
+}
+
+/// Whether `path` is a regular file that starts with SQLite's header: a history kept
+/// where no flag of the command names it (a report's `--out` linked onto it was written
+/// over, exit 0).
+fn is_database(path: &Path) -> bool {
+    use std::io::Read;
+    const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
+    let mut head = [0u8; 16];
+    std::fs::metadata(path).is_ok_and(|m| m.is_file())
+        && std::fs::File::open(path)
+            .and_then(|mut f| f.read_exact(&mut head))
+            .is_ok()
+        && &head == SQLITE_MAGIC
 }
 
 /// A run folder replaced whole (`pilot --out DIR --force`): the new run is written into
