@@ -156,12 +156,24 @@ fn a_stored_loop_edited_to_inf_or_below_zero_is_refused_on_reading() {
     let d = tempfile::tempdir().unwrap();
     let path = d.path().join("h.sqlite");
     let id = store(&d).add(&new_run(full_run(3), "main")).unwrap().id();
-    for bad in ["1e999", "-50"] {
+    // The last edit keeps each metric the difference of its times: only the loop's order
+    // (its paint 50 ms before its input) gives it away, as it does in a folder's loops.csv.
+    let edits = [
+        "send_to_recv = 1e999, t_recv = t_send + 1e999",
+        "send_to_recv = -50, t_recv = t_send - 50",
+        "input_to_paint = -50, t_paint = t_input - 50",
+    ];
+    for (bad, fresh) in edits.iter().zip([false, false, true]) {
+        if fresh {
+            for f in ["h.sqlite", "h.sqlite-wal", "h.sqlite-shm"] {
+                let _ = std::fs::remove_file(d.path().join(f));
+            }
+            let again = store(&d).add(&new_run(full_run(3), "main")).unwrap().id();
+            assert_eq!(again, id);
+        }
         let c = Connection::open(&path).unwrap();
-        c.execute_batch(&format!(
-            "UPDATE loops SET send_to_recv = {bad}, t_recv = t_send + {bad} WHERE ord = 2"
-        ))
-        .unwrap();
+        c.execute_batch(&format!("UPDATE loops SET {bad} WHERE ord = 2"))
+            .unwrap();
         drop(c);
         let s = store(&d);
         for e in [

@@ -301,10 +301,39 @@ pub(crate) fn check_typing(t: &crate::TypingSummary, loops: &[Loop]) -> Result<(
 /// rows): its figures and each loop checked as [`crate::Run::load`] checks a folder's, so
 /// an edited row (inf, -50) is refused, not compared.
 pub fn check_run(run: &crate::Run) -> Result<(), String> {
-    check_meta(&run.meta)?;
+    let meta = &run.meta;
+    check_meta(meta)?;
     let header = Header { has_outcome: true };
+    // The folder's order checks too: a row edited with its times kept consistent (paint
+    // 50 ms before the input) is as false in a database as in loops.csv.
+    let page_sockets = meta.socket_source == crate::SocketSource::PageHook;
+    let reply_oracle = meta.answer.as_ref().is_none_or(|a| a.oracle == "reply");
+    let mut breaks = (0u64, None);
     for (i, l) in run.loops.iter().enumerate() {
-        check_loop(l, header).map_err(|e| format!("loop {i}: {e}"))?;
+        let at = |e: String| format!("loop {i}: {e}");
+        check_loop(l, header).map_err(at)?;
+        if let Some(why) = page_sockets
+            .then(|| recorder_order_break(l, reply_oracle))
+            .flatten()
+        {
+            return Err(at(why));
+        }
+        if let Some(why) = invariant_break(l) {
+            breaks.0 += 1;
+            breaks.1.get_or_insert_with(|| at(why));
+        }
+    }
+    let declared = meta.summary.invariant_violations;
+    match breaks {
+        (found, Some(first)) if found > declared => {
+            return Err(undeclared_breaks(found, declared, &first))
+        }
+        (found, _) if found != declared => {
+            return Err(format!(
+                "summary.invariant_violations says {declared}, the loops hold {found} breaking t_input <= t_send <= t_recv <= t_draw <= t_paint"
+            ))
+        }
+        _ => {}
     }
     match &run.meta.summary.typing {
         Some(t) => check_typing(t, &run.loops),
