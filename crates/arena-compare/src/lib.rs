@@ -61,7 +61,7 @@ pub use gate::{
     ShareCheck,
 };
 pub use gate_out::{gate_ending, SummaryFiles};
-pub use group::{digest, groups, numbered_runs, run_names, By, Group, RunData};
+pub use group::{digest, groups, numbered_runs, run_names, By, Group, RunData, Select};
 pub use html::{report_html, ReportOptions};
 pub use input::{load_runs, load_runs_with_events};
 pub use json::{

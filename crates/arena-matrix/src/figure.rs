@@ -125,10 +125,15 @@ pub fn read_figure(
 }
 
 /// Reads a nested pilot run written under `run_dir` (its `run.json` there or in a
-/// sub-folder): warm inputToPaint p50 or p90, ms, its unanswered loops counted beyond the
-/// answer window as `compare` counts them (a quantile that reaches one reads as its lower
-/// bound, `at_least`), with the loops its cell is decided on.
-pub fn read_pilot(run_dir: &std::path::Path, metric: PilotMetric) -> Result<Figure, String> {
+/// sub-folder): warm inputToPaint p50 or p90, ms, of its loops of input `event` (all
+/// without), its unanswered loops counted beyond the answer window as `compare` counts
+/// them (a quantile that reaches one reads as its lower bound, `at_least`), with the loops
+/// its cell is decided on.
+pub fn read_pilot(
+    run_dir: &std::path::Path,
+    metric: PilotMetric,
+    event: Option<&str>,
+) -> Result<Figure, String> {
     let found = arena_run::Run::find_all(run_dir).map_err(|e| format!("{e:#}"))?;
     let Some(dir) = found.first() else {
         return Err(format!(
@@ -137,12 +142,19 @@ pub fn read_pilot(run_dir: &std::path::Path, metric: PilotMetric) -> Result<Figu
         ));
     };
     let run = arena_run::Run::load_loops_only(dir).map_err(|e| format!("{e:#}"))?;
-    let data = arena_compare::RunData::new(&run, false);
+    let keep = |l: &arena_run::Loop| event.is_none_or(|e| l.event == e);
+    let sel = arena_compare::Select {
+        include_cold: false,
+        keep: &keep,
+        over_bytes: None,
+    };
+    let data = arena_compare::RunData::select(&run, sel);
     let m = arena_run::Metric::InputToPaint;
     let sorted = data.values_all(m);
     let q = metric.q();
     let Some(v) = arena_stats::quantile_sorted(&sorted, q) else {
-        return Err("the pilot run has no warm loops".into());
+        let of = event.map(|e| format!(" {e}")).unwrap_or_default();
+        return Err(format!("the pilot run has no warm{of} loops"));
     };
     // An unanswered loop waited out the window. A run that does not record its window
     // still bounds it: every answer came within it, so it is at least the slowest one.

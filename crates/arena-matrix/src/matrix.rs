@@ -368,7 +368,7 @@ fn run_one(
     r.outcome = Some(outcome);
     if r.status == RunStatus::Ok {
         let read = match &spec.figure {
-            FigureSpec::Pilot { metric } => read_pilot(&dir, *metric),
+            FigureSpec::Pilot { metric, event } => read_pilot(&dir, *metric, event.as_deref()),
             f => read_figure(
                 f,
                 figure_tap

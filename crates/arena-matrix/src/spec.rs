@@ -53,6 +53,7 @@ struct RawFigure {
     per_window: Option<PerWindow>,
     warmup_runs: Option<u32>,
     metric: Option<PilotMetric>,
+    event: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -220,8 +221,12 @@ pub enum FigureSpec {
     /// Wall time of the command in ms, after `warmup_runs` unmeasured runs per case x arm.
     Wall { warmup_runs: u32 },
     /// A nested `arena-perf pilot` run: the case command writes a run folder under
-    /// `{run_dir}`, and its warm inputToPaint p50 or p90 (ms) is the figure.
-    Pilot { metric: PilotMetric },
+    /// `{run_dir}`, and its warm inputToPaint p50 or p90 (ms) is the figure, of the loops
+    /// of one kind of input (`event`, `mousedown`) or of all.
+    Pilot {
+        metric: PilotMetric,
+        event: Option<String>,
+    },
 }
 
 impl FigureSpec {
@@ -605,6 +610,9 @@ fn figure_of(ctx: &Ctx<'_>, f: RawFigure) -> anyhow::Result<FigureSpec> {
             "only used by figure kind `pilot`",
         );
     }
+    if let Some(e) = f.event.as_ref().filter(|_| kind != FigureKind::Pilot) {
+        return ctx.err(e.span(), "figure.event", "only used by figure kind `pilot`");
+    }
     let unused = |present: bool, key: &str| unused_key(ctx, &f, present, key);
     match kind {
         FigureKind::Regex | FigureKind::Steady => pattern_figure(ctx, f),
@@ -624,8 +632,19 @@ fn figure_of(ctx: &Ctx<'_>, f: RawFigure) -> anyhow::Result<FigureSpec> {
             unused(f.pick.is_some(), "pick")?;
             unused(f.windows.is_some() || f.window_s.is_some(), "windows")?;
             unused(f.warmup_runs.is_some(), "warmup_runs")?;
+            let event = match &f.event {
+                Some(e) if e.get_ref().trim().is_empty() => {
+                    return ctx.err(
+                        e.span(),
+                        "figure.event",
+                        "names no kind of input (`mousedown`, `keydown`)",
+                    )
+                }
+                e => e.as_ref().map(|e| e.get_ref().clone()),
+            };
             Ok(FigureSpec::Pilot {
                 metric: f.metric.unwrap_or(PilotMetric::P50),
+                event,
             })
         }
     }

@@ -212,6 +212,22 @@ fn rule_notes(t: &mut Table, m: &MatrixResult, r: &Reduced, n_text: &str) {
     }
 }
 
+/// A generic sampler whose readings gave no number: said, not left to a count in
+/// run-meta.json (a FIFO or `/dev/zero` as its file is never read, every interval a miss).
+fn sampler_notes(t: &mut Table, m: &MatrixResult) {
+    let mut by_name: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
+    for g in m.runs.iter().flat_map(|r| &r.generic) {
+        let e = by_name.entry(&g.name).or_default();
+        e.0 += u64::from(g.misses);
+        e.1 += u64::from(g.misses) + g.points.len() as u64;
+    }
+    for (name, (missed, readings)) in by_name.into_iter().filter(|e| e.1 .0 > 0) {
+        t.note(format!(
+            "sampler `{name}`: {missed} of {readings} readings gave no number (a file that is not a regular file, or a command that failed or printed none); see sampler-{name}.csv"
+        ));
+    }
+}
+
 /// Runs that fell short, an interruption, and the machine the runs ran on.
 fn run_notes(t: &mut Table, m: &MatrixResult, fewer_windows: usize, failed: usize) {
     if fewer_windows > 0 {
@@ -225,6 +241,7 @@ fn run_notes(t: &mut Table, m: &MatrixResult, fewer_windows: usize, failed: usiz
             "{failed} of {measured} runs gave no figure; each run folder keeps stderr.tail"
         ));
     }
+    sampler_notes(t, m);
     if m.interrupted {
         t.note(format!(
             "interrupted: {} of {} planned runs finished",

@@ -337,6 +337,13 @@ fn matrix_2x3x3_renders_the_notes_layout_and_survives_a_dying_launch() {
 fn wall_time_pinning_and_generic_samplers() {
     let dir = common::scratch("wall");
     std::fs::write(dir.join("busy"), "gpu busy: 37 %\n").unwrap();
+    // A FIFO no one writes: never opened (it would block the sampler), a miss each time.
+    let fifo = dir.join("stuck");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
     let text = format!(
         r#"
 repeats = 2
@@ -355,6 +362,9 @@ file = "{}"
 name = "echo"
 command = "echo 5"
 interval_ms = 50
+[[sampler.generic]]
+name = "stuck"
+file = "{}"
 
 [[arm]]
 name = "short"
@@ -368,7 +378,8 @@ args = "0.3"
 name = "sleep"
 command = "grep Cpus_allowed_list /proc/self/status > {{run_dir}}/cpus; sleep"
 "#,
-        dir.join("busy").display()
+        dir.join("busy").display(),
+        fifo.display()
     );
     let m = common::run_text(&dir, &text);
     assert_eq!(m.runs.len(), 6, "2 warm-ups + 2 x 2 measured");
@@ -399,6 +410,20 @@ command = "grep Cpus_allowed_list /proc/self/status > {{run_dir}}/cpus; sleep"
     assert!(md.contains("best of 2, ms, % against short"), "{md}");
     assert!(md.contains("pinned to cores 0"), "{md}");
     assert!(md.contains("lower is better"), "{md}");
+    let stuck: u32 = m
+        .runs
+        .iter()
+        .flat_map(|r| &r.generic)
+        .filter(|g| g.name == "stuck")
+        .map(|g| g.misses)
+        .sum();
+    assert!(stuck > 0, "{md}");
+    assert!(
+        md.contains(&format!(
+            "sampler `stuck`: {stuck} of {stuck} readings gave no number"
+        )),
+        "{md}"
+    );
 }
 
 /// Timeouts and failures are cells; every process of a killed or finished run is gone.
@@ -769,6 +794,25 @@ command = "cp -r {{args}} {{run_dir}}/pilot"
         "{md}"
     );
     assert!(md.contains("3 verdicts held at 0.05 together"), "{md}");
+
+    // Of one kind of input: every loop here is a press, so a figure of releases is none.
+    let only = |event: &str| {
+        let t = text.replace(
+            "metric = \"p50\"",
+            &format!("metric = \"p50\"\nevent = \"{event}\""),
+        );
+        let d = dir.join(event);
+        std::fs::create_dir_all(&d).unwrap();
+        common::run_text(&d, &t)
+    };
+    let presses = only("mousedown");
+    assert_eq!(presses.runs[0].figure.as_ref().unwrap().value, 70.0);
+    let releases = only("mouseup");
+    assert!(
+        matches!(&releases.runs[0].status, RunStatus::NoFigure(d) if d.contains("no warm mouseup loops")),
+        "{:?}",
+        releases.runs[0].status
+    );
     assert!(md.contains("best of 1, ms, % against stock"), "{md}");
     assert!(md.contains("lower is better"), "{md}");
 }
