@@ -78,6 +78,8 @@ pub struct RunResult {
     pub loadavg_at_start: Option<[f64; 3]>,
     pub cpu: Option<RunCpu>,
     pub phase_marks: Vec<PhaseMark>,
+    /// Lines the sampler's phase pattern matched (`None` without one).
+    pub phase_lines: Option<usize>,
     pub generic: Vec<GenericSeries>,
     pub stragglers_killed: usize,
     /// Time the matrix spent around this run that was not the run itself, ms.
@@ -109,6 +111,8 @@ pub struct MatrixResult {
     pub planned_runs: usize,
     pub runs: Vec<RunResult>,
     pub interrupted: bool,
+    /// Where the sampler's phase lines are read (`stdout`, `stderr`, `file PATH`).
+    pub phase_source: Option<String>,
 }
 
 impl MatrixResult {
@@ -282,6 +286,15 @@ pub fn run_matrix(
         planned_runs: order.len(),
         runs: Vec::with_capacity(order.len()),
         interrupted: false,
+        phase_source: spec
+            .sampler
+            .as_ref()
+            .and_then(|s| s.phase_pattern.as_ref())
+            .map(|(src, _)| match src {
+                crate::spec::LineSource::Stdout => "stdout".to_string(),
+                crate::spec::LineSource::Stderr => "stderr".to_string(),
+                crate::spec::LineSource::File(p) => format!("phase_file {p}"),
+            }),
     };
     let mut jsonl = OpenOptions::new()
         .create(true)
@@ -343,6 +356,7 @@ fn run_one(
         loadavg_at_start: crate::machine::loadavg(),
         cpu: None,
         phase_marks: Vec::new(),
+        phase_lines: None,
         generic: Vec::new(),
         stragglers_killed: 0,
         bookkeeping_ms: 0.0,
@@ -362,6 +376,7 @@ fn run_one(
     r.generic = std::mem::take(&mut fin.generic);
     let outcome = fin.outcome.take().unwrap_or(Outcome::Exited { code: -1 });
     let marks = phase_marks_of(spec, &fin, phase_tap);
+    r.phase_lines = phase_tap.map(|i| fin.hits.get(i).map_or(0, Vec::len));
     r.cpu = fin.cpu.take().map(|tree| cpu_of(tree, &marks));
     r.phase_marks = marks;
     r.status = status_of(&outcome);

@@ -242,6 +242,18 @@ fn run_notes(t: &mut Table, m: &MatrixResult, fewer_windows: usize, failed: usiz
         ));
     }
     sampler_notes(t, m);
+    if let Some(src) = &m.phase_source {
+        let none = m
+            .runs
+            .iter()
+            .filter(|r| !r.warmup && r.phase_lines == Some(0))
+            .count();
+        if none > 0 {
+            t.note(format!(
+                "phases: no line of {src} matched the phase pattern in {none} of {measured} runs, so they have no CPU by phase (a file that is missing or not a regular file, a FIFO or a device, is not read)"
+            ));
+        }
+    }
     if m.interrupted {
         t.note(format!(
             "interrupted: {} of {} planned runs finished",

@@ -564,6 +564,7 @@ command = "echo phase=waiting; sleep 0.8; echo phase=firing; {burn} 1000 hot:80 
     let r = &m.runs[0];
     let names: Vec<&str> = r.phase_marks.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(names, vec!["waiting", "firing", "done"]);
+    assert_eq!(r.phase_lines, Some(3));
     let phases = &r.cpu.as_ref().unwrap().phases;
     let get = |phase: &str, proc_: &str| {
         phases
@@ -591,6 +592,35 @@ command = "echo phase=waiting; sleep 0.8; echo phase=firing; {burn} 1000 hot:80 
         .render(Format::Markdown);
     assert!(t.contains("| c | a | firing |"), "{t}");
     assert!(t.contains("burner"), "{t}");
+}
+
+/// A phase file that is not a regular file (`/dev/zero`, read forever once) is not read,
+/// and the table says no phase came from it rather than leaving the phases out unsaid.
+#[test]
+fn a_phase_file_that_gives_no_line_is_said() {
+    let dir = common::scratch("phasezero");
+    let text = r#"
+repeats = 1
+[figure]
+kind = "wall"
+[sampler]
+phase_pattern = '^phase=(?P<phase>\w+)'
+phase_file = "/dev/zero"
+[[arm]]
+name = "a"
+[[case]]
+name = "c"
+command = "sleep 0.2"
+"#;
+    let m = common::run_text(&dir, text);
+    assert_eq!(m.runs[0].phase_lines, Some(0));
+    let md = matrix_table(&m).render(Format::Markdown);
+    assert!(
+        md.contains(
+            "phases: no line of phase_file /dev/zero matched the phase pattern in 1 of 1 runs"
+        ),
+        "{md}"
+    );
 }
 
 /// Bad matrix files are exit 2 and say which key on which line.
