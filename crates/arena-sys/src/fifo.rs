@@ -1,18 +1,18 @@
 //! Opening a user-named input that may be a FIFO, and saying so when that waits.
 //!
 //! Opening a FIFO for reading blocks until a writer opens the other end: the standard
-//! behaviour, kept here. What is added is one line on a terminal once the wait has lasted
-//! [`ANNOUNCE_AFTER`], so a forgotten writer is not mistaken for a hang:
+//! behaviour, kept here (`--pilot <(gen)` hands over a pipe). What is added is one line on
+//! stderr once the wait has lasted [`ANNOUNCE_AFTER`], so a forgotten writer is not
+//! mistaken for a hang, on a terminal or in a CI log alike:
 //!
 //! ```text
 //! arena-perf: waiting for a writer on FIFO /tmp/gc.fifo (a GC log (-Xlog:gc))
 //! ```
 //!
-//! Off a terminal nothing is printed and the open is exactly `File::open`. A path that is
-//! not a FIFO costs one `stat` more than `File::open`.
+//! A path that is not a FIFO costs one `stat` more than `File::open`.
 
 use std::fs::File;
-use std::io::{self, IsTerminal};
+use std::io;
 use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 use std::sync::mpsc;
@@ -21,17 +21,10 @@ use std::time::Duration;
 /// How long an open may wait for a writer before the line is printed.
 pub const ANNOUNCE_AFTER: Duration = Duration::from_secs(2);
 
-/// Set to `1` to print the line even when stderr is not a terminal (for tests and scripts).
-pub const ANNOUNCE_ENV: &str = "ARENA_PERF_ANNOUNCE_WAITS";
-
-/// Opens `path` for reading like `File::open`. When it is a FIFO with no writer yet and
-/// stderr is a terminal (or [`ANNOUNCE_ENV`] is `1`), prints
-/// `arena-perf: waiting for a writer on FIFO <path> (<what>)` to stderr after
+/// Opens `path` for reading like `File::open`. When it is a FIFO with no writer yet,
+/// prints `arena-perf: waiting for a writer on FIFO <path> (<what>)` to stderr after
 /// [`ANNOUNCE_AFTER`], then keeps waiting. `what` names the input ("matrix file").
 pub fn open_announced(path: &Path, what: &str) -> io::Result<File> {
-    if !announcing() {
-        return File::open(path);
-    }
     open_with(path, what, ANNOUNCE_AFTER, &mut |line| eprintln!("{line}"))
 }
 
@@ -52,11 +45,6 @@ pub fn read_to_string_announced(path: &Path, what: &str) -> io::Result<String> {
         ));
     }
     Ok(text)
-}
-
-/// Whether a wait is said: stderr is a terminal, or [`ANNOUNCE_ENV`] is `1`.
-fn announcing() -> bool {
-    std::env::var_os(ANNOUNCE_ENV).is_some_and(|v| v == "1") || io::stderr().is_terminal()
 }
 
 /// [`open_announced`] with the delay and the announcer given: `announce` gets the line at
