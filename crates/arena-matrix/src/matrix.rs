@@ -286,15 +286,7 @@ pub fn run_matrix(
         planned_runs: order.len(),
         runs: Vec::with_capacity(order.len()),
         interrupted: false,
-        phase_source: spec
-            .sampler
-            .as_ref()
-            .and_then(|s| s.phase_pattern.as_ref())
-            .map(|(src, _)| match src {
-                crate::spec::LineSource::Stdout => "stdout".to_string(),
-                crate::spec::LineSource::Stderr => "stderr".to_string(),
-                crate::spec::LineSource::File(p) => format!("phase_file {p}"),
-            }),
+        phase_source: phase_source_of(spec),
     };
     let mut jsonl = OpenOptions::new()
         .create(true)
@@ -531,6 +523,16 @@ fn taps_of(spec: &MatrixSpec, dir: &Path) -> (Vec<Tap>, Option<usize>, Option<us
             taps.len() - 1
         });
     (taps, figure_tap, phase_tap)
+}
+
+/// Where the sampler's phase lines are read (`stdout`, `stderr`, `phase_file PATH`).
+fn phase_source_of(spec: &MatrixSpec) -> Option<String> {
+    let (src, _) = spec.sampler.as_ref()?.phase_pattern.as_ref()?;
+    Some(match src {
+        crate::spec::LineSource::Stdout => "stdout".to_string(),
+        crate::spec::LineSource::Stderr => "stderr".to_string(),
+        crate::spec::LineSource::File(p) => format!("phase_file {p}"),
+    })
 }
 
 /// The file's fixed phase marks, then the ones the command printed.
