@@ -991,10 +991,12 @@ async fn changes_wait_for_the_tick_and_share_a_frame() {
         c.input(InputKind::MouseDown, 2 + i, 2).await;
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    // A loaded machine can stretch the 30 ms of sleeps past a tick; every tick the inputs
-    // spanned may add a frame, but no more.
+    // A loaded machine can stretch the 30 ms of sleeps past a tick, and the session can
+    // read the inputs a tick later than they were sent (CI: 3 frames for 4 inputs sent
+    // within 54 ms); every tick the inputs spanned may add a frame, and still fewer
+    // frames than inputs is what sharing means.
     let span_ms = first.elapsed().as_millis() as usize;
-    let most = 2 + span_ms / 400;
+    let most = 3 + span_ms / 400;
     let mut frames = 0;
     while let Some(f) = c.frame(Duration::from_millis(900)).await {
         assert!(f.id > board.id);
