@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use crate::compare_common::{arena, s};
-use crate::support::machine::shared;
+use crate::support::machine::{exclusive, shared};
 
 fn text(o: &Output) -> String {
     format!(
@@ -36,14 +36,16 @@ fn record_with(dir: &Path, arm: &str, knobs: &[&str], flags: &[&str]) -> PathBuf
 
 #[test]
 fn fixture_delay_fails_the_gate_same_arm_never_does_and_deploy_looks_idle() {
-    let _g = shared();
+    // The machine alone: like runs are recorded minutes apart, and on the fixture's
+    // ~3 ms sendToRecv p50 a neighbour's load between them (+4 ms once) is a real change
+    // the gate rightly fails, not a false alarm.
+    let _g = exclusive();
     let root = std::env::temp_dir().join(format!("arena-compare-fixture-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
     std::fs::create_dir_all(&root).unwrap();
 
-    // Both arms alike but for delay_ms: the fixture runs inside this debug build, where
-    // the firing phase's line-of-sight work and eager PNG encodes cost far more than in
-    // release and would drown a 40 ms step in CPU noise on a loaded machine.
+    // Both arms alike but for delay_ms: the firing phase's line-of-sight work and eager
+    // PNG encodes would drown a 40 ms step in CPU noise on a loaded machine.
     let quiet = ["los_work=0", "lazy_png=true"];
     // Interleaved, as `ab` records: stock, delay40, stock, delay40, then more stock.
     // The fixture's `delay40` arm is delay_ms=40 before every reply frame.
