@@ -19,7 +19,7 @@ use arena_stats::Summary;
 
 use crate::support::watched::{bin, group_any_state, group_members, serve_fixture, Watched};
 
-use crate::support::machine::{exclusive, shared};
+use crate::support::machine::{exclusive, remeasured, shared};
 
 fn rt() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
@@ -309,16 +309,38 @@ fn a_link_of_rtt_20ms_adds_20ms_to_send_to_recv_and_the_run_says_so() {
         ..base_overrides(40)
     };
     // Interleaved, two runs a side: a slow spell of a shared machine lands on both.
-    let outs = run_arms(
-        &pilot,
-        vec![
-            ("direct", mk(None)),
-            ("rtt20", mk(Some("rtt=20ms"))),
-            ("direct", mk(None)),
-            ("rtt20", mk(Some("rtt=20ms"))),
-        ],
-        tmp.path(),
+    let (mut kept, mut attempt) = (None, 0);
+    remeasured("a link of rtt 20ms", || {
+        attempt += 1;
+        let dir = tmp.path().join(format!("attempt-{attempt}"));
+        let outs = run_arms(
+            &pilot,
+            vec![
+                ("direct", mk(None)),
+                ("rtt20", mk(Some("rtt=20ms"))),
+                ("direct", mk(None)),
+                ("rtt20", mk(Some("rtt=20ms"))),
+            ],
+            &dir,
+        );
+        check_link_runs(&outs);
+        let shifts = link_shifts(&outs);
+        kept = Some(outs);
+        shifts
+    });
+    let outs = kept.expect("measured");
+    let (a, b) = (&outs[0].run, &outs[1].run);
+    let table =
+        arena_compare::by_run_table(&[a.clone(), b.clone()]).render(arena_report::Format::Markdown);
+    assert!(
+        table.contains("| link") && table.contains("rtt=20ms"),
+        "{table}"
     );
+}
+
+/// What the link test's runs must say whatever the machine's load: which link carried
+/// what, and that each run completed.
+fn check_link_runs(outs: &[Outcome]) {
     let (a, b) = (&outs[0].run, &outs[1].run);
     assert_eq!(a.meta.link, None);
     assert_eq!(
@@ -340,7 +362,7 @@ fn a_link_of_rtt_20ms_adds_20ms_to_send_to_recv_and_the_run_says_so() {
         "{}",
         b.meta.url
     );
-    for o in &outs {
+    for o in outs {
         assert_eq!(o.run.meta.status, RunStatus::Complete);
         assert!(
             o.run.meta.summary.unanswered <= 2,
@@ -348,16 +370,21 @@ fn a_link_of_rtt_20ms_adds_20ms_to_send_to_recv_and_the_run_says_so() {
             o.run.meta.warnings
         );
     }
+}
+
+/// The link test's timing claims: the press's sendToRecv p50 moves by the link's 20 ms
+/// within 1.5 ms, and every kind's sendToRecv and inputToPaint within 3.
+fn link_shifts(outs: &[Outcome]) -> Result<(), String> {
+    let (a, b) = (&outs[0].run, &outs[1].run);
     let direct = by_event_pooled(&[a, &outs[2].run], "mousedown");
     let linked = by_event_pooled(&[b, &outs[3].run], "mousedown");
     let d = linked - direct;
     eprintln!(
         "link: mousedown sendToRecv p50 {direct:.2} ms direct, {linked:.2} ms through rtt=20ms (2 runs of 39 a side)"
     );
-    assert!(
-        (d - 20.0).abs() <= 1.5,
-        "rtt=20ms added {d:.2} ms to sendToRecv p50"
-    );
+    if (d - 20.0).abs() > 1.5 {
+        return Err(format!("rtt=20ms added {d:.2} ms to sendToRecv p50"));
+    }
     // Every kind moves by the link's round trip, on the socket and on the headline.
     for ev in ["mousedown", "mouseup"] {
         for m in [
@@ -371,19 +398,12 @@ fn a_link_of_rtt_20ms_adds_20ms_to_send_to_recv_and_the_run_says_so() {
                 "link: {ev} {} p50 {direct:.2} -> {linked:.2} ms ({d:+.2})",
                 m.name()
             );
-            assert!(
-                (d - 20.0).abs() <= 3.0,
-                "rtt=20ms moved {ev} {} p50 by {d:.2} ms",
-                m.name()
-            );
+            if (d - 20.0).abs() > 3.0 {
+                return Err(format!("rtt=20ms moved {ev} {} p50 by {d:.2} ms", m.name()));
+            }
         }
     }
-    let table =
-        arena_compare::by_run_table(&[a.clone(), b.clone()]).render(arena_report::Format::Markdown);
-    assert!(
-        table.contains("| link") && table.contains("rtt=20ms"),
-        "{table}"
-    );
+    Ok(())
 }
 
 #[test]
