@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use crate::compare_common::{arena, cheap_pilot, s, Scratch};
-use crate::support::machine::shared;
+use crate::support::machine::exclusive;
 
 fn text(o: &Output) -> String {
     format!(
@@ -71,7 +71,10 @@ fn fake_gh(dir: &Path) -> PathBuf {
 
 #[test]
 fn ci_steps_record_on_main_gate_a_pull_request_and_post_its_summary() {
-    let _g = shared();
+    // The machine alone: the pull request's stock runs must pass against main's, recorded
+    // a minute before, and beside another test's browser they once read a p50 of 24.8 ms
+    // against main's 10.6 (+133 %), a real difference in the machine, not in the arm.
+    let _g = exclusive();
     let d = Scratch::new("hist-ci");
     let pilot = cheap_pilot(&d.0);
     let gh_log = fake_gh(&d.0);
