@@ -56,10 +56,16 @@ impl CanvasRect {
     }
 }
 
-/// Page clock = CLOCK_MONOTONIC ms - `offset_ms`, to within `error_ms`.
+/// Page clock = CLOCK_MONOTONIC ms - `offset_ms`, to within `error_ms`; and Unix ms (the
+/// host's wall clock, which server logs are stamped with) = page clock + `unix_offset_ms`,
+/// from the same bracket.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct ClockMap {
     pub offset_ms: f64,
+    pub unix_offset_ms: f64,
+    /// The page's own `performance.timeOrigin`, Unix ms: its browser's idea of the same
+    /// origin, which `unix_offset_ms` checks.
+    pub time_origin_ms: f64,
     /// Half the narrowest bracket: the mapping's worst-case error.
     pub error_ms: f64,
     /// Brackets measured.
@@ -67,6 +73,13 @@ pub struct ClockMap {
 }
 
 pub use arena_sys::clock::monotonic_ms;
+
+/// The host's wall clock, ms since the Unix epoch (0 before it).
+fn unix_ms() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64() * 1e3)
+}
 
 /// A canvas selector matched several visible elements (the message lists them): a
 /// mistake in the pilot file, not a page still loading.
@@ -717,30 +730,38 @@ impl Page {
         })
     }
 
-    /// Maps CLOCK_MONOTONIC onto the page clock with the narrowest of 20 bracketed
-    /// `[performance.now(), performance.timeOrigin]` evaluations. Cached until `clear()`.
+    /// Maps CLOCK_MONOTONIC and the wall clock onto the page clock with the narrowest of 20
+    /// bracketed `[performance.now(), performance.timeOrigin]` evaluations. Cached until
+    /// `clear()`.
     pub async fn clock_map(&self) -> Result<ClockMap> {
         if let Some(m) = self.clock.lock().ok().and_then(|k| *k) {
             return Ok(m);
         }
-        let mut best: Option<(f64, f64)> = None; // (width, offset)
+        let mut best: Option<(f64, f64, f64)> = None; // (width, offset, unix offset)
+        let mut time_origin_ms = f64::NAN;
         let n = 20;
         for _ in 0..n {
-            let t0 = monotonic_ms();
-            let v = self.eval_json("performance.now()").await?;
-            let t1 = monotonic_ms();
-            let pn = v
-                .as_f64()
-                .ok_or_else(|| anyhow!("performance.now() gave {v}"))?;
+            let (t0, u0) = (monotonic_ms(), unix_ms());
+            let v = self
+                .eval_json("[performance.now(), performance.timeOrigin]")
+                .await?;
+            let (t1, u1) = (monotonic_ms(), unix_ms());
+            let (Some(pn), Some(origin)) = (v[0].as_f64(), v[1].as_f64()) else {
+                bail!("[performance.now(), performance.timeOrigin] gave {v}");
+            };
+            time_origin_ms = origin;
             let width = t1 - t0;
             let offset = (t0 + t1) / 2.0 - pn;
-            if best.is_none_or(|(w, _)| width < w) {
-                best = Some((width, offset));
+            let unix_offset = (u0 + u1) / 2.0 - pn;
+            if best.is_none_or(|(w, _, _)| width < w) {
+                best = Some((width, offset, unix_offset));
             }
         }
-        let (width, offset_ms) = best.ok_or_else(|| anyhow!("no clock sample"))?;
+        let (width, offset_ms, unix_offset_ms) = best.ok_or_else(|| anyhow!("no clock sample"))?;
         let m = ClockMap {
             offset_ms,
+            unix_offset_ms,
+            time_origin_ms,
             error_ms: width / 2.0,
             n,
         };

@@ -95,6 +95,7 @@ fn meta(arm: &str, summary: RunSummary) -> RunMeta {
         cpu: None,
         loop_settings: None,
         browser: None,
+        clock: None,
     }
 }
 

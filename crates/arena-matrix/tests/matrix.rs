@@ -765,6 +765,7 @@ fn pilot_figure_reads_the_nested_run_folder() {
                 cpu: None,
                 loop_settings: None,
                 browser: None,
+                clock: None,
             },
             loops,
             events: Vec::new(),

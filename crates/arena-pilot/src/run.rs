@@ -148,6 +148,8 @@ struct Gathered {
     browser: Option<arena_run::BrowserSettings>,
     /// The gestures made after the clicks, accounted for.
     gestures: Vec<crate::moves::GestureLoops>,
+    /// The page clock on the host's clocks, measured before the clicks.
+    clock: Option<arena_browser::ClockMap>,
 }
 
 impl Gathered {
@@ -171,6 +173,7 @@ impl Gathered {
             phase_jitter_ms: 0.0,
             stalled: false,
             browser: None,
+            clock: None,
             gestures: Vec::new(),
         }
     }
@@ -386,12 +389,13 @@ async fn measure(
     g.phase_jitter_ms = plan
         .phase_jitter_ms
         .unwrap_or(g.frame_interval_ms.unwrap_or(DEFAULT_FRAME_MS));
+    g.clock = page.clock_map().await.ok();
     let clicker = Clicker {
         page,
         plan,
         cancel,
         judge: g.judge.clone(),
-        page_clock: page.clock_map().await.ok().map(|m| m.offset_ms),
+        page_clock: g.clock.map(|m| m.offset_ms),
         timing: Timing::new(plan.seed, g.phase_jitter_ms),
     };
     g.phase("clicks");
@@ -687,6 +691,12 @@ fn assemble(
         },
     };
     let mut run = build_run(&ctx, paired, &g.col.records);
+    run.meta.clock = g.clock.map(|m| arena_run::PageClock {
+        unix_offset_ms: m.unix_offset_ms,
+        error_ms: m.error_ms,
+        n: m.n as u32,
+        time_origin_ms: m.time_origin_ms,
+    });
     if let Some(log) = target.link_log() {
         let setup = g.setup.iter().flat_map(|k| &k.records);
         let opened = crate::link::sockets_opened(setup.chain(&g.col.records));

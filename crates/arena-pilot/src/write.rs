@@ -121,6 +121,7 @@ pub fn build_run(ctx: &RunContext, paired: Paired, records: &[Record]) -> Run {
         cpu: None,
         loop_settings: ctx.loop_settings.clone(),
         browser: None,
+        clock: None,
     };
     Run {
         meta,

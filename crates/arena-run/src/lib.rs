@@ -34,9 +34,9 @@ pub use folder::{
 };
 pub use model::{
     AnswerInfo, BrowserSettings, Event, Host, IdleFrame, IdleWindow, InputPhase, LinkConnection,
-    Loop, LoopSettings, Metric, Outcome, Run, RunMeta, RunStatus, RunSummary, ShamWatches,
-    SocketSource, TraceInfo, TraceOverhead, TracePresented, TypingSummary, Warning, WireDirection,
-    WireFigures, IDLE_SHARE, SCHEMA_VERSION,
+    Loop, LoopSettings, Metric, Outcome, PageClock, Run, RunMeta, RunStatus, RunSummary,
+    ShamWatches, SocketSource, TraceInfo, TraceOverhead, TracePresented, TypingSummary, Warning,
+    WireDirection, WireFigures, IDLE_SHARE, SCHEMA_VERSION,
 };
 pub use staging::Staging;
 pub use startup::{Milestone, RoundStatus, StartupRound};

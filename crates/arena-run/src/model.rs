@@ -184,6 +184,22 @@ pub struct RunMeta {
     /// recorded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub browser: Option<BrowserSettings>,
+    /// The page clock on the host's wall clock, which server logs are stamped with
+    /// (`explain` joins them by it); absent in runs made before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock: Option<PageClock>,
+}
+
+/// Unix ms (the host's wall clock) = page ms + `unix_offset_ms`, to within `error_ms`:
+/// the narrowest of `n` brackets of host clock readings around one `performance.now()`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PageClock {
+    pub unix_offset_ms: f64,
+    pub error_ms: f64,
+    pub n: u32,
+    /// The page's own `performance.timeOrigin`, Unix ms: the browser's idea of the same
+    /// offset (it reads its wall clock once, at navigation).
+    pub time_origin_ms: f64,
 }
 
 /// The browser a run's page was shown in, as the page saw it: an arm may set each (the

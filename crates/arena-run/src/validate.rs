@@ -410,7 +410,26 @@ pub(crate) fn check_meta(meta: &RunMeta) -> Result<(), String> {
     if let Some(b) = &meta.browser {
         check_browser(b)?;
     }
+    if let Some(c) = &meta.clock {
+        check_clock(c)?;
+    }
     Ok(())
+}
+
+/// `run.json`'s `clock`: offsets that are Unix times, an error that is a duration.
+fn check_clock(c: &crate::model::PageClock) -> Result<(), String> {
+    for (name, v) in [
+        ("unix_offset_ms", c.unix_offset_ms),
+        ("time_origin_ms", c.time_origin_ms),
+    ] {
+        if !v.is_finite() || v.abs() > MAX_TIME_MS {
+            return Err(format!("clock.{name} is {}: out of range", show(v)));
+        }
+    }
+    if c.error_ms < 0.0 {
+        return Err(format!("clock.error_ms is {}: negative", show(c.error_ms)));
+    }
+    check_duration("clock.error_ms", c.error_ms)
 }
 
 /// `run.json`'s `browser`: a ratio and a slowdown a browser can have, a viewport with area.

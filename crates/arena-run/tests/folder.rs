@@ -95,6 +95,7 @@ fn sample_run() -> Run {
             cpu: None,
             loop_settings: None,
             browser: None,
+            clock: None,
         },
         loops,
         events: vec![Event {
