@@ -11,6 +11,7 @@ mod capture_cli;
 mod cli_args;
 mod compare_cli;
 mod compare_fixture;
+mod explain;
 mod fifo_waits;
 mod file_cycles;
 mod fixtures_examples;

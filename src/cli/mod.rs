@@ -11,6 +11,7 @@ mod common;
 mod compare;
 mod completions;
 mod demo;
+mod explain;
 mod gate;
 mod history;
 mod logs;
@@ -70,6 +71,17 @@ pub enum Command {
     Report(report::ReportArgs),
     /// Plot runs: latency CDF per arm (log x) and a per-click timeline, SVG or PNG.
     Plot(plot::PlotArgs),
+    /// Why were the slow loops slow? Each loop's stages (input → socket, socket → reply,
+    /// reply → pixels) joined on one clock to the server's evidence: GC pauses from a JVM
+    /// log with wall time, slow frames from a stats log.
+    ///
+    /// The tail table counts, for the loops over --tail and for those at or under the
+    /// median, the loops each cause overlapped and the share of their time it covered,
+    /// beside the same join with the evidence shifted by random offsets (chance). A cause
+    /// is named only when the tail meets it more often than 95 % of the shifts and more
+    /// often than the body does. Exit 2 for a log without wall time, or one that misses the
+    /// run's time (it says by how much).
+    Explain(explain::Args),
     /// Before measuring: from a short pilot of one arm, or the testbed's stored runs, how
     /// many runs of how many clicks would see a change of a given size (`--detect
     /// inputToPixels.p90=+10%`), and how long.
@@ -126,6 +138,7 @@ fn only_reads_and_prints(cmd: &Command) -> bool {
         Command::Compare(_)
         | Command::Gate(_)
         | Command::Plot(_)
+        | Command::Explain(_)
         | Command::Plan(_)
         | Command::Logs(_)
         | Command::Completions(_)
@@ -149,6 +162,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Gate(a) => gate::run(a),
         Command::History(a) => history::run(a),
         Command::Plot(a) => plot::run(a),
+        Command::Explain(a) => explain::run(a),
         Command::Plan(a) => compare::plan(a),
         Command::Report(a) => report::run(a),
         Command::Matrix(a) => matrix::run(a),
