@@ -126,6 +126,11 @@ fn expected(e: &Example) -> &'static [&'static str] {
             "measured over 2 runs",
         ],
         ("plot", 0) => &["wrote ", "latency.svg"],
+        ("explain", 0) => &[
+            "| slow server frame (≥ 100 ms) | socket → reply | 10 | 6 of 7 |",
+            "yes: 6 of 7 over the p90",
+            "| 18 | mousedown | unanswered | nothing in the evidence |",
+        ],
         ("report", 0) => &["wrote ", "report.html", "against stock, 4 runs"],
         ("serve", 0) => &["fixture match at http://127.0.0.1:", "\"lazy_png\":true"],
         ("wire summary", 0) => &["wire summary:", "port 18087", "WebSocket data frames"],

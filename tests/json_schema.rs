@@ -675,6 +675,34 @@ fn wire_summary_json_of_the_binary() {
 }
 
 #[test]
+fn explain_json_of_the_binary() {
+    let doc = json_of(&[
+        "explain",
+        "fixtures/explain/run",
+        "--stats",
+        "fixtures/explain/stats.log",
+        "--slow-frame",
+        "100",
+        "--format",
+        "json",
+    ]);
+    assert_valid("explain.json", &doc);
+    assert_eq!(doc["kind"], "explain");
+    // The run it explains carries the page clock on the wall.
+    let meta = read_json(&root().join("fixtures/explain/run/run.json"));
+    assert_valid("run.json", &meta);
+    assert!(meta["clock"]["unix_offset_ms"].as_f64().unwrap() > 1.7e12);
+    assert_eq!(doc["rows"][0]["named"], true);
+    assert!(doc["clock"]["sent_to_received"]["n"].as_u64().unwrap() > 70);
+    let mut d = doc.clone();
+    d["rows"][0]["cause"] = json!("cosmic_ray");
+    assert_invalid("explain.json", &d, "a cause the tool does not name");
+    let mut d = doc.clone();
+    d["loops"][0]["outcome"] = json!("claimed");
+    assert_invalid("explain.json", &d, "a claimed loop is never joined");
+}
+
+#[test]
 fn wire_capture_json_of_the_binary() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("c.pcap");
