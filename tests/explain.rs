@@ -121,7 +121,7 @@ fn a_real_g1_log_is_joined_to_the_loop_whose_reply_it_held() {
         .unwrap_or_default();
     assert!(
         loop4.contains(&format!("{pauses} pieces of GC pause for "))
-            && loop4.contains("of socket → reply, the longest Pause Full 8.0 ms (")
+            && loop4.contains("of socket → reply, the longest Pause Full (System.gc()) 8.0 ms (")
             && loop4.contains("gc-g1-wall.log:36)"),
         "{md}"
     );
@@ -155,7 +155,7 @@ fn what_cannot_be_placed_on_the_runs_clock_is_exit_2_saying_why() {
     placed_run(&late, Some(start - 2010.0 + 3.0 * 3_600e3));
     fail(
         &["explain", s(&late), "--gc", s(&gc)],
-        "ends before the run by 3.0 h",
+        "end before the run by 3.0 h",
     );
     let old = d.path("old");
     placed_run(&old, None);

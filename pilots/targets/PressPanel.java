@@ -11,6 +11,9 @@
 // only every 250-500 ms; a flip also calls Toolkit.sync() (XSync) for the same reason.
 // Prints "PressPanel mapped" once the window is shown and "PressPanel painted" after the
 // first paint, on stdout. With PRESS_PANEL_LOG=1 it logs every flip on stderr.
+// With PRESS_GC_EVERY=N (N > 0) every Nth flip first runs System.gc() on the event thread
+// over about 64 MB of live objects kept for it: a real stop-the-world pause before that
+// press's answer is painted, which a GC log with wall time shows (novnc.sh writes one).
 
 import java.awt.Color;
 import java.awt.Graphics;
@@ -29,6 +32,18 @@ public class PressPanel {
     static final Color A = new Color(32, 96, 192);
     static final Color B = new Color(224, 160, 32);
     static final boolean LOG = "1".equals(System.getenv("PRESS_PANEL_LOG"));
+    static final int GC_EVERY = gcEvery();
+    // Live objects for a full collection to mark and move: many small arrays, not one big
+    // one, so the pause is the collector's work (tens of ms), not a single copy.
+    static final byte[][] LIVE = new byte[GC_EVERY > 0 ? 256 * 1024 : 0][];
+
+    static int gcEvery() {
+        try {
+            return Math.max(0, Integer.parseInt(System.getenv().getOrDefault("PRESS_GC_EVERY", "0")));
+        } catch (NumberFormatException e) {
+            return 0;
+        }
+    }
 
     static final class Panel extends JPanel {
         private boolean flipped = false;
@@ -53,6 +68,10 @@ public class PressPanel {
         void flip(String why) {
             flipped = !flipped;
             flips++;
+            if (GC_EVERY > 0 && flips % GC_EVERY == 0) {
+                System.gc();
+                if (LOG) System.err.println("gc before flip " + flips);
+            }
             if (LOG) System.err.println("flip " + flips + " " + why + " -> " + (flipped ? "B" : "A"));
             // Paint now on the EDT rather than coalescing through the RepaintManager.
             paintImmediately(0, 0, getWidth(), getHeight());
@@ -72,6 +91,7 @@ public class PressPanel {
     }
 
     public static void main(String[] args) {
+        for (int i = 0; i < LIVE.length; i++) LIVE[i] = new byte[256];
         SwingUtilities.invokeLater(() -> {
             JFrame f = new JFrame("PressPanel");
             f.setUndecorated(true);

@@ -30,7 +30,9 @@
 # Env: NOVNC_APP (PressPanel, or type_line: a line typed into, needs python3-gi),
 #      NOVNC_GEOMETRY (1024x768), NOVNC_WEB (/usr/share/novnc), JAVA (java),
 #      NOVNC_FRAME_RATE (60, Xvnc's own default: updates per second at most, on a timer),
-#      READY_TIMEOUT_S (30), STOP_TIMEOUT_S (5).
+#      READY_TIMEOUT_S (30), STOP_TIMEOUT_S (5); PRESS_GC_EVERY (0: PressPanel forces a
+#      full GC before every Nth press's answer). PressPanel's GC log, with wall time (what
+#      `arena-perf explain --gc` joins by), is $STATE/gc.log.
 # Debian packages: tigervnc-standalone-server websockify novnc x11-utils curl openjdk-17-jdk
 # (single-file source launch needs a JDK; Swing on X11 a non-headless JRE).
 set -euo pipefail
@@ -107,7 +109,8 @@ t_components() {
       env DISPLAY=":$NUM" /usr/bin/python3 -u "$T_DIR/type_line.py"
   else
     t_spawn PressPanel "$T_STATE/app.log" \
-      env DISPLAY=":$NUM" _AWT_MAX_POLL_TIMEOUT=10 "$JAVA" "$T_DIR/PressPanel.java"
+      env DISPLAY=":$NUM" _AWT_MAX_POLL_TIMEOUT=10 "$JAVA" \
+      "-Xlog:gc*:file=$T_STATE/gc.log:time,uptime" "$T_DIR/PressPanel.java"
   fi
   t_wait_until "websockify serving $WEB on 127.0.0.1:$HTTP_PORT" "$T_STATE/websockify.log" page_ready
   t_wait_until "$APP mapped and painted on :$NUM" "$T_STATE/app.log" app_ready

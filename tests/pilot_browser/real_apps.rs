@@ -344,3 +344,96 @@ fn gtk_broadway_presses_move_by_the_links_rtt() {
     link_moves_presses("pilots/broadway.toml", url, false);
     finish_clean(d);
 }
+
+/// One noVNC run of 24 presses on PressPanel forcing a full GC before every `every`th
+/// press's answer (0: never), and `explain` of it with the panel's own GC log.
+fn explained_novnc(every: &str, display: &str) -> arena_explain::Explained {
+    let state = tempfile::tempdir().unwrap();
+    let state_dir = state.path().to_str().unwrap();
+    let env = [("PRESS_GC_EVERY", every), ("TARGET_STATE_DIR", state_dir)];
+    let ports = [free_port().to_string(), free_port().to_string()];
+    let args = [display.to_string(), ports[0].clone(), ports[1].clone()];
+    let (d, url) = Desktop::start_with("novnc.sh", &args, &env);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("pilots/novnc.toml");
+    let pilot = Pilot::load(&path).expect("shipped pilot file");
+    let ov = Overrides {
+        url: Some(url),
+        clicks: Some(24),
+        ..Overrides::default()
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    run_arms(&pilot, vec![("stock", ov)], tmp.path());
+    finish_clean(d);
+    let opts = arena_explain::Options {
+        run: tmp.path().join("0-stock"),
+        gc: vec![state.path().join("gc.log")],
+        stats: Vec::new(),
+        quantile: 0.9,
+        slow_frame_ms: 50.0,
+        shams: 200,
+        seed: 1,
+    };
+    let e = arena_explain::explain(&opts).expect("explain");
+    let md = arena_logs::render(&arena_explain::table(&e), arena_report::Format::Markdown);
+    eprintln!("PRESS_GC_EVERY={every}:\n{md}");
+    e
+}
+
+/// The real JVM: a Swing panel behind noVNC whose every 3rd press waits out a
+/// full GC before its answer is painted. Each forced pause falls inside one press's
+/// socket → reply stage and `explain` says so from the JVM's own log; with the pauses off,
+/// no press is put on GC.
+#[test]
+fn novnc_presses_held_by_forced_gc_pauses_are_put_on_gc_and_none_without() {
+    let _g = shared();
+    let e = explained_novnc("3", "51");
+    let all: Vec<&arena_explain::Evidence> = e.sources.iter().flat_map(|s| &s.events).collect();
+    let last = e.loops.last().unwrap().spans.last().unwrap();
+    let (lo, hi) = (e.loops[0].spans[0].start_ms, last.end_ms);
+    let offset = e.clock.clock.unix_offset_ms;
+    let forced: Vec<usize> = (0..all.len())
+        .filter(|&i| all[i].what.contains("System.gc()"))
+        .filter(|&i| (lo..=hi).contains(&(all[i].start_unix_ms - offset)))
+        .collect();
+    assert!(
+        forced.len() >= 5,
+        "forced pauses in the run: {}",
+        forced.len()
+    );
+    let put = forced
+        .iter()
+        .filter(|&&i| {
+            e.loops.iter().any(|l| {
+                l.event == "mousedown"
+                    && l.hits
+                        .iter()
+                        .any(|h| h.evidence == i && h.stage == arena_explain::Stage::Server)
+            })
+        })
+        .count();
+    eprintln!(
+        "{put} of {} forced pauses put on the press they held",
+        forced.len()
+    );
+    assert!(
+        put * 10 >= forced.len() * 9,
+        "{put} of {} forced pauses put on the press they held",
+        forced.len()
+    );
+    let row = &e.rows[0];
+    assert_eq!(row.cause, arena_explain::Cause::GcPause);
+    assert!(row.named, "{row:?}");
+
+    let e = explained_novnc("0", "52");
+    let presses: Vec<_> = e.loops.iter().filter(|l| l.event == "mousedown").collect();
+    let on_gc = presses.iter().filter(|l| !l.hits.is_empty()).count();
+    eprintln!(
+        "{on_gc} of {} presses put on GC with none forced",
+        presses.len()
+    );
+    assert!(
+        on_gc * 20 <= presses.len(),
+        "{on_gc} of {} presses put on GC with no forced pause",
+        presses.len()
+    );
+}

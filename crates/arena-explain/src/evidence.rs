@@ -85,6 +85,8 @@ pub struct Source {
     /// Unix ms of its first and last timed line.
     pub span_unix_ms: (f64, f64),
     pub lines: u64,
+    /// What the reader should know of it (a GC log quiet during the run).
+    pub note: Option<String>,
     /// Frames the stats log says were sent, Unix ms (empty for a GC log): the clock check.
     #[serde(skip)]
     pub frames_sent: Vec<f64>,
@@ -149,7 +151,15 @@ pub fn gc_log(path: &Path) -> Result<Source> {
             continue;
         }
         let (ms, what) = match parse_message(tags, d.message) {
-            Some((_, GcEvent::Pause { kind, ms, .. })) => (ms, format!("Pause {kind} {ms:.1} ms")),
+            Some((
+                _,
+                GcEvent::Pause {
+                    kind, cause, ms, ..
+                },
+            )) => {
+                let cause = cause.map(|c| format!(" ({c})")).unwrap_or_default();
+                (ms, format!("Pause {kind}{cause} {ms:.1} ms"))
+            }
             Some((_, GcEvent::Stall { what, ms, .. })) => (ms, format!("{what} {ms:.1} ms")),
             _ => continue,
         };
@@ -178,6 +188,7 @@ pub fn gc_log(path: &Path) -> Result<Source> {
         events,
         span_unix_ms: span,
         lines,
+        note: None,
         frames_sent: Vec::new(),
     })
 }
@@ -229,12 +240,20 @@ pub fn stats_log(path: &Path, slow_ms: f64) -> Result<Source> {
         events,
         span_unix_ms: span,
         lines,
+        note: None,
         frames_sent: sent,
     })
 }
 
+/// How long before a run a GC log's last line may be and still be the running JVM's: a
+/// JVM logs a GC only when it collects, and one that collected nothing during the run is
+/// quiet; an hour or more is another run's log, or a zone's error.
+pub const GC_QUIET_MS: f64 = 3_600e3;
+
 /// Refuses a source that does not overlap the run's time, saying by how much it misses.
-pub fn check_overlap(s: &Source, run_unix_ms: (f64, f64)) -> Result<()> {
+/// A GC log whose last line is less than [`GC_QUIET_MS`] before the run is kept, with a
+/// note: its JVM collected nothing while the run clicked (`None` when it overlaps).
+pub fn check_overlap(s: &Source, run_unix_ms: (f64, f64)) -> Result<Option<String>> {
     let (a, b) = s.span_unix_ms;
     let (ra, rb) = run_unix_ms;
     let miss_ms = if b < ra {
@@ -242,13 +261,17 @@ pub fn check_overlap(s: &Source, run_unix_ms: (f64, f64)) -> Result<()> {
     } else if a > rb {
         a - rb
     } else {
-        return Ok(());
+        return Ok(None);
     };
-    let side = if b < ra {
-        "ends before"
-    } else {
-        "starts after"
-    };
+    if s.kind == "gc" && b < ra && miss_ms < GC_QUIET_MS {
+        return Ok(Some(format!(
+            "{}: no line during the run (its last is {} before it): the JVM logged no GC \
+             while the run clicked",
+            s.file,
+            fmt_gap(miss_ms)
+        )));
+    }
+    let side = if b < ra { "end before" } else { "start after" };
     Err(Exit::bad_input(format!(
         "{}: its lines {side} the run by {}: it cannot explain any loop (a log written in \
          local time is off by its zone; stats timestamps are read as UTC)",
@@ -328,14 +351,24 @@ mod tests {
         assert!(check_overlap(&src, (a - 5.0, a + 1.0)).is_ok());
         let e = check_overlap(&src, (b + 3.0 * 3_600e3, b + 4.0 * 3_600e3)).unwrap_err();
         assert!(
-            format!("{e}").contains("ends before the run by 3.0 h"),
+            format!("{e}").contains("end before the run by 3.0 h"),
             "{e}"
         );
         let e = check_overlap(&src, (a - 90e3, a - 30e3)).unwrap_err();
         assert!(
-            format!("{e}").contains("starts after the run by 30.0 s"),
+            format!("{e}").contains("start after the run by 30.0 s"),
             "{e}"
         );
+        // A JVM that collected nothing during the run: its log ends a little before it.
+        let quiet = check_overlap(&src, (b + 4.7e3, b + 60e3)).unwrap().unwrap();
+        assert!(
+            quiet.contains("no line during the run (its last is 4.7 s before it)"),
+            "{quiet}"
+        );
+        // A stats log has a line for every frame: one that ends before the run is another's.
+        let mut stats = src.clone();
+        stats.kind = "stats";
+        assert!(check_overlap(&stats, (b + 4.7e3, b + 60e3)).is_err());
     }
 
     #[test]

@@ -123,8 +123,8 @@ pub fn explain(o: &Options) -> Result<Explained> {
     for p in &o.stats {
         sources.push(evidence::stats_log(p, o.slow_frame_ms)?);
     }
-    for s in &sources {
-        evidence::check_overlap(s, unix)?;
+    for s in sources.iter_mut() {
+        s.note = evidence::check_overlap(s, unix)?;
     }
     let all: Vec<Evidence> = sources.iter().flat_map(|s| s.events.clone()).collect();
     let placed = join::place(&all, clock.unix_offset_ms);

@@ -92,6 +92,9 @@ pub fn table(e: &Explained) -> Vec<Table> {
             src.lines,
             src.events.len()
         ));
+        if let Some(n) = &src.note {
+            t.note(n.clone());
+        }
     }
     t.note(format!(
         "chance: the same join with the evidence shifted round the run's window by {} random \
