@@ -326,10 +326,12 @@ fn the_fixtures_held_replies_are_named_for_its_tail_and_the_clocks_agree() {
     let k = &doc["clock"];
     let gap = &k["sent_to_received"];
     assert!(gap["n"].as_u64().unwrap() >= 40, "{k}");
-    let p50 = gap["p50_ms"].as_f64().unwrap();
+    // Its fast end is the alignment; a busy renderer only adds to the rest (the test shares
+    // the machine), never makes a receipt come before its send.
+    let p10 = gap["p10_ms"].as_f64().unwrap();
     assert!(
-        (-1.0..=3.0).contains(&p50),
-        "reply received minus sent: {p50} ms: {k}"
+        (-1.0..=2.0).contains(&p10),
+        "reply received minus sent, p10: {p10} ms: {k}"
     );
     assert!(k["clock"]["error_ms"].as_f64().unwrap() < 1.0, "{k}");
     assert!(
