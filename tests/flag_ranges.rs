@@ -357,3 +357,26 @@ fn a_pilot_or_matrix_file_that_never_ends_is_read_to_a_bound() {
         );
     }
 }
+
+/// A count past what its type holds is out of range like any other, said with the range
+/// (clap's own message was "number too large to fit in target type").
+#[test]
+fn history_counts_past_their_type_say_their_range() {
+    let big = "18446744073709551616";
+    let o = arena(&["history", "list", "--last", big]);
+    refused(&o, big, "--last <N>", "a whole number from 1 to 1000000");
+    let o = arena(&["history", "list", "--last", "0"]);
+    refused(&o, "0", "--last <N>", "a whole number from 1 to 1000000");
+    let o = arena(&[
+        "gate",
+        "--baseline-history",
+        "main",
+        "--last",
+        big,
+        "--candidate",
+        "x",
+        "--max",
+        "inputToPaint.p50=+10%",
+    ]);
+    refused(&o, big, "--last <N>", "a whole number from 1 to 10000");
+}

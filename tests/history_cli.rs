@@ -771,3 +771,25 @@ fn a_read_only_history_is_listed_shown_and_gated_against_and_adding_is_refused()
     let beside: Vec<_> = std::fs::read_dir(&shared).unwrap().flatten().collect();
     assert_eq!(beside.len(), 1, "nothing beside it: {beside:?}");
 }
+
+/// A history the environment names is refused as the environment's, not as a `--db` the
+/// user never gave.
+#[test]
+fn a_history_named_by_the_environment_is_refused_as_its_own() {
+    let o = Command::new(env!("CARGO_BIN_EXE_arena-perf"))
+        .args(["history", "list"])
+        .env("ARENA_PERF_DB", "http://x")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let t = text(&o);
+    assert!(
+        t.contains("the history $ARENA_PERF_DB names (no --db given)"),
+        "{t}"
+    );
+    assert!(t.contains("`http://` is no database"), "{t}");
+    // Given as --db, the flag is named as before, and the environment not at all.
+    let o = arena(&["history", "list", "--db", "http://x"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(!text(&o).contains("ARENA_PERF_DB"), "{}", text(&o));
+}

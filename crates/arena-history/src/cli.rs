@@ -87,7 +87,7 @@ pub struct FilterArgs {
     #[arg(long)]
     pub since: Option<String>,
     /// Only the newest N runs that match (1 to 1000000).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    #[arg(long, value_name = "N", value_parser = listed_runs)]
     pub last: Option<u32>,
 }
 
@@ -244,7 +244,7 @@ pub struct HistoryBaselineArgs {
     #[arg(long, value_name = "ARM")]
     pub baseline_arm: Option<String>,
     /// How many stored runs make the history baseline (default 10).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    #[arg(long, value_name = "N", value_parser = baseline_runs)]
     pub last: Option<u32>,
     /// The history's database, an SQLite file or a postgres:// URL (default:
     /// $ARENA_PERF_DB, else reports/history.sqlite).
@@ -293,4 +293,14 @@ impl HistoryBaselineArgs {
         )
         .map(Some)
     }
+}
+
+/// `history list --last`: 1 to 1000000, said for any value outside (2^64 included).
+fn listed_runs(text: &str) -> Result<u32, String> {
+    arena_report::ranges::whole(text, 1, 1_000_000, "a whole number from 1 to 1000000")
+}
+
+/// A history baseline's `--last`: 1 to 10000 stored runs, said for any value outside.
+pub fn baseline_runs(text: &str) -> Result<u32, String> {
+    arena_report::ranges::whole(text, 1, 10_000, "a whole number from 1 to 10000")
 }

@@ -18,7 +18,7 @@ pub struct FromHistoryArgs {
     pub history_branch: Option<String>,
     /// How many runs --history-branch takes (default 10).
     #[arg(long, value_name = "N", requires = "history_branch",
-          value_parser = clap::value_parser!(u32).range(1..=10_000))]
+          value_parser = crate::cli::baseline_runs)]
     pub last: Option<u32>,
     /// The testbed of --history-branch's runs (default: this machine's hostname).
     #[arg(long, requires = "history_branch")]

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use arena_run::Run;
 
 use crate::record::NewRun;
@@ -208,9 +208,15 @@ fn unknown_scheme(db: &str) -> Option<&str> {
     plain.then_some(scheme)
 }
 
-/// The database named by `--db`, else by [`DB_ENV`], else [`DEFAULT_DB`].
+/// The database named by `--db`, else by [`DB_ENV`], else [`DEFAULT_DB`]. A refusal of
+/// the one the environment named says so: the user gave no `--db`.
 pub fn open_default(db: Option<&str>) -> Result<Box<dyn Store>> {
-    open(&resolve(db))
+    let from_env = db.is_none() && std::env::var(DB_ENV).is_ok_and(|s| !s.is_empty());
+    let opened = open(&resolve(db));
+    if from_env {
+        return opened.with_context(|| format!("the history ${DB_ENV} names (no --db given)"));
+    }
+    opened
 }
 
 /// The SQLite file a command's `--db` (else [`DB_ENV`], else [`DEFAULT_DB`]) names: an
