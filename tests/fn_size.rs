@@ -19,7 +19,6 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ("crates/arena-browser/src/page.rs", "drain", DEBT),
     ("crates/arena-browser/src/recorder.rs", "app_drain", DEBT),
     ("crates/arena-compare/src/group.rs", "select", DEBT),
-    ("crates/arena-compare/src/html/mod.rs", "context_json", DEBT),
     ("crates/arena-fixture/src/art.rs", "render_base", DEBT),
     ("crates/arena-logs/src/scan.rs", "scan", DEBT),
     ("crates/arena-matrix/src/exec.rs", "execute", DEBT),

@@ -85,16 +85,8 @@ pub fn table(e: &Explained) -> Vec<Table> {
         ]);
     }
     t.note(clock_note(e));
-    for src in &e.sources {
-        t.note(format!(
-            "{}: {} lines, {} pieces of evidence",
-            src.file,
-            src.lines,
-            src.events.len()
-        ));
-        if let Some(n) = &src.note {
-            t.note(n.clone());
-        }
+    for n in source_notes(e) {
+        t.note(n);
     }
     t.note(format!(
         "chance: the same join with the evidence shifted round the run's window by {} random \
@@ -103,6 +95,21 @@ pub fn table(e: &Explained) -> Vec<Table> {
         e.shams, e.seed
     ));
     vec![t, tail_loops(e)]
+}
+
+/// A line per source read, and what the reader should know of it.
+fn source_notes(e: &Explained) -> Vec<String> {
+    let mut v = Vec::new();
+    for src in &e.sources {
+        v.push(format!(
+            "{}: {} lines, {} pieces of evidence",
+            src.file,
+            src.lines,
+            src.events.len()
+        ));
+        v.extend(src.note.clone());
+    }
+    v
 }
 
 fn clock_note(e: &Explained) -> String {

@@ -178,21 +178,7 @@ pub fn json_in_script(v: &Value) -> String {
 pub fn context_json(runs: &[Run], cmp: &Comparison, opts: &ReportOptions) -> Value {
     let data = digest(runs, opts.include_cold);
     let gs = groups(&data, cmp.by);
-    // Each run's column and its number within its arm (1-based).
-    let mut placed: Vec<(usize, usize, usize)> = Vec::new(); // (run index, column, number)
-    for (ci, g) in gs.iter().enumerate() {
-        for rd in &g.runs {
-            if let Some(ri) = runs.iter().position(|r| std::ptr::eq(r, rd.run)) {
-                let number = runs[..ri]
-                    .iter()
-                    .filter(|r| r.meta.arm == runs[ri].meta.arm)
-                    .count()
-                    + 1;
-                placed.push((ri, ci, number));
-            }
-        }
-    }
-    placed.sort_unstable();
+    let placed = placed(runs, &gs);
     let mut run_docs = Vec::new();
     let mut rows = Vec::new();
     let mut thinned = serde_json::Map::new();
@@ -221,28 +207,7 @@ pub fn context_json(runs: &[Run], cmp: &Comparison, opts: &ReportOptions) -> Val
             if total > max && (g + 1) * max / total == g * max / total {
                 continue;
             }
-            let t = |x: Option<f64>| x.map_or(Value::Null, num);
-            rows.push(json!([
-                ci,
-                run_docs.len() - 1,
-                l.index,
-                l.label,
-                l.event,
-                l.cold,
-                l.outcome.name(),
-                num(l.t_input),
-                t(l.t_send),
-                t(l.t_recv),
-                t(l.t_draw),
-                t(l.t_paint),
-                t(l.input_to_socket),
-                t(l.send_to_recv),
-                t(l.recv_to_draw),
-                t(l.input_to_paint),
-                t(l.input_to_pixels),
-                l.reply_bytes,
-                l.reply_frames,
-            ]));
+            rows.push(loop_row(ci, run_docs.len() - 1, l));
         }
     }
     let metrics: Vec<&str> = if opts.metrics.is_empty() {
@@ -259,6 +224,51 @@ pub fn context_json(runs: &[Run], cmp: &Comparison, opts: &ReportOptions) -> Val
         "loops": { "fields": LOOP_FIELDS, "rows": rows },
         "thinned": thinned,
     })
+}
+
+/// Each run's (index, column, number within its arm from 1), in run order.
+fn placed(runs: &[Run], gs: &[crate::group::Group<'_>]) -> Vec<(usize, usize, usize)> {
+    let mut placed = Vec::new();
+    for (ci, g) in gs.iter().enumerate() {
+        for rd in &g.runs {
+            if let Some(ri) = runs.iter().position(|r| std::ptr::eq(r, rd.run)) {
+                let number = runs[..ri]
+                    .iter()
+                    .filter(|r| r.meta.arm == runs[ri].meta.arm)
+                    .count()
+                    + 1;
+                placed.push((ri, ci, number));
+            }
+        }
+    }
+    placed.sort_unstable();
+    placed
+}
+
+/// One loop as a row of [`LOOP_FIELDS`]: column, run, then the loop's own fields.
+fn loop_row(column: usize, run: usize, l: &arena_run::Loop) -> Value {
+    let t = |x: Option<f64>| x.map_or(Value::Null, num);
+    json!([
+        column,
+        run,
+        l.index,
+        l.label,
+        l.event,
+        l.cold,
+        l.outcome.name(),
+        num(l.t_input),
+        t(l.t_send),
+        t(l.t_recv),
+        t(l.t_draw),
+        t(l.t_paint),
+        t(l.input_to_socket),
+        t(l.send_to_recv),
+        t(l.recv_to_draw),
+        t(l.input_to_paint),
+        t(l.input_to_pixels),
+        l.reply_bytes,
+        l.reply_frames,
+    ])
 }
 
 #[cfg(test)]
