@@ -9,7 +9,7 @@ use std::process::{Child, Command, Output, Stdio};
 use serde_json::Value;
 
 use crate::compare_common::{arena, s, Scratch};
-use crate::support::machine::shared;
+use crate::support::machine::exclusive;
 
 fn text(o: &Output) -> String {
     format!(
@@ -247,7 +247,9 @@ impl Drop for Served {
 /// sends, seen again as the page's receipts, measure the clocks' agreement.
 #[test]
 fn the_fixtures_held_replies_are_named_for_its_tail_and_the_clocks_agree() {
-    let _g = shared();
+    // The machine alone: which loops make the tail, and the receipts' fast end, are
+    // measured (a neighbour's browser can make an unheld loop as slow as a held one).
+    let _g = exclusive();
     let d = Scratch::new("explain-fixture");
     let stats = d.path("stats.log");
     let knobs = ["tail_every=8", "tail_ms=200", "los_work=0", "lazy_png=true"];
@@ -294,33 +296,30 @@ fn the_fixtures_held_replies_are_named_for_its_tail_and_the_clocks_agree() {
     assert_eq!(row["named"], true, "{row}");
     assert_eq!(n("body_hits"), 0, "{row}");
     assert!(row["sham_p95"].as_f64().unwrap() < n("tail_hits") as f64);
-    // Every held reply's loop (200 ms more than the rest) met its slow frame, on the
-    // server's stage, and no loop under 100 ms met one. The tail's other loops are
-    // unanswered ones (seed 1 has a press answered away from the pointer): nothing in a
-    // stats log explains those, and the table lists them with nothing.
+    // Every held frame in the run's window is put on a loop, on the server's stage: the
+    // one whose reply it was (10 of 80 replies). No loop under 100 ms met one. The tail's
+    // other loops are unanswered ones (seed 1 has a press answered away from the pointer):
+    // nothing in a stats log explains those, and the table lists them with nothing.
     let loops = doc["loops"].as_array().unwrap();
-    let hit = |l: &Value| !l["hits"].as_array().unwrap().is_empty();
-    let held: Vec<&Value> = loops
-        .iter()
-        .filter(|l| l["value_ms"].as_f64().is_some_and(|v| v >= 150.0))
-        .collect();
-    assert!(held.len() >= 6, "{doc}");
-    assert!(held.iter().all(|l| hit(l)), "{doc}");
-    assert!(n("evidence") as usize >= held.len(), "{row}");
+    let mut put: Vec<u64> = Vec::new();
     for l in loops {
+        let hits = l["hits"].as_array().unwrap();
         if l["value_ms"].as_f64().is_some_and(|v| v < 100.0) {
-            assert!(!hit(l), "{l}");
+            assert!(hits.is_empty(), "{l}");
         }
-        for h in l["hits"].as_array().unwrap() {
+        for h in hits {
             assert_eq!(h["stage"], "server", "{l}");
+            put.push(h["evidence"].as_u64().unwrap());
         }
     }
-    let tail = doc["split"]["tail"].as_array().unwrap();
-    let unanswered_in_tail = tail
-        .iter()
-        .filter(|i| loops[i.as_u64().unwrap() as usize]["value_ms"].is_null())
-        .count() as u64;
-    assert_eq!(n("tail_hits") + unanswered_in_tail, n("tail_n"), "{doc}");
+    put.sort_unstable();
+    put.dedup();
+    assert!(n("evidence") >= 8, "{row}");
+    assert_eq!(
+        put.len() as u64,
+        n("evidence"),
+        "held frames put on a loop: {doc}"
+    );
     // A frame sent by the server's clock is received by the page's a little later: on one
     // machine the gap is the loopback's time plus the clocks' disagreement.
     let k = &doc["clock"];
